@@ -1,0 +1,56 @@
+# The two commands a user needs are `make run` and `make test`; everything
+# else here is what they depend on.  Every target installs what it needs.
+
+PYTHON      ?= python3
+VENV        := .venv
+PY          := $(VENV)/bin/python
+PIP         := $(VENV)/bin/pip
+CACHE       := .cache
+KAFKA_VERSION := 4.1.1
+JAVA_LIB    := $(CACHE)/java/lib
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run build test test-rust test-python lint java-deps system-deps regen clean
+
+run: build
+	$(VENV)/bin/pykafkad serve configs/server.properties
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "maturin>=1.5,<2"
+	touch $@
+
+build: $(VENV)/.created
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release --extras test -q
+
+# Kafka's own Java tools and clients, from Maven Central, for compat tests.
+java-deps: $(JAVA_LIB)/.done
+$(JAVA_LIB)/.done: compat_tests/java/pom.xml
+	mvn -q -f compat_tests/java/pom.xml dependency:copy-dependencies \
+		-Dkafka.version=$(KAFKA_VERSION) -DoutputDirectory=$(abspath $(JAVA_LIB))
+	touch $@
+
+# Debian packages the tests drive (kcat).
+system-deps:
+	@command -v kcat >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat; }
+
+test: build java-deps system-deps test-rust test-python
+
+test-rust:
+	cargo test --release -q -p rust_log
+
+test-python:
+	JAVA_LIB=$(abspath $(JAVA_LIB)) $(PY) -m pytest -q
+
+lint:
+	$(VENV)/bin/ruff check pykafkad wire compat_tests benchmarks
+	cargo clippy -q -p rust_log -- -D warnings
+
+# Regenerate wire/messages from the pinned kafka-clients jar.
+regen: $(VENV)/.created
+	$(PY) -m wire.codegen --kafka-version $(KAFKA_VERSION)
+
+clean:
+	rm -rf $(VENV) target $(CACHE)
