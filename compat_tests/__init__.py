@@ -1,0 +1,1 @@
+"""Compatibility tests that drive pykafkad with stock Kafka clients and tools."""
