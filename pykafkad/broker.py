@@ -1,0 +1,185 @@
+"""The running broker's state: config, cluster model, partition logs, and the topic operations on them.
+
+Handlers receive the ``Broker`` and call it; they never reach into each other.  All of
+this runs on the Trio thread, so the model needs no locks.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import trio
+
+from pykafkad.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo, topic_name_problem
+from pykafkad.config import BrokerConfig
+from pykafkad.errors import KafkaError
+from pykafkad.log_manager import LogManager
+from pykafkad.producer_ids import ProducerIdAllocator
+from pykafkad.topic_config import validate_topic_config
+from wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Broker:
+    """Everything a request handler may touch."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        host, port = config.advertised_endpoint
+        self.logs = LogManager(config)
+        self.metadata = ClusterMetadata(
+            FileMetadataStore(config.log_dirs[0]), config.node_id, host, port, config["cluster.id"]
+        )
+        self.logs.load_all(self.metadata)
+        self.producer_ids = ProducerIdAllocator(self.metadata)
+        self._data_arrived = trio.Event()
+        self.shutting_down = trio.Event()
+
+    # -- waiting for data (fetch long-poll) ---------------------------------------------------
+
+    def notify_appended(self) -> None:
+        """Wake every fetch waiting for new data."""
+        self._data_arrived.set()
+        self._data_arrived = trio.Event()
+
+    async def wait_for_data(self, timeout_s: float) -> None:
+        """Return when new data is appended anywhere, the broker stops, or ``timeout_s`` passes."""
+        if self.shutting_down.is_set():
+            return
+        with trio.move_on_after(timeout_s):
+            await self._data_arrived.wait()
+
+    def begin_shutdown(self) -> None:
+        """Stop long-polls early so in-flight fetches answer with what they have."""
+        self.shutting_down.set()
+        self.notify_appended()
+
+    # -- topics --------------------------------------------------------------------------------
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return self.metadata.topics.get(name)
+
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, str | None] | None = None,
+        assignments: list[list[int]] | None = None,
+        validate_only: bool = False,
+    ) -> TopicInfo | None:
+        """Create a topic as Kafka's CreateTopics does, or raise KafkaError with Kafka's code."""
+        problem = topic_name_problem(name)
+        if problem:
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+        if name in self.metadata.topics:
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if assignments:
+            if num_partitions != -1 or replication_factor != -1:
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                    "Both cannot be used at the same time.",
+                )
+            self._check_assignments(assignments)
+            num_partitions = len(assignments)
+            replication_factor = len(assignments[0])
+        if num_partitions == -1:
+            num_partitions = self.config["num.partitions"]
+        if replication_factor == -1:
+            replication_factor = self.config["default.replication.factor"]
+        if num_partitions <= 0:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        if replication_factor <= 0:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
+        brokers = len(self.metadata.brokers)
+        if replication_factor > brokers:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {replication_factor} time(s): "
+                f"The target replication factor of {replication_factor} cannot be reached because only "
+                f"{brokers} broker(s) are registered.",
+            )
+        clean_configs: dict[str, str] = {}
+        for key, value in (configs or {}).items():
+            problem = validate_topic_config(key, value)
+            if problem:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
+            clean_configs[key] = str(value).strip()
+        if validate_only:
+            return None
+        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments)
+        self.logs.create(topic, range(num_partitions))
+        log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic.topic_id)
+        return topic
+
+    def _check_assignments(self, assignments: list[list[int]]) -> None:
+        sizes = {len(a) for a in assignments}
+        if len(sizes) != 1 or 0 in sizes:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             "All partitions should have the same number of replicas.")
+        for replicas in assignments:
+            unknown = [b for b in replicas if b not in self.metadata.brokers]
+            if unknown:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"Replica assignment references unknown broker(s) {unknown}.")
+            if len(set(replicas)) != len(replicas):
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"Duplicate brokers in replica assignment {replicas}.")
+
+    def maybe_auto_create(self, name: str) -> TopicInfo | None:
+        """Create ``name`` with the broker defaults if auto.create.topics.enable allows it."""
+        if not self.config["auto.create.topics.enable"]:
+            return None
+        try:
+            return self.create_topic(name)
+        except KafkaError as e:
+            if e.code == ErrorCode.TOPIC_ALREADY_EXISTS:
+                return self.metadata.topics[name]
+            raise
+
+    def delete_topic(self, name: str) -> None:
+        topic = self.metadata.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                             "This server does not host this topic-partition.")
+        if not self.config["delete.topic.enable"]:
+            raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
+        self.metadata.delete_topic(name)
+        self.logs.delete_topic(topic)
+        log.info("deleted topic %s", name)
+
+    def add_partitions(self, name: str, count: int, assignments: list[list[int]] | None,
+                       validate_only: bool) -> None:
+        topic = self.metadata.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        current = len(topic.partitions)
+        if count < current:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                             f"Topic currently has {current} partitions, which is higher than the "
+                             f"requested {count}.")
+        if count == current:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
+        if assignments is not None:
+            if len(assignments) != count - current:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"Increasing the number of partitions by {count - current} but "
+                                 f"{len(assignments)} assignments provided.")
+            self._check_assignments(assignments)
+        if validate_only:
+            return
+        added = self.metadata.add_partitions(name, count, assignments)
+        self.logs.create(topic, [p.index for p in added])
+        log.info("topic %s now has %d partitions", name, count)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.logs.close_all()

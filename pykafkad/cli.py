@@ -1,0 +1,47 @@
+"""The ``pykafkad`` command line: ``pykafkad serve [CONFIG_FILE] [--override KEY=VALUE ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from pykafkad.config import ConfigError, load_config
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pykafkad", description="A Kafka-protocol broker.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the broker (like kafka-server-start.sh)")
+    serve.add_argument("config", nargs="?", type=Path, help="a server.properties file")
+    serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                       help="set a config key, overriding the file (repeatable)")
+    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level, stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "serve":
+        if args.config is not None and not args.config.is_file():
+            print(f"pykafkad: config file {args.config} not found", file=sys.stderr)
+            return 2
+        try:
+            config = load_config(args.config, args.override)
+        except ConfigError as e:
+            print(f"pykafkad: bad configuration: {e}", file=sys.stderr)
+            return 2
+        from pykafkad.server import run_server
+
+        try:
+            run_server(config)
+        except OSError as e:
+            print(f"pykafkad: cannot start: {e}", file=sys.stderr)
+            return 1
+        return 0
+    return 2

@@ -1,0 +1,267 @@
+"""Broker configuration: Kafka's key names, defaults and validation, in one place.
+
+A config is read from a ``server.properties`` style file plus ``--override``
+pairs, validated once at start-up, and then read through typed attributes.
+Unknown keys warn (Kafka users carry many keys we do not use yet); a bad value
+stops start-up with a message naming the key.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+
+
+class ConfigError(Exception):
+    """A configuration key or value the broker cannot start with."""
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One broker setting as Kafka defines it."""
+
+    name: str
+    type: str  # "int", "long", "short", "double", "boolean", "string", "list", "password", "class"
+    default: Any
+    check: Callable[[Any], str | None] | None = None  # returns a problem description, or None
+
+
+def at_least(minimum: int) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        return None if value is None or value >= minimum else f"must be at least {minimum}"
+
+    return check
+
+
+def one_of(*choices: str) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        return None if value in choices else f"must be one of {', '.join(choices)}"
+
+    return check
+
+
+def _check_compression(value: Any) -> str | None:
+    allowed = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
+    return None if value in allowed else f"must be one of {', '.join(allowed)}"
+
+
+def _check_cleanup_policy(value: Any) -> str | None:
+    bad = [v for v in value if v not in ("delete", "compact")]
+    return f"unknown policy {', '.join(bad)}; use delete, compact or both" if bad else None
+
+
+# Settings the broker honours (or reads now and honours in a later release).
+KEYS: dict[str, ConfigKey] = {
+    k.name: k
+    for k in [
+        ConfigKey("node.id", "int", -1),
+        ConfigKey("broker.id", "int", -1),
+        ConfigKey("listeners", "list", ["PLAINTEXT://:9092"]),
+        ConfigKey("advertised.listeners", "list", None),
+        ConfigKey("log.dirs", "list", None),
+        ConfigKey("log.dir", "string", "/tmp/kafka-logs"),
+        ConfigKey("num.partitions", "int", 1, at_least(1)),
+        ConfigKey("default.replication.factor", "short", 1, at_least(1)),
+        ConfigKey("auto.create.topics.enable", "boolean", True),
+        ConfigKey("delete.topic.enable", "boolean", True),
+        ConfigKey("log.segment.bytes", "int", 1073741824, at_least(14)),
+        ConfigKey("log.roll.hours", "int", 168, at_least(1)),
+        ConfigKey("log.roll.ms", "long", None, at_least(1)),
+        ConfigKey("log.retention.hours", "int", 168),
+        ConfigKey("log.retention.minutes", "int", None),
+        ConfigKey("log.retention.ms", "long", None),
+        ConfigKey("log.retention.bytes", "long", -1),
+        ConfigKey("log.retention.check.interval.ms", "long", 300000, at_least(1)),
+        ConfigKey("log.index.interval.bytes", "int", 4096, at_least(0)),
+        ConfigKey("log.index.size.max.bytes", "int", 10485760, at_least(4)),
+        ConfigKey("log.cleanup.policy", "list", ["delete"], _check_cleanup_policy),
+        ConfigKey("log.message.timestamp.type", "string", "CreateTime", one_of("CreateTime", "LogAppendTime")),
+        ConfigKey("log.flush.interval.messages", "long", LONG_MAX, at_least(1)),
+        ConfigKey("log.flush.interval.ms", "long", None),
+        ConfigKey("log.cleaner.delete.retention.ms", "long", 86400000, at_least(0)),
+        ConfigKey("log.cleaner.min.compaction.lag.ms", "long", 0, at_least(0)),
+        ConfigKey("log.cleaner.max.compaction.lag.ms", "long", LONG_MAX, at_least(1)),
+        ConfigKey("log.cleaner.min.cleanable.ratio", "double", 0.5),
+        ConfigKey("log.segment.delete.delay.ms", "long", 60000, at_least(0)),
+        ConfigKey("log.message.timestamp.before.max.ms", "long", LONG_MAX, at_least(0)),
+        ConfigKey("log.message.timestamp.after.max.ms", "long", 3600000, at_least(0)),
+        ConfigKey("log.preallocate", "boolean", False),
+        ConfigKey("compression.type", "string", "producer", _check_compression),
+        ConfigKey("message.max.bytes", "int", 1048588, at_least(0)),
+        ConfigKey("min.insync.replicas", "int", 1, at_least(1)),
+        ConfigKey("unclean.leader.election.enable", "boolean", False),
+        ConfigKey("socket.request.max.bytes", "int", 104857600, at_least(1)),
+        ConfigKey("connections.max.idle.ms", "long", 600000),
+        ConfigKey("cluster.id", "string", None),
+    ]
+}
+
+# Kafka keys a stock server.properties carries that have no meaning for a
+# single-process broker yet; accepted without a warning.
+ACCEPTED_UNUSED = frozenset(
+    {
+        "process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
+        "controller.listener.names", "inter.broker.listener.name", "listener.security.protocol.map",
+        "num.network.threads", "num.io.threads", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
+        "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+        "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
+        "group.initial.rebalance.delay.ms", "zookeeper.connect", "zookeeper.connection.timeout.ms",
+        "num.replica.fetchers", "replica.lag.time.max.ms", "queued.max.requests",
+    }
+)
+
+
+def _parse(key: ConfigKey, raw: str) -> Any:
+    text = raw.strip()
+    if key.type in ("int", "long", "short"):
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigError(f"{key.name}={raw!r}: expected an integer") from None
+        limit = {"int": INT_MAX, "short": 32767, "long": LONG_MAX}[key.type]
+        if not -limit - 1 <= value <= limit:
+            raise ConfigError(f"{key.name}={raw!r}: out of range for a {key.type}")
+        return value
+    if key.type == "double":
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{key.name}={raw!r}: expected a number") from None
+    if key.type == "boolean":
+        if text.lower() not in ("true", "false"):
+            raise ConfigError(f"{key.name}={raw!r}: expected true or false")
+        return text.lower() == "true"
+    if key.type == "list":
+        return [item.strip() for item in text.split(",") if item.strip()]
+    return text
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Parse a Java-style properties file (``key=value``, ``key: value``, ``#``/``!`` comments)."""
+    props: dict[str, str] = {}
+    pending = ""
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        stripped = line.strip()
+        if not pending and (not stripped or stripped[0] in "#!"):
+            continue
+        if stripped.endswith("\\"):
+            pending += stripped[:-1]
+            continue
+        stripped = pending + stripped
+        pending = ""
+        sep = min((i for i in (stripped.find("="), stripped.find(":")) if i >= 0), default=-1)
+        if sep <= 0:
+            raise ConfigError(f"{path}:{lineno}: expected key=value, got {line!r}")
+        props[stripped[:sep].strip()] = stripped[sep + 1 :].strip()
+    return props
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A PLAINTEXT listener's address."""
+
+    name: str
+    host: str
+    port: int
+
+
+def parse_listener(spec: str, key: str) -> Listener:
+    name, sep, address = spec.partition("://")
+    if not sep:
+        raise ConfigError(f"{key}: {spec!r} is not NAME://host:port")
+    host, colon, port_text = address.rpartition(":")
+    if not colon or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ConfigError(f"{key}: {spec!r} has no valid port")
+    host = host.strip("[]")
+    if name.upper() not in ("PLAINTEXT",):
+        raise ConfigError(f"{key}: listener {name} is not supported yet; only PLAINTEXT")
+    return Listener(name.upper(), host, int(port_text))
+
+
+class BrokerConfig:
+    """Validated broker settings: ``config["log.segment.bytes"]`` plus a few derived values."""
+
+    def __init__(self, values: dict[str, Any], explicit: set[str]) -> None:
+        self._values = values
+        self.explicit = explicit  # keys the operator set (STATIC_BROKER_CONFIG), the rest are defaults
+        node = values["node.id"] if values["node.id"] >= 0 else values["broker.id"]
+        self.node_id: int = node if node >= 0 else 1
+        self.listeners = [parse_listener(s, "listeners") for s in values["listeners"]]
+        if not self.listeners:
+            raise ConfigError("listeners: at least one listener is needed, e.g. PLAINTEXT://127.0.0.1:9092")
+        advertised = values["advertised.listeners"]
+        self.advertised = (
+            [parse_listener(s, "advertised.listeners") for s in advertised] if advertised else self.listeners
+        )
+        dirs = values["log.dirs"] or [values["log.dir"]]
+        self.log_dirs = [Path(d) for d in dirs]
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return self._values.items()
+
+    @property
+    def advertised_endpoint(self) -> tuple[str, int]:
+        listener = self.advertised[0]
+        host = listener.host or "127.0.0.1"
+        if host == "0.0.0.0":
+            host = "127.0.0.1"
+        return host, listener.port
+
+    @property
+    def retention_ms(self) -> int:
+        if self["log.retention.ms"] is not None:
+            return self["log.retention.ms"]
+        if self["log.retention.minutes"] is not None:
+            return self["log.retention.minutes"] * 60_000
+        return self["log.retention.hours"] * 3_600_000
+
+    @property
+    def segment_ms(self) -> int:
+        if self["log.roll.ms"] is not None:
+            return self["log.roll.ms"]
+        return self["log.roll.hours"] * 3_600_000
+
+
+def build_config(props: dict[str, str]) -> BrokerConfig:
+    """Validate raw key/value strings into a BrokerConfig, or raise ConfigError naming the key."""
+    values = {name: key.default for name, key in KEYS.items()}
+    explicit: set[str] = set()
+    for name, raw in props.items():
+        key = KEYS.get(name)
+        if key is None:
+            if name not in ACCEPTED_UNUSED:
+                log.warning("unknown configuration key %s is ignored", name)
+            continue
+        value = _parse(key, raw)
+        if key.check is not None:
+            problem = key.check(value)
+            if problem:
+                raise ConfigError(f"{name}={raw!r}: {problem}")
+        values[name] = value
+        explicit.add(name)
+    if values["message.max.bytes"] > values["socket.request.max.bytes"]:
+        raise ConfigError("message.max.bytes must not exceed socket.request.max.bytes")
+    return BrokerConfig(values, explicit)
+
+
+def load_config(path: Path | None, overrides: Iterable[str] = ()) -> BrokerConfig:
+    """Read ``path`` (if given) and apply ``KEY=VALUE`` overrides, as kafka-server-start.sh does."""
+    props = read_properties(path) if path is not None else {}
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--override {item!r}: expected KEY=VALUE")
+        props[name.strip()] = value.strip()
+    return build_config(props)

@@ -1,0 +1,40 @@
+"""Request handlers, one module per API family; ``APIS`` maps an API key to its handler and versions.
+
+The advertised versions are exactly the ones listed here: each handler is written and
+tested for that whole range.
+"""
+
+from __future__ import annotations
+
+from pykafkad.handlers import (
+    api_versions,
+    describe_cluster,
+    describe_configs,
+    fetch,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    offset_for_leader_epoch,
+    produce,
+    topics_admin,
+)
+from pykafkad.handlers.api import Api
+
+APIS: dict[int, Api] = {
+    api.key: api
+    for module in (
+        produce,
+        fetch,
+        list_offsets,
+        metadata,
+        api_versions,
+        topics_admin,
+        describe_configs,
+        init_producer_id,
+        offset_for_leader_epoch,
+        describe_cluster,
+    )
+    for api in module.APIS
+}
+
+__all__ = ["APIS", "Api"]

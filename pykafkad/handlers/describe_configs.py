@@ -1,0 +1,90 @@
+"""DescribeConfigs (key 32): topic and broker configs with their values, sources and synonyms."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.config import KEYS
+from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.topic_config import (
+    ConfigSource,
+    ConfigType,
+    EffectiveConfig,
+    Synonym,
+    effective_topic_configs,
+)
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+TOPIC = 2
+BROKER = 4
+BROKER_LOGGER = 8
+
+_BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": ConfigType.SHORT,
+                 "double": ConfigType.DOUBLE, "boolean": ConfigType.BOOLEAN, "string": ConfigType.STRING,
+                 "list": ConfigType.LIST}
+
+
+def _render(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _entry(c: EffectiveConfig, read_only: bool, synonyms: bool) -> dict[str, Any]:
+    return {
+        "name": c.name, "value": c.value, "read_only": read_only, "config_source": c.source,
+        "is_sensitive": False, "config_type": c.config_type, "documentation": None,
+        "synonyms": [{"name": s.name, "value": s.value, "source": s.source} for s in c.synonyms]
+        if synonyms else [],
+    }
+
+
+def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
+    result = []
+    for name, key in sorted(KEYS.items()):
+        static = name in broker.config.explicit
+        source = ConfigSource.STATIC_BROKER_CONFIG if static else ConfigSource.DEFAULT_CONFIG
+        value = _render(broker.config[name])
+        config_type = _BROKER_TYPES.get(key.type, ConfigType.UNKNOWN)
+        result.append(EffectiveConfig(name, value, source, [Synonym(name, value, source)], config_type))
+    return result
+
+
+async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    synonyms = body["include_synonyms"]
+    for resource in body["resources"]:
+        rtype, rname, keys = resource["resource_type"], resource["resource_name"], resource["configuration_keys"]
+        result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None,
+                                  "resource_type": rtype, "resource_name": rname, "configs": []}
+        results.append(result)
+        if rtype == TOPIC:
+            topic = broker.topic(rname)
+            if topic is None:
+                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                result["error_message"] = f"Topic {rname} does not exist."
+                continue
+            configs, read_only = effective_topic_configs(topic.configs, broker.config), False
+        elif rtype == BROKER:
+            if rname not in ("", str(broker.config.node_id)):
+                result["error_code"] = ErrorCode.INVALID_REQUEST
+                result["error_message"] = f"Unexpected broker id, expected {broker.config.node_id} or empty " \
+                                          f"string, but received {rname}"
+                continue
+            configs, read_only = _broker_configs(broker), True
+        else:
+            result["error_code"] = ErrorCode.INVALID_REQUEST
+            result["error_message"] = f"Describing configs of resource type {rtype} is not supported."
+            continue
+        result["configs"] = [_entry(c, read_only, synonyms) for c in configs if keys is None or c.name in keys]
+    return {"throttle_time_ms": 0, "results": results}
+
+
+APIS = [Api(32, "DescribeConfigs", 1, 4, handle)]

@@ -1,0 +1,89 @@
+"""Metadata (key 3): brokers, controller, topics with their ids, partitions, leaders and epochs.
+
+Unknown topics are created here when auto.create.topics.enable allows it and the client
+asks for it (``allow_auto_topic_creation``, v4+; always for older versions).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.cluster_metadata import TopicInfo
+from pykafkad.errors import KafkaError
+from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _topic_entry(topic: TopicInfo) -> dict[str, Any]:
+    return {
+        "error_code": ErrorCode.NONE,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.internal,
+        "partitions": [
+            {
+                "error_code": ErrorCode.NONE,
+                "partition_index": p.index,
+                "leader_id": p.leader,
+                "leader_epoch": p.leader_epoch,
+                "replica_nodes": p.replicas,
+                "isr_nodes": p.isr,
+                "offline_replicas": [],
+            }
+            for p in topic.partitions
+        ],
+        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
+
+
+def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_UUID) -> dict[str, Any]:
+    return {"error_code": code, "name": name, "topic_id": topic_id, "is_internal": False, "partitions": [],
+            "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+
+async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    requested = body["topics"]
+    # v0 asks for every topic with an empty list; later versions with null.
+    all_topics = requested is None or (ctx.api_version == 0 and not requested)
+    allow_create = body["allow_auto_topic_creation"] if ctx.api_version >= 4 else True
+    topics: list[dict[str, Any]] = []
+    if all_topics:
+        topics = [_topic_entry(t) for t in sorted(broker.metadata.topics.values(), key=lambda t: t.name)]
+    else:
+        for wanted in requested:
+            name, topic_id = wanted["name"], wanted["topic_id"]
+            if name is None:
+                topic = broker.metadata.topics_by_id.get(topic_id)
+                topics.append(_topic_entry(topic) if topic else
+                              _error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
+                continue
+            topic = broker.topic(name)
+            if topic is None and allow_create:
+                try:
+                    topic = broker.maybe_auto_create(name)
+                except KafkaError as e:
+                    topics.append(_error_entry(name, e.code))
+                    continue
+            topics.append(_topic_entry(topic) if topic else
+                          _error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+    md = broker.metadata
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+                    for b in md.brokers.values()],
+        "cluster_id": md.cluster_id,
+        "controller_id": md.controller_id,
+        "topics": topics,
+        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "error_code": ErrorCode.NONE,
+    }
+
+
+APIS = [Api(3, "Metadata", 0, 12, handle)]

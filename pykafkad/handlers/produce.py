@@ -1,0 +1,83 @@
+"""Produce (key 0): hand each partition's record batch to its log, whole, and report the offsets.
+
+Records are never decoded here: the batch goes to the Rust log as the request's buffer,
+which validates it, assigns offsets in place and checks idempotent sequences.  Versions
+0-2 are advertised (librdkafka looks for them, as Kafka 4 keeps them advertised) but refused.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pykafkad._rust_log import LogError
+from pykafkad.broker import now_ms
+from pykafkad.errors import KafkaError
+from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+VALID_ACKS = (-1, 0, 1)
+
+
+def _partition_error(index: int, code: ErrorCode | int, message: str | None = None) -> dict[str, Any]:
+    return {"index": index, "error_code": code, "base_offset": -1, "log_append_time_ms": -1,
+            "log_start_offset": -1, "record_errors": [], "error_message": message}
+
+
+async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
+    acks = body["acks"]
+    global_error: tuple[ErrorCode, str] | None = None
+    if acks not in VALID_ACKS:
+        global_error = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks} is not one of -1, 0, 1")
+    elif body["transactional_id"] is not None:
+        global_error = (ErrorCode.INVALID_REQUEST, "transactions are not supported by this broker yet")
+    now = now_ms()
+    appended = False
+    responses = []
+    for topic_data in body["topic_data"]:
+        name = topic_data["name"]
+        results = []
+        topic = broker.topic(name)
+        if topic is None and global_error is None:
+            try:
+                topic = broker.maybe_auto_create(name)
+            except KafkaError:
+                topic = None
+        for part in topic_data["partition_data"]:
+            index = part["index"]
+            if global_error is not None:
+                results.append(_partition_error(index, *global_error))
+                continue
+            plog = broker.logs.get(name, index) if topic is not None else None
+            if plog is None:
+                results.append(_partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                "This server does not host this topic-partition."))
+                continue
+            records = part["records"]
+            if records is None or len(records) == 0:
+                results.append(_partition_error(index, ErrorCode.INVALID_RECORD, "no record batch was sent"))
+                continue
+            try:
+                base, _last, append_time, _dup = plog.append(
+                    records, leader_epoch=topic.partitions[index].leader_epoch, now_ms=now
+                )
+            except LogError as e:
+                results.append(_partition_error(index, e.code, e.message))
+                continue
+            appended = True
+            results.append({
+                "index": index, "error_code": ErrorCode.NONE, "base_offset": base,
+                "log_append_time_ms": append_time, "log_start_offset": plog.log_start_offset,
+                "record_errors": [], "error_message": None,
+            })
+        responses.append({"name": name, "partition_responses": results})
+    if appended:
+        broker.notify_appended()
+    if acks == 0:
+        return None
+    return {"responses": responses, "throttle_time_ms": 0}
+
+
+APIS = [Api(0, "Produce", 0, 11, handle, reject_below=3)]

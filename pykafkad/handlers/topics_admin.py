@@ -1,0 +1,117 @@
+"""CreateTopics (19), DeleteTopics (20) and CreatePartitions (37): topic lifecycle, one result per topic."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.errors import KafkaError
+from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.topic_config import effective_topic_configs
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    counts = Counter(t["name"] for t in body["topics"])
+    results = []
+    for wanted in body["topics"]:
+        name = wanted["name"]
+        result: dict[str, Any] = {"name": name, "topic_id": ZERO_UUID, "error_code": ErrorCode.NONE,
+                                  "error_message": None, "num_partitions": -1, "replication_factor": -1,
+                                  "configs": None}
+        results.append(result)
+        if counts[name] > 1:
+            result["error_code"] = ErrorCode.INVALID_REQUEST
+            result["error_message"] = f"Create topics request from client `{ctx.client_id}` contains " \
+                                      f"multiple entries for the following topics: {name}"
+            continue
+        assignments = [a["broker_ids"] for a in sorted(wanted["assignments"], key=lambda a: a["partition_index"])]
+        configs = {c["name"]: c["value"] for c in wanted["configs"]}
+        try:
+            topic = broker.create_topic(
+                name, wanted["num_partitions"], wanted["replication_factor"], configs,
+                assignments or None, body["validate_only"],
+            )
+        except KafkaError as e:
+            result["error_code"] = e.code
+            result["error_message"] = e.message
+            continue
+        if topic is not None:
+            result["topic_id"] = topic.topic_id
+            result["num_partitions"] = len(topic.partitions)
+            result["replication_factor"] = len(topic.partitions[0].replicas)
+            overrides = topic.configs
+        else:  # validate_only: report what the topic would get
+            result["num_partitions"] = (len(assignments) if assignments else
+                                        wanted["num_partitions"] if wanted["num_partitions"] > 0
+                                        else broker.config["num.partitions"])
+            result["replication_factor"] = (len(assignments[0]) if assignments else
+                                            wanted["replication_factor"] if wanted["replication_factor"] > 0
+                                            else broker.config["default.replication.factor"])
+            overrides = {k: v for k, v in configs.items() if v is not None}
+        result["configs"] = [
+            {"name": c.name, "value": c.value, "read_only": False, "config_source": c.source,
+             "is_sensitive": False}
+            for c in effective_topic_configs(overrides, broker.config)
+        ]
+    return {"throttle_time_ms": 0, "topics": results}
+
+
+async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if ctx.api_version >= 6:
+        wanted = [(t["name"], t["topic_id"]) for t in body["topics"]]
+    else:
+        wanted = [(name, ZERO_UUID) for name in body["topic_names"]]
+    results = []
+    for name, topic_id in wanted:
+        result: dict[str, Any] = {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
+                                  "error_message": None}
+        results.append(result)
+        if name is None:
+            topic = broker.metadata.topics_by_id.get(topic_id)
+            if topic is None:
+                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
+                result["error_message"] = f"Topic id {topic_id} does not exist."
+                continue
+            name = result["name"] = topic.name
+        else:
+            topic = broker.topic(name)
+            if topic is not None:
+                result["topic_id"] = topic.topic_id
+        try:
+            broker.delete_topic(name)
+        except KafkaError as e:
+            result["error_code"] = e.code
+            result["error_message"] = e.message
+    return {"throttle_time_ms": 0, "responses": results}
+
+
+async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    for wanted in body["topics"]:
+        result: dict[str, Any] = {"name": wanted["name"], "error_code": ErrorCode.NONE, "error_message": None}
+        results.append(result)
+        assignments = wanted["assignments"]
+        try:
+            broker.add_partitions(
+                wanted["name"], wanted["count"],
+                [a["broker_ids"] for a in assignments] if assignments is not None else None,
+                body["validate_only"],
+            )
+        except KafkaError as e:
+            result["error_code"] = e.code
+            result["error_message"] = e.message
+    return {"throttle_time_ms": 0, "results": results}
+
+
+APIS = [
+    Api(19, "CreateTopics", 2, 7, create_topics),
+    Api(20, "DeleteTopics", 1, 6, delete_topics),
+    Api(37, "CreatePartitions", 0, 3, create_partitions),
+]

@@ -1,0 +1,105 @@
+"""Owns every partition's log: opening at start-up, creation, deletion, and the clean-shutdown marker.
+
+The storage itself is ``pykafkad._rust_log.PartitionLog``; this module only decides which
+directory a partition lives in and with which topic settings it is opened.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from pykafkad._rust_log import PartitionLog
+from pykafkad.cluster_metadata import ClusterMetadata, TopicInfo
+from pykafkad.config import BrokerConfig
+from pykafkad.topic_config import topic_int, topic_setting
+
+log = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+
+class LogManager:
+    """Every partition log of this broker, keyed by (topic, partition)."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self._clean: dict[Path, bool] = {}
+        for d in config.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+            marker = d / CLEAN_SHUTDOWN_FILE
+            self._clean[d] = marker.exists()
+            if marker.exists():
+                marker.unlink()
+
+    def _dir_for(self, topic: str, partition: int) -> Path:
+        name = f"{topic}-{partition}"
+        for d in self.config.log_dirs:
+            if (d / name).exists():
+                return d / name
+        # New partitions go to the log dir holding the fewest partitions, as Kafka places them.
+        counts = {d: sum(1 for p in d.iterdir() if p.is_dir()) for d in self.config.log_dirs}
+        return min(self.config.log_dirs, key=lambda d: counts[d]) / name
+
+    def _open(self, topic: TopicInfo, partition: int) -> PartitionLog:
+        path = self._dir_for(topic.name, partition)
+        clean = self._clean.get(path.parent, False)
+        c = topic.configs
+        plog = PartitionLog(
+            str(path),
+            segment_bytes=topic_int(c, self.config, "segment.bytes"),
+            index_interval_bytes=topic_int(c, self.config, "index.interval.bytes"),
+            segment_index_bytes=topic_int(c, self.config, "segment.index.bytes"),
+            max_message_bytes=topic_int(c, self.config, "max.message.bytes"),
+            timestamp_type=topic_setting(c, self.config, "message.timestamp.type") or "CreateTime",
+            clean_shutdown=clean,
+        )
+        self.logs[(topic.name, partition)] = plog
+        return plog
+
+    def load_all(self, metadata: ClusterMetadata) -> None:
+        """Open (and, after a crash, recover) every partition the model knows."""
+        total = sum(len(t.partitions) for t in metadata.topics.values())
+        done = 0
+        for topic in metadata.topics.values():
+            for p in topic.partitions:
+                plog = self._open(topic, p.index)
+                report = getattr(plog, "recovery_report", None)
+                for line in report() if report else []:
+                    log.warning("recovery of %s-%d: %s", topic.name, p.index, line)
+                done += 1
+                if total >= 100 and done % 100 == 0:
+                    log.info("opened %d of %d partition logs", done, total)
+        if total:
+            log.info("opened %d partition logs", total)
+
+    def create(self, topic: TopicInfo, partitions: range | list[int]) -> None:
+        for p in partitions:
+            self._open(topic, p)
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self.logs.get((topic, partition))
+
+    def delete_topic(self, topic: TopicInfo) -> None:
+        for p in topic.partitions:
+            plog = self.logs.pop((topic.name, p.index), None)
+            if plog is not None:
+                plog.close()
+            for d in self.config.log_dirs:
+                shutil.rmtree(d / f"{topic.name}-{p.index}", ignore_errors=True)
+
+    def close_all(self) -> None:
+        """Flush and close every log, then mark each log dir as cleanly shut down."""
+        failed = False
+        for key, plog in self.logs.items():
+            try:
+                plog.close()
+            except Exception:  # noqa: BLE001 - one bad partition must not stop the others closing
+                failed = True
+                log.exception("closing log %s-%d failed", *key)
+        self.logs.clear()
+        if not failed:
+            for d in self.config.log_dirs:
+                (d / CLEAN_SHUTDOWN_FILE).touch()
