@@ -1,0 +1,188 @@
+"""Whole request and response frames: headers plus bodies, looked up by api key and version.
+
+Owns the per-(api key, version, direction) cache of compiled codecs, the request/response header
+version rules (including ApiVersions' response header, which is always version 0), the 4-byte length
+prefix on encoded frames, and the translation of low-level failures into :class:`DecodeError`,
+:class:`UnsupportedVersion` and :class:`EncodeError`.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple
+
+from wire.codec import StructDecoder, StructEncoder, message_decoder, message_encoder
+from wire.errors import DecodeError, EncodeError, UnsupportedVersion
+from wire.messages import APIS, REQUEST_HEADER, RESPONSE_HEADER
+from wire.schema import ApiSchema
+
+_LENGTH = struct.Struct(">i")
+_HEADER_START = struct.Struct(">hh")
+_DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError)
+_ENCODE_FAILURES = (struct.error, TypeError, AttributeError, ValueError, OverflowError)
+_LEGACY_REQUEST_HEADER = 1
+
+
+class RequestHeader(NamedTuple):
+    """A decoded request header; ``body_offset`` is where the body starts in the frame."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body_offset: int
+
+
+_decoders: dict[tuple[int, int, bool], StructDecoder] = {}
+_encoders: dict[tuple[int, int, bool], StructEncoder] = {}
+_request_header_decoders = {v: message_decoder(REQUEST_HEADER, v) for v in (1, 2)}
+_request_header_encoders = {v: message_encoder(REQUEST_HEADER, v) for v in (1, 2)}
+_response_header_decoders = {v: message_decoder(RESPONSE_HEADER, v) for v in (0, 1)}
+_response_header_encoders = {v: message_encoder(RESPONSE_HEADER, v) for v in (0, 1)}
+
+
+def _api(api_key: int, api_version: int) -> ApiSchema:
+    api = APIS.get(api_key)
+    if api is None:
+        raise UnsupportedVersion(f"unknown api key {api_key}")
+    if api_version not in api.valid:
+        raise UnsupportedVersion(f"{api.name} version {api_version} is outside {api.valid.low}-{api.valid.high}")
+    return api
+
+
+def _decoder(api: ApiSchema, api_version: int, request: bool) -> StructDecoder:
+    key = (api.api_key, api_version, request)
+    decoder = _decoders.get(key)
+    if decoder is None:
+        decoder = message_decoder(api.request if request else api.response, api_version)
+        _decoders[key] = decoder
+    return decoder
+
+
+def _encoder(api: ApiSchema, api_version: int, request: bool) -> StructEncoder:
+    key = (api.api_key, api_version, request)
+    encoder = _encoders.get(key)
+    if encoder is None:
+        encoder = message_encoder(api.request if request else api.response, api_version)
+        _encoders[key] = encoder
+    return encoder
+
+
+def _view(frame: bytes | bytearray | memoryview) -> memoryview:
+    return frame if isinstance(frame, memoryview) else memoryview(frame)
+
+
+def _decode_body(decoder: StructDecoder, buf: memoryview, offset: int, what: str) -> dict[str, Any]:
+    try:
+        body, end = decoder(buf, offset)
+    except DecodeError:
+        raise
+    except _DECODE_FAILURES as exc:
+        raise DecodeError(f"malformed {what}: {exc}") from exc
+    if end != len(buf):
+        raise DecodeError(f"{len(buf) - end} trailing bytes after {what}")
+    return body
+
+
+def decode_request_header(frame: bytes | memoryview) -> RequestHeader:
+    """Decode the header of a request frame (given without its length prefix).
+
+    Uses header version 2 for flexible versions of known APIs, else version 1.  For an unknown api key or
+    an unsupported version the header is still returned, parsed as version 1, so that the caller can
+    answer with UNSUPPORTED_VERSION.
+    """
+    buf = _view(frame)
+    try:
+        api_key, api_version = _HEADER_START.unpack_from(buf, 0)
+        api = APIS.get(api_key)
+        version = _LEGACY_REQUEST_HEADER
+        if api is not None and api_version in api.valid:
+            version = api.request_header_version(api_version)
+        header, end = _request_header_decoders[version](buf, 0)
+    except DecodeError:
+        raise
+    except _DECODE_FAILURES as exc:
+        raise DecodeError(f"malformed request header: {exc}") from exc
+    return RequestHeader(api_key, api_version, header["correlation_id"], header["client_id"], end)
+
+
+def decode_request(api_key: int, api_version: int, frame: bytes | memoryview, offset: int) -> dict:
+    """Decode a request body starting at ``offset`` of ``frame``; the body must end the frame."""
+    api = _api(api_key, api_version)
+    return _decode_body(_decoder(api, api_version, True), _view(frame), offset, f"{api.name} v{api_version} request")
+
+
+def decode_response(api_key: int, api_version: int, frame: bytes | memoryview) -> tuple[int, dict]:
+    """Decode a response frame (without its length prefix) into ``(correlation_id, body)``."""
+    api = _api(api_key, api_version)
+    buf = _view(frame)
+    try:
+        header, offset = _response_header_decoders[api.response_header_version(api_version)](buf, 0)
+    except DecodeError:
+        raise
+    except _DECODE_FAILURES as exc:
+        raise DecodeError(f"malformed response header: {exc}") from exc
+    body = _decode_body(_decoder(api, api_version, False), buf, offset, f"{api.name} v{api_version} response")
+    return header["correlation_id"], body
+
+
+def _finish(out: bytearray) -> bytes:
+    _LENGTH.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:
+    """Encode a response frame, with its 4-byte length prefix and the right header version."""
+    api = _api(api_key, api_version)
+    encode_body = _encoder(api, api_version, False)
+    out = bytearray(4)
+    try:
+        _response_header_encoders[api.response_header_version(api_version)](out, {"correlation_id": correlation_id})
+        encode_body(out, body)
+    except EncodeError:
+        raise
+    except _ENCODE_FAILURES as exc:
+        raise EncodeError(f"cannot encode {api.name} v{api_version} response: {exc}") from exc
+    return _finish(out)
+
+
+def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:
+    """Encode a request frame, with its 4-byte length prefix and the right header version."""
+    api = _api(api_key, api_version)
+    encode_body = _encoder(api, api_version, True)
+    header = {
+        "request_api_key": api_key,
+        "request_api_version": api_version,
+        "correlation_id": correlation_id,
+        "client_id": client_id,
+    }
+    out = bytearray(4)
+    try:
+        _request_header_encoders[api.request_header_version(api_version)](out, header)
+        encode_body(out, body)
+    except EncodeError:
+        raise
+    except _ENCODE_FAILURES as exc:
+        raise EncodeError(f"cannot encode {api.name} v{api_version} request: {exc}") from exc
+    return _finish(out)
+
+
+def supported_versions(api_key: int) -> tuple[int, int]:
+    """The API's ``validVersions`` as ``(min, max)``."""
+    api = APIS.get(api_key)
+    if api is None:
+        raise UnsupportedVersion(f"unknown api key {api_key}")
+    return api.valid.low, api.valid.high
+
+
+def api_name(api_key: int) -> str:
+    """The API's name, e.g. ``"Produce"`` for key 0."""
+    api = APIS.get(api_key)
+    if api is None:
+        raise UnsupportedVersion(f"unknown api key {api_key}")
+    return api.name
+
+
+def all_api_keys() -> list[int]:
+    """Every api key the generated schemas define, ascending."""
+    return sorted(APIS)

@@ -1,0 +1,47 @@
+# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+"""Schemas of the InitializeShareGroupState API (key 83): request and response bodies."""
+
+from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
+
+REQUEST = MessageSchema(
+    name="InitializeShareGroupStateRequest",
+    valid=Versions(0, 0),
+    flexible=Versions(0),
+    fields=(
+        Field("group_id", "string", Versions(0)),
+        Field("topics", ArrayOf(Struct("InitializeStateData", (
+            Field("topic_id", "uuid", Versions(0)),
+            Field("partitions", ArrayOf(Struct("PartitionData", (
+                Field("partition", "int32", Versions(0)),
+                Field("state_epoch", "int32", Versions(0)),
+                Field("start_offset", "int64", Versions(0)),
+            ))), Versions(0)),
+        ))), Versions(0)),
+    ),
+)
+
+RESPONSE = MessageSchema(
+    name="InitializeShareGroupStateResponse",
+    valid=Versions(0, 0),
+    flexible=Versions(0),
+    fields=(
+        Field("results", ArrayOf(Struct("InitializeStateResult", (
+            Field("topic_id", "uuid", Versions(0)),
+            Field("partitions", ArrayOf(Struct("PartitionResult", (
+                Field("partition", "int32", Versions(0)),
+                Field("error_code", "int16", Versions(0)),
+                Field("error_message", "string", Versions(0), nullable=Versions(0), default=None),
+            ))), Versions(0)),
+        ))), Versions(0)),
+    ),
+)
+
+API = ApiSchema(
+    api_key=83,
+    name="InitializeShareGroupState",
+    request=REQUEST,
+    response=RESPONSE,
+    listeners=("broker",),
+    latest_version_unstable=False,
+    flexible_response_header=True,
+)
