@@ -32,7 +32,8 @@ def topic_name_problem(name: str | None) -> str | None:
     if len(name) > MAX_TOPIC_NAME:
         return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters"
     if not _TOPIC_NAME.match(name):
-        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        return (f"Topic name \"{name}\" is illegal, it contains a character other than "
+                "ASCII alphanumerics, '.', '_' and '-'")
     return None
 
 
