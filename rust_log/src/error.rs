@@ -1,0 +1,80 @@
+//! Error type of the storage core: every failure carries the Kafka protocol
+//! error code the broker should put in its response, plus a readable message.
+
+use std::fmt;
+use std::io;
+
+/// Kafka protocol error codes produced by the log.
+pub mod codes {
+    /// OFFSET_OUT_OF_RANGE
+    pub const OFFSET_OUT_OF_RANGE: i16 = 1;
+    /// CORRUPT_MESSAGE
+    pub const CORRUPT_MESSAGE: i16 = 2;
+    /// MESSAGE_TOO_LARGE
+    pub const MESSAGE_TOO_LARGE: i16 = 10;
+    /// RECORD_LIST_TOO_LARGE (an append larger than a whole segment)
+    pub const RECORD_LIST_TOO_LARGE: i16 = 18;
+    /// UNSUPPORTED_FOR_MESSAGE_FORMAT
+    pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
+    /// OUT_OF_ORDER_SEQUENCE_NUMBER
+    pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+    /// INVALID_PRODUCER_EPOCH
+    pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+    /// KAFKA_STORAGE_ERROR
+    pub const KAFKA_STORAGE_ERROR: i16 = 56;
+    /// INVALID_RECORD
+    pub const INVALID_RECORD: i16 = 87;
+}
+
+/// A log failure: a Kafka error code and a human readable message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogError {
+    /// Kafka protocol error code (see [`codes`]).
+    pub code: i16,
+    /// Readable description.
+    pub message: String,
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T> = std::result::Result<T, LogError>;
+
+impl LogError {
+    /// Builds an error from a code and message.
+    pub fn new(code: i16, message: impl Into<String>) -> Self {
+        LogError { code, message: message.into() }
+    }
+    /// OFFSET_OUT_OF_RANGE (1).
+    pub fn offset_out_of_range(message: impl Into<String>) -> Self {
+        Self::new(codes::OFFSET_OUT_OF_RANGE, message)
+    }
+    /// CORRUPT_MESSAGE (2).
+    pub fn corrupt(message: impl Into<String>) -> Self {
+        Self::new(codes::CORRUPT_MESSAGE, message)
+    }
+    /// INVALID_RECORD (87).
+    pub fn invalid_record(message: impl Into<String>) -> Self {
+        Self::new(codes::INVALID_RECORD, message)
+    }
+    /// KAFKA_STORAGE_ERROR (56).
+    pub fn storage(message: impl Into<String>) -> Self {
+        Self::new(codes::KAFKA_STORAGE_ERROR, message)
+    }
+    /// Wraps an I/O error with context as KAFKA_STORAGE_ERROR.
+    pub fn io(context: impl fmt::Display, err: io::Error) -> Self {
+        Self::storage(format!("{context}: {err}"))
+    }
+}
+
+impl fmt::Display for LogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[error {}] {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for LogError {}
+
+impl From<io::Error> for LogError {
+    fn from(err: io::Error) -> Self {
+        LogError::storage(format!("I/O error: {err}"))
+    }
+}

@@ -1,0 +1,116 @@
+//! File plumbing shared by the offset and time indexes: loading fixed-size
+//! entries, recognising Kafka-style zero-filled preallocation, writing one
+//! entry at a time with positional writes and trimming to the real size.
+
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{LogError, Result};
+
+/// How an index file looked when it was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexLoad {
+    /// File did not exist (created empty).
+    Missing,
+    /// Entries loaded as stored.
+    Clean,
+    /// Valid entries followed by zero-filled preallocated space (trimmed).
+    Preallocated,
+    /// Content could not be trusted (reason); the index must be rebuilt.
+    Corrupt(String),
+}
+
+/// An open index file with fixed-size entries.
+#[derive(Debug)]
+pub struct IndexFile {
+    path: PathBuf,
+    file: File,
+    entry_size: usize,
+}
+
+impl IndexFile {
+    /// Opens (creating if missing) the file and returns its raw content.
+    pub fn open(path: &Path, entry_size: usize) -> Result<(IndexFile, Option<Vec<u8>>)> {
+        let existed = path.exists();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| LogError::io(format!("opening index {}", path.display()), e))?;
+        let content = if existed {
+            let mut buf = Vec::new();
+            (&file)
+                .read_to_end(&mut buf)
+                .map_err(|e| LogError::io(format!("reading index {}", path.display()), e))?;
+            Some(buf)
+        } else {
+            None
+        };
+        Ok((IndexFile { path: path.to_path_buf(), file, entry_size }, content))
+    }
+
+    /// Path of the file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes entry number `n` (positional write: lands in the page cache).
+    pub fn write_entry(&self, n: usize, entry: &[u8]) -> Result<()> {
+        debug_assert_eq!(entry.len(), self.entry_size);
+        self.file
+            .write_all_at(entry, (n * self.entry_size) as u64)
+            .map_err(|e| LogError::io(format!("writing index {}", self.path.display()), e))
+    }
+
+    /// Truncates the file to exactly `entries` entries.
+    pub fn set_entries(&self, entries: usize) -> Result<()> {
+        self.file
+            .set_len((entries * self.entry_size) as u64)
+            .map_err(|e| LogError::io(format!("truncating index {}", self.path.display()), e))
+    }
+
+    /// fsyncs the file.
+    pub fn flush(&self) -> Result<()> {
+        match self.file.sync_data() {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(LogError::io(format!("syncing index {}", self.path.display()), e)),
+        }
+    }
+}
+
+/// Splits raw index content into the valid entry prefix (as decided by
+/// `accept(prev, entry)`) and classifies the rest: all zeros means
+/// preallocation, anything else means corruption.
+pub fn classify<'a>(
+    content: &'a [u8],
+    entry_size: usize,
+    mut accept: impl FnMut(Option<&'a [u8]>, &'a [u8]) -> bool,
+) -> (Vec<&'a [u8]>, IndexLoad) {
+    let mut entries = Vec::with_capacity(content.len() / entry_size);
+    let mut prev: Option<&[u8]> = None;
+    let mut consumed = 0usize;
+    for chunk in content.chunks_exact(entry_size) {
+        if chunk.iter().all(|b| *b == 0) || !accept(prev, chunk) {
+            break;
+        }
+        entries.push(chunk);
+        prev = Some(chunk);
+        consumed += entry_size;
+    }
+    let rest = &content[consumed..];
+    let load = if rest.is_empty() {
+        IndexLoad::Clean
+    } else if rest.iter().all(|b| *b == 0) {
+        IndexLoad::Preallocated
+    } else if rest.len() < entry_size {
+        IndexLoad::Corrupt(format!("{} trailing bytes after the last entry", rest.len()))
+    } else {
+        IndexLoad::Corrupt(format!("entry {} is out of order", entries.len()))
+    };
+    (entries, load)
+}

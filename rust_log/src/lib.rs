@@ -1,0 +1,27 @@
+//! `rust_log`: the storage core of pykafkad. Kafka-format partition logs
+//! (segments of verbatim magic-2 record batches with sparse offset and time
+//! indexes), append validation, idempotent producer state, leader epoch
+//! cache and crash recovery. The PyO3 bindings live in `python.rs` behind
+//! the `python` feature so the core builds and tests without libpython.
+
+pub mod batch_scanner;
+pub mod compression;
+pub mod error;
+pub mod index_file;
+pub mod leader_epoch;
+pub mod offset_index;
+pub mod partition_log;
+pub mod producer_state;
+pub mod record_batch;
+pub mod records;
+pub mod recovery;
+pub mod segment;
+pub mod time_index;
+pub mod timestamp_search;
+pub mod validator;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{LogError, Result};
+pub use partition_log::{AppendInfo, LogConfig, PartitionLog};

@@ -1,0 +1,563 @@
+//! A partition's log: the ordered segments of `<topic>-<partition>/`, with
+//! append (validate, dedupe, assign offsets, roll, write), batch-aligned
+//! reads, timestamp and leader-epoch lookups, flush/close, and the open-time
+//! loading and crash recovery of segments, producer state and epoch cache.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::{LogError, Result, codes};
+use crate::leader_epoch::LeaderEpochCache;
+use crate::producer_state::{ProducerStateManager, SequenceCheck};
+use crate::record_batch::{BatchHeader, LOG_OVERHEAD};
+use crate::recovery::recover_segment;
+use crate::segment::{Segment, SegmentConfig};
+use crate::timestamp_search;
+use crate::validator;
+
+/// Log configuration (Kafka topic config names in the docs).
+#[derive(Debug, Clone, Copy)]
+pub struct LogConfig {
+    /// `segment.bytes`
+    pub segment_bytes: u64,
+    /// `index.interval.bytes`
+    pub index_interval_bytes: u64,
+    /// `segment.index.bytes`
+    pub segment_index_bytes: usize,
+    /// `max.message.bytes`
+    pub max_message_bytes: usize,
+    /// `message.timestamp.type` == LogAppendTime
+    pub log_append_time: bool,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            segment_bytes: 1 << 30,
+            index_interval_bytes: 4096,
+            segment_index_bytes: 10 * 1024 * 1024,
+            max_message_bytes: 1_048_588,
+            log_append_time: false,
+        }
+    }
+}
+
+impl LogConfig {
+    fn segment_config(&self) -> SegmentConfig {
+        SegmentConfig {
+            segment_bytes: self.segment_bytes,
+            index_interval_bytes: self.index_interval_bytes,
+            segment_index_bytes: self.segment_index_bytes,
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.segment_bytes < 14 || self.segment_bytes > i32::MAX as u64 {
+            return Err(LogError::new(codes::INVALID_RECORD, format!("invalid segment_bytes {}", self.segment_bytes)));
+        }
+        if self.segment_index_bytes < 8 {
+            return Err(LogError::new(
+                codes::INVALID_RECORD,
+                format!("invalid segment_index_bytes {}", self.segment_index_bytes),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Result of an append, as the Produce response needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendInfo {
+    /// Offset assigned to the first record.
+    pub base_offset: i64,
+    /// Offset of the last record.
+    pub last_offset: i64,
+    /// Log append time, or -1 for CreateTime.
+    pub log_append_time: i64,
+    /// True if the batch was a retried duplicate and was not written again.
+    pub duplicate: bool,
+}
+
+/// Current wall clock in milliseconds.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The log of one partition.
+#[derive(Debug)]
+pub struct PartitionLog {
+    dir: PathBuf,
+    config: LogConfig,
+    segments: Vec<Segment>,
+    producers: ProducerStateManager,
+    epochs: LeaderEpochCache,
+    report: Vec<String>,
+    first_dirty_segment: Option<usize>,
+    dir_dirty: bool,
+    closed: bool,
+}
+
+fn parse_stem(name: &str, ext: &str) -> Option<i64> {
+    let stem = name.strip_suffix(ext)?.strip_suffix('.')?;
+    if stem.len() != 20 || !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    stem.parse().ok()
+}
+
+impl PartitionLog {
+    /// Opens (creating if needed) the partition directory `dir`. With
+    /// `clean_shutdown == false` the active segment is recovered (and any
+    /// segment failing its sanity check is recovered in either case).
+    pub fn open(dir: impl AsRef<Path>, config: LogConfig, clean_shutdown: bool) -> Result<PartitionLog> {
+        config.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        fs::create_dir_all(&dir).map_err(|e| LogError::io(format!("creating {}", dir.display()), e))?;
+        let mut report = Vec::new();
+
+        // Inventory of the directory.
+        let mut log_bases = Vec::new();
+        let mut index_files = Vec::new();
+        let mut snapshots = Vec::new();
+        let listing = fs::read_dir(&dir).map_err(|e| LogError::io(format!("listing {}", dir.display()), e))?;
+        for entry in listing {
+            let entry = entry.map_err(|e| LogError::io(format!("listing {}", dir.display()), e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(b) = parse_stem(&name, "log") {
+                log_bases.push(b);
+            } else if let Some(b) = parse_stem(&name, "index").or_else(|| parse_stem(&name, "timeindex")) {
+                index_files.push((b, entry.path()));
+            } else if let Some(o) = parse_stem(&name, "snapshot") {
+                snapshots.push((o, entry.path()));
+            } else if name.ends_with(".tmp") {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+        log_bases.sort_unstable();
+        for (b, p) in index_files {
+            if log_bases.binary_search(&b).is_err() {
+                report.push(format!("removed orphan index {}", p.display()));
+                let _ = fs::remove_file(&p);
+            }
+        }
+
+        let scfg = config.segment_config();
+        let (mut epochs, epochs_loaded) = LeaderEpochCache::open(&dir);
+        let mut epochs_changed = false;
+        let mut segments: Vec<Segment> = Vec::with_capacity(log_bases.len().max(1));
+        let count = log_bases.len();
+        let mut cut_at: Option<usize> = None;
+        for (i, base) in log_bases.iter().copied().enumerate() {
+            let (mut seg, problem) = Segment::open(&dir, base, &scfg)?;
+            let is_last = i + 1 == count;
+            let needs = match (&problem, is_last && !clean_shutdown) {
+                (Some(p), _) => Some(p.clone()),
+                (None, true) => Some("unclean shutdown".to_string()),
+                (None, false) => None,
+            };
+            if let Some(why) = needs {
+                let rec = recover_segment(&mut seg, |h| {
+                    epochs_changed |= epochs.assign(h.partition_leader_epoch, h.base_offset);
+                })?;
+                let mut line = format!(
+                    "recovered segment {} ({why}): {} batches, {} valid bytes",
+                    seg.log_path().display(),
+                    rec.batches,
+                    rec.valid_bytes
+                );
+                if rec.truncated() {
+                    line.push_str(&format!(
+                        ", truncated {} bytes: {}",
+                        rec.truncated_bytes,
+                        rec.reason.clone().unwrap_or_default()
+                    ));
+                }
+                report.push(line);
+                let next_base = log_bases.get(i + 1).copied();
+                let broken_chain = next_base.is_some_and(|nb| seg.next_offset() > nb);
+                segments.push(seg);
+                if !is_last && (rec.truncated() || broken_chain) {
+                    cut_at = Some(i + 1);
+                    break;
+                }
+            } else {
+                segments.push(seg);
+            }
+        }
+        if let Some(from) = cut_at {
+            for base in &log_bases[from..] {
+                let (seg, _) = Segment::open(&dir, *base, &scfg)?;
+                report.push(format!(
+                    "deleted segment {} after a corrupt segment",
+                    seg.log_path().display()
+                ));
+                seg.delete_files()?;
+            }
+        }
+        if segments.is_empty() {
+            segments.push(Segment::create(&dir, 0, &scfg)?);
+        }
+
+        let mut log = PartitionLog {
+            dir,
+            config,
+            segments,
+            producers: ProducerStateManager::new(),
+            epochs,
+            report,
+            first_dirty_segment: None,
+            dir_dirty: false,
+            closed: false,
+        };
+        let leo = log.log_end_offset();
+        if log.epochs.truncate_from_end(leo) {
+            epochs_changed = true;
+        }
+        if !epochs_loaded {
+            log.epochs.clear();
+            epochs_changed = true;
+        }
+
+        // Producer state: newest usable snapshot, then replay headers.
+        snapshots.sort_unstable_by_key(|s| s.0);
+        let mut snapshot_offset: Option<i64> = None;
+        for (off, path) in snapshots.iter().rev() {
+            if snapshot_offset.is_none() && *off <= leo && *off >= log.log_start_offset() {
+                match fs::read(path).map_err(LogError::from).and_then(|d| ProducerStateManager::decode(&d)) {
+                    Ok(state) => {
+                        log.producers = state;
+                        snapshot_offset = Some(*off);
+                        continue;
+                    }
+                    Err(e) => log.report.push(format!("ignored snapshot {}: {}", path.display(), e.message)),
+                }
+            }
+            if Some(*off) != snapshot_offset {
+                let _ = fs::remove_file(path);
+            }
+        }
+        let producer_from = snapshot_offset.unwrap_or_else(|| log.log_start_offset());
+        let scan_from = if epochs_loaded { producer_from } else { log.log_start_offset() };
+        let mut producers = std::mem::take(&mut log.producers);
+        let mut epochs = log.epochs.clone();
+        log.for_each_header_from(scan_from, |h| {
+            if h.base_offset >= producer_from {
+                producers.update(h);
+            }
+            epochs_changed |= epochs.assign(h.partition_leader_epoch, h.base_offset);
+        })?;
+        log.producers = producers;
+        log.epochs = epochs;
+        if epochs_changed {
+            log.epochs.persist()?;
+        }
+        Ok(log)
+    }
+
+    /// Calls `f` for every batch header whose batches end at or after `from`.
+    fn for_each_header_from(&self, from: i64, mut f: impl FnMut(&BatchHeader)) -> Result<()> {
+        let start_idx = self.segment_index_for(from);
+        for seg in &self.segments[start_idx..] {
+            if seg.next_offset() <= from {
+                continue;
+            }
+            let pos = if seg.base_offset() <= from { seg.offset_index.lookup(from).1 } else { 0 };
+            let mut scan = seg.scanner(u64::from(pos));
+            while let Some((_, h)) = scan.next_header()? {
+                if h.last_offset() >= from {
+                    f(&h);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn segment_index_for(&self, offset: i64) -> usize {
+        self.segments.partition_point(|s| s.base_offset() <= offset).saturating_sub(1)
+    }
+
+    fn ensure_open(&self) -> Result<()> {
+        if self.closed {
+            return Err(LogError::storage(format!("log {} is closed", self.dir.display())));
+        }
+        Ok(())
+    }
+
+    fn active(&self) -> Result<&Segment> {
+        self.segments.last().ok_or_else(|| LogError::storage("log has no segments"))
+    }
+
+    /// Directory of the log.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    /// Configuration in force.
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+    /// First offset in the log.
+    pub fn log_start_offset(&self) -> i64 {
+        self.segments.first().map_or(0, |s| s.base_offset())
+    }
+    /// Next offset to be assigned.
+    pub fn log_end_offset(&self) -> i64 {
+        self.segments.last().map_or(0, |s| s.next_offset())
+    }
+    /// Base offsets of all segments.
+    pub fn segment_base_offsets(&self) -> Vec<i64> {
+        self.segments.iter().map(|s| s.base_offset()).collect()
+    }
+    /// Total bytes of all `.log` files.
+    pub fn size_bytes(&self) -> u64 {
+        self.segments.iter().map(|s| s.size()).sum()
+    }
+    /// What open-time loading and recovery did (one line per event).
+    pub fn recovery_report(&self) -> &[String] {
+        &self.report
+    }
+    /// Producer state (read-only).
+    pub fn producer_state(&self) -> &ProducerStateManager {
+        &self.producers
+    }
+    /// Leader epoch entries (epoch, start offset).
+    pub fn leader_epochs(&self) -> &[(i32, i64)] {
+        self.epochs.entries()
+    }
+    /// True after [`Self::close`].
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Validates and appends the `records` of a Produce request.
+    pub fn append(&mut self, mut records: Vec<u8>, leader_epoch: i32, now_ms: Option<i64>) -> Result<AppendInfo> {
+        self.ensure_open()?;
+        let mut batches = validator::validate(&records, self.config.max_message_bytes)?;
+        if records.len() as u64 > self.config.segment_bytes {
+            return Err(LogError::new(
+                codes::RECORD_LIST_TOO_LARGE,
+                format!(
+                    "append of {} bytes is larger than segment_bytes {}",
+                    records.len(),
+                    self.config.segment_bytes
+                ),
+            ));
+        }
+        if let [single] = batches.as_slice()
+            && single.header.has_producer_id()
+            && let SequenceCheck::Duplicate(dup) = self.producers.check(&single.header)?
+        {
+            return Ok(AppendInfo {
+                base_offset: dup.first_offset,
+                last_offset: dup.last_offset,
+                log_append_time: dup.append_time,
+                duplicate: true,
+            });
+        }
+        let now = now_ms.unwrap_or_else(crate::partition_log::now_ms);
+        let append_time = self.config.log_append_time.then_some(now);
+        let base_offset = self.log_end_offset();
+        let next = validator::assign_in_place(&mut records, &mut batches, base_offset, leader_epoch, append_time)?;
+        let last_offset = next - 1;
+
+        if self.active()?.should_roll(records.len() as u64, last_offset, self.config.segment_bytes) {
+            self.roll(base_offset)?;
+        }
+        let idx = self.segments.len() - 1;
+        let active = self
+            .segments
+            .last_mut()
+            .ok_or_else(|| LogError::storage("log has no segments"))?;
+        active.append(&records, &batches)?;
+        self.first_dirty_segment = Some(self.first_dirty_segment.map_or(idx, |d| d.min(idx)));
+        for b in &batches {
+            self.producers.update(&b.header);
+        }
+        if self.epochs.assign(leader_epoch, base_offset) {
+            self.epochs.persist()?;
+        }
+        Ok(AppendInfo {
+            base_offset,
+            last_offset,
+            log_append_time: append_time.unwrap_or(-1),
+            duplicate: false,
+        })
+    }
+
+    fn roll(&mut self, new_base: i64) -> Result<()> {
+        let scfg = self.config.segment_config();
+        if let Some(active) = self.segments.last_mut() {
+            active.seal()?;
+        }
+        let seg = Segment::create(&self.dir, new_base, &scfg)?;
+        self.segments.push(seg);
+        self.dir_dirty = true;
+        Ok(())
+    }
+
+    /// Batch-aligned bytes starting with the batch containing `offset`, then
+    /// whole batches of the same segment while the total stays within
+    /// `max_bytes`. With `min_one`, a first batch larger than `max_bytes`
+    /// is returned whole (KIP-74). `offset == log_end_offset` gives empty.
+    pub fn read(&self, offset: i64, max_bytes: usize, min_one: bool) -> Result<Vec<u8>> {
+        self.ensure_open()?;
+        let (start, end) = (self.log_start_offset(), self.log_end_offset());
+        if offset < start || offset > end {
+            return Err(LogError::offset_out_of_range(format!(
+                "offset {offset} is out of range [{start}, {end}]"
+            )));
+        }
+        if offset == end {
+            return Ok(Vec::new());
+        }
+        for seg in &self.segments[self.segment_index_for(offset)..] {
+            let Some((pos, first)) = seg.locate(offset)? else { continue };
+            let first_size = first.total_size();
+            if first_size > max_bytes {
+                return if min_one { seg.read_at(pos, first_size) } else { Ok(Vec::new()) };
+            }
+            let len = (seg.size() - pos).min(max_bytes as u64) as usize;
+            let mut data = seg.read_at(pos, len)?;
+            let aligned = aligned_len(&data);
+            data.truncate(aligned);
+            return Ok(data);
+        }
+        Ok(Vec::new())
+    }
+
+    /// First (offset, timestamp) of a record with timestamp >= `timestamp`.
+    pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<(i64, i64)>> {
+        self.ensure_open()?;
+        let log_start = self.log_start_offset();
+        for seg in &self.segments {
+            if seg.max_timestamp() < timestamp {
+                continue;
+            }
+            let (_, indexed_offset) = seg.time_index.lookup(timestamp);
+            let from = indexed_offset.max(log_start);
+            let (_, pos) = seg.offset_index.lookup(from);
+            let mut scan = seg.scanner(u64::from(pos));
+            while let Some((_, h, bytes)) = scan.next_batch(false)? {
+                if h.last_offset() < from || h.max_timestamp < timestamp {
+                    continue;
+                }
+                if let Some(found) = timestamp_search::first_at_or_after(bytes, &h, timestamp, from)? {
+                    return Ok(Some(found));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// (offset, timestamp) of the first record with the largest timestamp
+    /// (ListOffsets MAX_TIMESTAMP, KIP-734); `None` for an empty log.
+    pub fn max_timestamp(&self) -> Result<Option<(i64, i64)>> {
+        self.ensure_open()?;
+        let mut best: Option<&Segment> = None;
+        for seg in &self.segments {
+            if seg.offset_of_max_timestamp() < 0 {
+                continue;
+            }
+            if best.is_none_or(|b| seg.max_timestamp() > b.max_timestamp()) {
+                best = Some(seg);
+            }
+        }
+        let Some(seg) = best else { return Ok(None) };
+        let ts = seg.max_timestamp();
+        let shallow = seg.offset_of_max_timestamp();
+        if let Some((pos, h)) = seg.locate(shallow)? {
+            let bytes = seg.read_at(pos, h.total_size())?;
+            if let Some(found) = timestamp_search::first_with_timestamp(&bytes, &h, ts)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(Some((shallow, ts)))
+    }
+
+    /// OffsetForLeaderEpoch answer (epoch, end offset); see
+    /// [`LeaderEpochCache::end_offset_for`].
+    pub fn end_offset_for_epoch(&self, leader_epoch: i32) -> Result<(i32, i64)> {
+        self.ensure_open()?;
+        Ok(self.epochs.end_offset_for(leader_epoch, self.log_end_offset()))
+    }
+
+    /// fsyncs every segment written since the last flush (and the directory
+    /// after a roll).
+    pub fn flush(&mut self) -> Result<()> {
+        self.ensure_open()?;
+        self.flush_inner()
+    }
+
+    fn flush_inner(&mut self) -> Result<()> {
+        if let Some(from) = self.first_dirty_segment.take() {
+            for seg in &self.segments[from.min(self.segments.len())..] {
+                seg.flush()?;
+            }
+        }
+        if self.dir_dirty {
+            let d = fs::File::open(&self.dir).map_err(|e| LogError::io(format!("opening {}", self.dir.display()), e))?;
+            d.sync_all().map_err(|e| LogError::io(format!("syncing {}", self.dir.display()), e))?;
+            self.dir_dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Flushes, writes the final time index entry, trims the indexes, writes
+    /// the producer-state snapshot and epoch checkpoint. Idempotent.
+    pub fn close(&mut self) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        if let Some(active) = self.segments.last_mut() {
+            active.seal()?;
+        }
+        for seg in &self.segments {
+            seg.offset_index.trim()?;
+            seg.time_index.trim()?;
+        }
+        self.first_dirty_segment = Some(self.segments.len().saturating_sub(1));
+        self.flush_inner()?;
+        let leo = self.log_end_offset();
+        self.producers.write_snapshot(&self.dir, leo)?;
+        if let Ok(listing) = fs::read_dir(&self.dir) {
+            for entry in listing.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(off) = parse_stem(&name, "snapshot")
+                    && off != leo
+                {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
+        self.epochs.persist()?;
+        self.closed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PartitionLog {
+    fn drop(&mut self) {
+        // Best effort: data is already in the page cache; this only writes
+        // the snapshot and trims indexes so the next open is cheap.
+        let _ = self.close();
+    }
+}
+
+/// Length of the longest prefix of `data` made of whole batches.
+fn aligned_len(data: &[u8]) -> usize {
+    let mut p = 0usize;
+    while let Ok((_, len)) = BatchHeader::parse_overhead(&data[p..]) {
+        if len < 0 {
+            break;
+        }
+        let size = LOG_OVERHEAD + len as usize;
+        if data.len() - p < size {
+            break;
+        }
+        p += size;
+    }
+    p
+}

@@ -1,0 +1,166 @@
+//! Validation of a Produce request's `records` for one partition, and the
+//! in-place rewrite that assigns offsets, leader epoch and timestamps (the
+//! magic-2 subset of Kafka's LogValidator).
+
+use crate::compression;
+use crate::error::{LogError, Result, codes};
+use crate::record_batch::{self, BatchHeader, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH};
+use crate::records::{SliceSource, validate_records};
+
+/// Where a batch sits in the append buffer and what it contains.
+#[derive(Debug, Clone, Copy)]
+pub struct ValidatedBatch {
+    /// Byte position of the batch in the buffer.
+    pub start: usize,
+    /// Total size including the 12-byte overhead.
+    pub size: usize,
+    /// Header as received (updated by [`assign_in_place`]).
+    pub header: BatchHeader,
+    /// Largest record timestamp, computed from the records of uncompressed
+    /// batches; `None` for compressed batches (header value is trusted).
+    pub record_max_timestamp: Option<i64>,
+}
+
+/// Validates `buf` as a sequence of whole magic-2 batches.
+///
+/// Error codes: an empty buffer is INVALID_RECORD (87) as in Kafka's
+/// ProduceRequest validation; bad framing or CRC is CORRUPT_MESSAGE (2);
+/// magic other than 2 is UNSUPPORTED_FOR_MESSAGE_FORMAT (43); a batch bigger
+/// than `max_message_bytes` is MESSAGE_TOO_LARGE (10); count/offset/record
+/// inconsistencies, control batches, unknown codecs and invalid producer
+/// fields are INVALID_RECORD (87).
+pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBatch>> {
+    if buf.is_empty() {
+        return Err(LogError::invalid_record("produce request contains no record batch"));
+    }
+    // Framing first: the buffer must be exactly a sequence of whole batches.
+    let mut frames = Vec::new();
+    let mut pos = 0usize;
+    while pos < buf.len() {
+        let (_, batch_length) = BatchHeader::parse_overhead(&buf[pos..]).map_err(|_| {
+            LogError::corrupt(format!("{} trailing bytes do not form a record batch", buf.len() - pos))
+        })?;
+        if batch_length < MIN_BATCH_LENGTH {
+            return Err(LogError::corrupt(format!(
+                "record batch length {batch_length} is smaller than the minimum {MIN_BATCH_LENGTH}"
+            )));
+        }
+        let size = LOG_OVERHEAD + batch_length as usize;
+        if buf.len() - pos < size {
+            return Err(LogError::corrupt(format!(
+                "record batch of {size} bytes truncated to {} bytes",
+                buf.len() - pos
+            )));
+        }
+        frames.push((pos, size));
+        pos += size;
+    }
+
+    let mut out = Vec::with_capacity(frames.len());
+    for (start, size) in frames {
+        let batch = &buf[start..start + size];
+        let magic = batch[16] as i8;
+        if magic != 2 {
+            return Err(LogError::new(
+                codes::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+                format!("record batch magic {magic} is not supported (only magic 2)"),
+            ));
+        }
+        if size > max_message_bytes {
+            return Err(LogError::new(
+                codes::MESSAGE_TOO_LARGE,
+                format!("record batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"),
+            ));
+        }
+        let header = BatchHeader::parse(batch)?;
+        if !record_batch::crc_matches(batch, &header) {
+            return Err(LogError::corrupt(format!(
+                "record batch CRC mismatch (stored {:#010x}, computed {:#010x})",
+                header.crc,
+                record_batch::compute_crc(batch)
+            )));
+        }
+        let record_max_timestamp = validate_batch(batch, &header)?;
+        out.push(ValidatedBatch { start, size, header, record_max_timestamp });
+    }
+    if out.len() > 1 && out.iter().any(|b| b.header.has_producer_id()) {
+        return Err(LogError::invalid_record(
+            "an idempotent or transactional produce must contain exactly one record batch",
+        ));
+    }
+    Ok(out)
+}
+
+fn validate_batch(batch: &[u8], header: &BatchHeader) -> Result<Option<i64>> {
+    if header.last_offset_delta < 0 {
+        return Err(LogError::invalid_record(format!(
+            "invalid lastOffsetDelta {}",
+            header.last_offset_delta
+        )));
+    }
+    if i64::from(header.records_count) != i64::from(header.last_offset_delta) + 1 {
+        return Err(LogError::invalid_record(format!(
+            "recordsCount {} does not match lastOffsetDelta {}",
+            header.records_count, header.last_offset_delta
+        )));
+    }
+    if header.is_control() {
+        return Err(LogError::invalid_record("clients may not send control batches"));
+    }
+    if header.has_producer_id() && header.base_sequence < 0 {
+        return Err(LogError::invalid_record(format!(
+            "invalid base sequence {} for producer {}",
+            header.base_sequence, header.producer_id
+        )));
+    }
+    if header.is_transactional() && !header.has_producer_id() {
+        return Err(LogError::invalid_record("transactional batch without a producer id"));
+    }
+    let codec = header.compression();
+    if !compression::is_known_codec(codec) {
+        return Err(LogError::invalid_record(format!("unknown compression codec {codec}")));
+    }
+    if codec != compression::NONE {
+        return Ok(None);
+    }
+    let mut src = SliceSource::new(&batch[HEADER_SIZE..]);
+    let summary = validate_records(&mut src)?;
+    if summary.count != header.records_count {
+        return Err(LogError::invalid_record(format!(
+            "batch declares {} records but contains {}",
+            header.records_count, summary.count
+        )));
+    }
+    Ok(summary.max_timestamp_delta.map(|d| header.base_timestamp.wrapping_add(d)))
+}
+
+/// Assigns offsets starting at `base_offset`, stamps `leader_epoch`, and
+/// fixes up the timestamp type / max timestamp (recomputing the CRC only
+/// when the header changes). `log_append_time` is `Some(now)` for
+/// LogAppendTime topics. Returns the next offset after the last batch.
+pub fn assign_in_place(
+    buf: &mut [u8],
+    batches: &mut [ValidatedBatch],
+    base_offset: i64,
+    leader_epoch: i32,
+    log_append_time: Option<i64>,
+) -> Result<i64> {
+    let mut next = base_offset;
+    for b in batches.iter_mut() {
+        let bytes = &mut buf[b.start..b.start + b.size];
+        record_batch::set_base_offset(bytes, next);
+        record_batch::set_partition_leader_epoch(bytes, leader_epoch);
+        match log_append_time {
+            Some(now) => {
+                record_batch::set_max_timestamp(bytes, true, now)?;
+            }
+            None => {
+                let max_ts = b.record_max_timestamp.unwrap_or(b.header.max_timestamp);
+                record_batch::set_max_timestamp(bytes, false, max_ts)?;
+            }
+        }
+        b.header = BatchHeader::parse(bytes)?;
+        next = b.header.next_offset();
+    }
+    Ok(next)
+}
