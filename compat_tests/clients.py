@@ -64,7 +64,9 @@ def sample_records(n: int, base_ts: int, *, partition: int = 0, tag: str = "r") 
         headers: tuple[tuple[str, bytes], ...] = ()
         if i % 2 == 1:
             headers = (("h1", f"hv-{i}".encode()), ("h2", b""), ("h1", b"dup"))
-        recs.append(Rec(value=value, key=key, headers=headers, timestamp=base_ts + i * 1000, partition=partition))
+        recs.append(
+            Rec(value=value, key=key, headers=headers, timestamp=base_ts + i * 1000, partition=partition)
+        )
     return recs
 
 
@@ -95,7 +97,9 @@ def _short(v: bytes | None) -> str:
     return repr(v[:40]) + (f"...({len(v)} bytes)" if len(v) > 40 else "")
 
 
-def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:
+def create_topic(
+    bootstrap: str, name: str, partitions: int = 1, config: dict[str, str] | None = None
+) -> None:
     """Create a topic with confluent-kafka's AdminClient, failing the test if the broker refuses."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics(
@@ -329,7 +333,9 @@ class ConfluentClient:
             producer.produce(topic, **kwargs)
             producer.poll(0)
         left = producer.flush(CLIENT_TIMEOUT_S)
-        assert left == 0, f"confluent producer still had {left} undelivered messages after {CLIENT_TIMEOUT_S}s"
+        assert left == 0, (
+            f"confluent producer still had {left} undelivered messages after {CLIENT_TIMEOUT_S}s"
+        )
         errors = [r for r in results if not isinstance(r, int)]
         if errors:
             raise DeliveryError(errors)

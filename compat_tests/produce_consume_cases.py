@@ -81,7 +81,10 @@ class ProduceConsumeCases:
         c = self.client(broker)
         topic = self._topic(broker, "idem", partitions=2)
         base = now_ms() - 10_000
-        sent = [Rec(f"idem-{i}".encode(), f"k{i}".encode(), timestamp=base + i, partition=i % 2) for i in range(60)]
+        sent = [
+            Rec(f"idem-{i}".encode(), f"k{i}".encode(), timestamp=base + i, partition=i % 2)
+            for i in range(60)
+        ]
         offsets = c.produce(topic, sent, acks="all", **self.idempotent_cfg)
         for p in (0, 1):
             part_sent = [r for r in sent if r.partition == p]

@@ -109,7 +109,9 @@ class RawConnection:
         cid = self.correlation_id()
         self.send(wire.encode_request(api_key, api_version, cid, "compat-raw", body))
         frame = self.recv_frame()
-        assert frame is not None, f"broker closed the connection instead of answering api {api_key} v{api_version}"
+        assert frame is not None, (
+            f"broker closed the connection instead of answering api {api_key} v{api_version}"
+        )
         got_cid, response = wire.decode_response(api_key, api_version, frame)
         assert got_cid == cid, f"correlation id {got_cid} != {cid}"
         return response
@@ -163,7 +165,9 @@ def frame(payload: bytes) -> bytes:
     return struct.pack(">i", len(payload)) + payload
 
 
-def request_header_v1(api_key: int, api_version: int, correlation_id: int, client_id: str = "compat-raw") -> bytes:
+def request_header_v1(
+    api_key: int, api_version: int, correlation_id: int, client_id: str = "compat-raw"
+) -> bytes:
     cid = client_id.encode()
     return struct.pack(">hhih", api_key, api_version, correlation_id, len(cid)) + cid
 
@@ -266,7 +270,9 @@ def record_batch(
         body += varint(0)  # headers
         records += varint(len(body)) + body
     n = len(values)
-    after_crc = struct.pack(">hiqqqhii", 0, n - 1, base_timestamp, base_timestamp + n - 1, -1, -1, -1, n) + records
+    after_crc = (
+        struct.pack(">hiqqqhii", 0, n - 1, base_timestamp, base_timestamp + n - 1, -1, -1, -1, n) + records
+    )
     crc = crc32c(after_crc)
     after_length = struct.pack(">ibI", 0, 2, crc) + after_crc  # partition leader epoch, magic, crc
     return struct.pack(">qi", base_offset, len(after_length)) + after_length

@@ -157,7 +157,9 @@ def test_get_offsets(broker: BrokerProcess) -> None:
     ck.produce(topic, [Rec(b"b", None, timestamp=base, partition=1) for _ in range(3)])
 
     def get_offsets(*extra: str) -> set[str]:
-        out = run_tool("kafka-get-offsets", ["--bootstrap-server", broker.bootstrap, "--topic", topic, *extra])
+        out = run_tool(
+            "kafka-get-offsets", ["--bootstrap-server", broker.bootstrap, "--topic", topic, *extra]
+        )
         return {line.strip() for line in out.stdout.splitlines() if line.strip()}
 
     assert get_offsets() == {f"{topic}:0:6", f"{topic}:1:3"}

@@ -150,7 +150,9 @@ def test_list_offsets_earliest_latest_timestamp_and_max_timestamp(broker: Broker
     tp = confluent_kafka.TopicPartition(topic, 0)
 
     def lookup(spec: OffsetSpec) -> Any:
-        return admin.list_offsets({tp: spec}, request_timeout=CLIENT_TIMEOUT_S)[tp].result(timeout=CLIENT_TIMEOUT_S)
+        return admin.list_offsets({tp: spec}, request_timeout=CLIENT_TIMEOUT_S)[tp].result(
+            timeout=CLIENT_TIMEOUT_S
+        )
 
     assert lookup(OffsetSpec.earliest()).offset == 0
     assert lookup(OffsetSpec.latest()).offset == 5
@@ -175,7 +177,9 @@ def test_oversized_first_batch_is_still_fetched(broker: BrokerProcess) -> None:
     create_topic(broker.bootstrap, topic)
     big = os.urandom(300_000)
     sent = [Rec(big, b"big"), Rec(b"small-1", b"s1"), Rec(big[:100_000], b"mid"), Rec(b"small-2", b"s2")]
-    offsets = ConfluentClient(broker.bootstrap).produce(topic, sent, **{"message.max.bytes": 2_000_000, "linger.ms": 0})
+    offsets = ConfluentClient(broker.bootstrap).produce(
+        topic, sent, **{"message.max.bytes": 2_000_000, "linger.ms": 0}
+    )
     assert offsets == [0, 1, 2, 3]
     got = KafkaPythonClient(broker.bootstrap).consume(
         topic, 0, "earliest", count=4, max_partition_fetch_bytes=1024, fetch_max_bytes=1024
@@ -187,7 +191,9 @@ def test_oversized_first_batch_is_still_fetched(broker: BrokerProcess) -> None:
     assert_records_match(sent, got, offsets, check_timestamps=False)
     with RawConnection(broker.port) as conn:
         fetched = _raw_fetch(conn, topic, 0, max_bytes=1024)
-    assert batches_in(bytes(fetched["records"] or b""))[:1] == [(0, 1)], "first batch missing from a small fetch"
+    assert batches_in(bytes(fetched["records"] or b""))[:1] == [(0, 1)], (
+        "first batch missing from a small fetch"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -233,7 +239,9 @@ def test_message_too_large_is_an_error_not_a_dropped_connection(small_broker: Br
     from kafka.errors import MessageSizeTooLargeError
 
     with pytest.raises(MessageSizeTooLargeError):
-        KafkaPythonClient(small_broker.bootstrap).produce(topic, [Rec(huge, b"big")], max_request_size=1_000_000)
+        KafkaPythonClient(small_broker.bootstrap).produce(
+            topic, [Rec(huge, b"big")], max_request_size=1_000_000
+        )
 
     # Nothing of the refused batches was stored; small records still go through.
     assert ck.produce(topic, [Rec(b"after", b"k")]) == [1]
@@ -283,13 +291,21 @@ def test_describe_configs_returns_defaults_with_sources(broker: BrokerProcess) -
     create_topic(broker.bootstrap, topic, config={"retention.ms": "123456789"})
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     res = ConfigResource(ResourceType.TOPIC, topic)
-    entries = admin.describe_configs([res], request_timeout=CLIENT_TIMEOUT_S)[res].result(timeout=CLIENT_TIMEOUT_S)
+    entries = admin.describe_configs([res], request_timeout=CLIENT_TIMEOUT_S)[res].result(
+        timeout=CLIENT_TIMEOUT_S
+    )
 
     assert entries["retention.ms"].value == "123456789"
     assert entries["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG
     assert not entries["retention.ms"].is_default
     # Defaults are listed too, not only what was set on the topic.
-    for name in ("cleanup.policy", "segment.bytes", "retention.bytes", "max.message.bytes", "compression.type"):
+    for name in (
+        "cleanup.policy",
+        "segment.bytes",
+        "retention.bytes",
+        "max.message.bytes",
+        "compression.type",
+    ):
         assert name in entries, f"{name} missing from DescribeConfigs; got {sorted(entries)}"
     assert entries["cleanup.policy"].value == "delete"
     defaults = [e for e in entries.values() if e.source == ConfigSource.DEFAULT_CONFIG]
@@ -299,9 +315,9 @@ def test_describe_configs_returns_defaults_with_sources(broker: BrokerProcess) -
     assert entries["max.message.bytes"].source == ConfigSource.STATIC_BROKER_CONFIG
 
     broker_res = ConfigResource(ResourceType.BROKER, "1")
-    broker_entries = admin.describe_configs([broker_res], request_timeout=CLIENT_TIMEOUT_S)[broker_res].result(
-        timeout=CLIENT_TIMEOUT_S
-    )
+    broker_entries = admin.describe_configs([broker_res], request_timeout=CLIENT_TIMEOUT_S)[
+        broker_res
+    ].result(timeout=CLIENT_TIMEOUT_S)
     assert broker_entries["message.max.bytes"].value == "2000000"
     assert broker_entries["message.max.bytes"].source == ConfigSource.STATIC_BROKER_CONFIG
 
