@@ -205,7 +205,9 @@ def compile_decoder(struct_schema: Struct, version: int, flexible: bool) -> Stru
             run_formats.append(FIXED_FORMATS[f.type])
             continue
         flush_run()
-        steps.append(_field_decoder(f.name, _value_reader(f.type, version, flexible, form.compact, form.nullable)))
+        steps.append(
+            _field_decoder(f.name, _value_reader(f.type, version, flexible, form.compact, form.nullable))
+        )
     flush_run()
     if flexible:
         steps.append(_tagged_section_decoder(tagged))

@@ -46,7 +46,9 @@ def _api(api_key: int, api_version: int) -> ApiSchema:
     if api is None:
         raise UnsupportedVersion(f"unknown api key {api_key}")
     if api_version not in api.valid:
-        raise UnsupportedVersion(f"{api.name} version {api_version} is outside {api.valid.low}-{api.valid.high}")
+        raise UnsupportedVersion(
+            f"{api.name} version {api_version} is outside {api.valid.low}-{api.valid.high}"
+        )
     return api
 
 
@@ -109,7 +111,9 @@ def decode_request_header(frame: bytes | memoryview) -> RequestHeader:
 def decode_request(api_key: int, api_version: int, frame: bytes | memoryview, offset: int) -> dict:
     """Decode a request body starting at ``offset`` of ``frame``; the body must end the frame."""
     api = _api(api_key, api_version)
-    return _decode_body(_decoder(api, api_version, True), _view(frame), offset, f"{api.name} v{api_version} request")
+    return _decode_body(
+        _decoder(api, api_version, True), _view(frame), offset, f"{api.name} v{api_version} request"
+    )
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes | memoryview) -> tuple[int, dict]:
@@ -137,7 +141,9 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
     encode_body = _encoder(api, api_version, False)
     out = bytearray(4)
     try:
-        _response_header_encoders[api.response_header_version(api_version)](out, {"correlation_id": correlation_id})
+        _response_header_encoders[api.response_header_version(api_version)](
+            out, {"correlation_id": correlation_id}
+        )
         encode_body(out, body)
     except EncodeError:
         raise
@@ -146,7 +152,9 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
     return _finish(out)
 
 
-def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:
+def encode_request(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict
+) -> bytes:
     """Encode a request frame, with its 4-byte length prefix and the right header version."""
     api = _api(api_key, api_version)
     encode_body = _encoder(api, api_version, True)

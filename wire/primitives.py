@@ -105,7 +105,9 @@ def fixed_writer(type_name: str) -> Writer:
     return write
 
 
-def _span_reader(compact: bool, nullable: bool, wide: bool, what: str, convert: Callable[[memoryview], Any]) -> Reader:
+def _span_reader(
+    compact: bool, nullable: bool, wide: bool, what: str, convert: Callable[[memoryview], Any]
+) -> Reader:
     """Reader of a length-prefixed run of bytes, turned into a value by ``convert``."""
 
     def read(buf: memoryview, pos: int) -> tuple[Any, int]:

@@ -20,7 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--kafka-version", required=True, help="kafka-clients version, e.g. 4.1.1")
     parser.add_argument("--jar", help="path of kafka-clients-<version>.jar (default: $JAVA_LIB, ~/.m2, mvn)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})"
+    )
     args = parser.parse_args(argv)
     jar = find_jar(args.kafka_version, args.jar)
     files = generate_sources(jar, args.kafka_version)

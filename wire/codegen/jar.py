@@ -30,7 +30,9 @@ def maven_jar_path(kafka_version: str) -> Path:
     )
 
 
-def find_jar(kafka_version: str, explicit: str | os.PathLike[str] | None = None, download: bool = True) -> Path:
+def find_jar(
+    kafka_version: str, explicit: str | os.PathLike[str] | None = None, download: bool = True
+) -> Path:
     """Return the path of the kafka-clients jar, downloading it with Maven if needed and allowed."""
     if explicit is not None:
         path = Path(explicit)
@@ -52,12 +54,16 @@ def find_jar(kafka_version: str, explicit: str | os.PathLike[str] | None = None,
         )
         if maven_jar_path(kafka_version).is_file():
             return maven_jar_path(kafka_version)
-    raise JarNotFound(f"kafka-clients-{kafka_version}.jar not found (looked in {', '.join(map(str, candidates))})")
+    raise JarNotFound(
+        f"kafka-clients-{kafka_version}.jar not found (looked in {', '.join(map(str, candidates))})"
+    )
 
 
 def read_definitions(jar: Path) -> Iterator[tuple[str, str]]:
     """Yield ``(file name, text)`` for every JSON message definition in the jar, sorted by name."""
     with zipfile.ZipFile(jar) as archive:
-        names = sorted(n for n in archive.namelist() if n.startswith(_DEFINITIONS_DIR) and n.endswith(".json"))
+        names = sorted(
+            n for n in archive.namelist() if n.startswith(_DEFINITIONS_DIR) and n.endswith(".json")
+        )
         for name in names:
             yield name[len(_DEFINITIONS_DIR) :], archive.read(name).decode("utf-8")

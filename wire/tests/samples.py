@@ -79,7 +79,9 @@ def present_only(value: Any, ftype: FieldType, version: int) -> Any:
         return [present_only(v, ftype.item, version) for v in value]
     if isinstance(ftype, Struct):
         return {
-            f.name: present_only(value[f.name], f.type, version) for f in ftype.fields if version in f.versions
+            f.name: present_only(value[f.name], f.type, version)
+            for f in ftype.fields
+            if version in f.versions
         }
     if isinstance(value, memoryview):
         return bytes(value)
