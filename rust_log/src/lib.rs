@@ -24,4 +24,4 @@ pub mod validator;
 mod python;
 
 pub use error::{LogError, Result};
-pub use partition_log::{AppendInfo, LogConfig, PartitionLog};
+pub use partition_log::{AppendInfo, LogConfig, PartitionLog, ReadPlan};

@@ -3,8 +3,10 @@
 //! reads, timestamp and leader-epoch lookups, flush/close, and the open-time
 //! loading and crash recovery of segments, producer state and epoch cache.
 
-use std::fs;
+use std::fs::{self, File};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{LogError, Result, codes};
@@ -402,7 +404,19 @@ impl PartitionLog {
     /// whole batches of the same segment while the total stays within
     /// `max_bytes`. With `min_one`, a first batch larger than `max_bytes`
     /// is returned whole (KIP-74). `offset == log_end_offset` gives empty.
+    /// Like Kafka, one read never spans two segments.
     pub fn read(&self, offset: i64, max_bytes: usize, min_one: bool) -> Result<Vec<u8>> {
+        let plan = self.read_plan(offset, max_bytes, min_one)?;
+        let mut data = vec![0u8; plan.len];
+        let n = plan.read_into(&mut data)?;
+        data.truncate(n);
+        Ok(data)
+    }
+
+    /// Works out which file range [`Self::read`] returns, without reading
+    /// record data. The plan can be executed after releasing any lock on
+    /// the log: it only touches bytes that are already immutable.
+    pub fn read_plan(&self, offset: i64, max_bytes: usize, min_one: bool) -> Result<ReadPlan> {
         self.ensure_open()?;
         let (start, end) = (self.log_start_offset(), self.log_end_offset());
         if offset < start || offset > end {
@@ -410,22 +424,21 @@ impl PartitionLog {
                 "offset {offset} is out of range [{start}, {end}]"
             )));
         }
-        if offset == end {
-            return Ok(Vec::new());
-        }
-        for seg in &self.segments[self.segment_index_for(offset)..] {
-            let Some((pos, first)) = seg.locate(offset)? else { continue };
-            let first_size = first.total_size();
-            if first_size > max_bytes {
-                return if min_one { seg.read_at(pos, first_size) } else { Ok(Vec::new()) };
+        if offset < end {
+            for seg in &self.segments[self.segment_index_for(offset)..] {
+                let Some((pos, first)) = seg.locate(offset)? else { continue };
+                let first_size = first.total_size();
+                let (len, exact) = if first_size > max_bytes {
+                    (if min_one { first_size } else { 0 }, true)
+                } else {
+                    let remaining = seg.size() - pos;
+                    let len = remaining.min(max_bytes as u64) as usize;
+                    (len, len as u64 == remaining)
+                };
+                return Ok(ReadPlan { file: Some(Arc::clone(seg.file())), pos, len, exact });
             }
-            let len = (seg.size() - pos).min(max_bytes as u64) as usize;
-            let mut data = seg.read_at(pos, len)?;
-            let aligned = aligned_len(&data);
-            data.truncate(aligned);
-            return Ok(data);
         }
-        Ok(Vec::new())
+        Ok(ReadPlan { file: None, pos: 0, len: 0, exact: true })
     }
 
     /// First (offset, timestamp) of a record with timestamp >= `timestamp`.
@@ -543,6 +556,31 @@ impl Drop for PartitionLog {
         // Best effort: data is already in the page cache; this only writes
         // the snapshot and trims indexes so the next open is cheap.
         let _ = self.close();
+    }
+}
+
+/// A file range to read for a fetch (see [`PartitionLog::read_plan`]).
+#[derive(Debug, Clone)]
+pub struct ReadPlan {
+    file: Option<Arc<File>>,
+    pos: u64,
+    /// Bytes to read (an upper bound of the result when not `exact`).
+    pub len: usize,
+    /// True when `len` bytes are exactly whole batches (no trimming needed).
+    pub exact: bool,
+}
+
+impl ReadPlan {
+    /// Reads the range into `buf` (at least `len` bytes long) and returns
+    /// how many leading bytes form whole batches.
+    pub fn read_into(&self, buf: &mut [u8]) -> Result<usize> {
+        let Some(file) = &self.file else { return Ok(0) };
+        let buf = buf
+            .get_mut(..self.len)
+            .ok_or_else(|| LogError::storage("read buffer too small"))?;
+        file.read_exact_at(buf, self.pos)
+            .map_err(|e| LogError::io(format!("reading log at position {}", self.pos), e))?;
+        Ok(if self.exact { self.len } else { aligned_len(buf) })
     }
 }
 

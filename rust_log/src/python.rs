@@ -1,0 +1,233 @@
+//! PyO3 bindings (feature `python`): the `pykafkad._rust_log` module with
+//! the `LogError` exception and the thread-safe `PartitionLog` class. All
+//! file work runs with the GIL released; the log sits behind a mutex that
+//! is only ever taken while detached from the interpreter.
+
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyType};
+
+use crate::error::LogError;
+use crate::partition_log::{LogConfig, PartitionLog as CoreLog};
+
+const ERROR_CLASS_SRC: &std::ffi::CStr = c"
+class LogError(Exception):
+    \"\"\"A storage error carrying a Kafka protocol error code.
+
+    ``code`` is the Kafka error code (e.g. 1 OFFSET_OUT_OF_RANGE, 2 CORRUPT_MESSAGE,
+    10 MESSAGE_TOO_LARGE, 43 UNSUPPORTED_FOR_MESSAGE_FORMAT, 45 OUT_OF_ORDER_SEQUENCE_NUMBER,
+    47 INVALID_PRODUCER_EPOCH, 56 KAFKA_STORAGE_ERROR, 87 INVALID_RECORD);
+    ``message`` is a readable description. ``args == (code, message)``.
+    \"\"\"
+
+    def __init__(self, code, message):
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    def __str__(self):
+        return f'{self.message} (Kafka error code {self.code})'
+";
+
+static LOG_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn log_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    let ty = LOG_ERROR.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        let m = PyModule::from_code(py, ERROR_CLASS_SRC, c"pykafkad/_rust_log_errors.py", c"pykafkad._rust_log")?;
+        let cls = m.getattr("LogError")?;
+        cls.setattr("__module__", "pykafkad._rust_log")?;
+        Ok(cls.cast_into::<PyType>()?.unbind())
+    })?;
+    Ok(ty.bind(py))
+}
+
+fn to_py_err(py: Python<'_>, err: LogError) -> PyErr {
+    match log_error_type(py).and_then(|t| t.call1((err.code, err.message.clone()))) {
+        Ok(inst) => PyErr::from_value(inst),
+        Err(e) => e,
+    }
+}
+
+/// A partition's Kafka-format log. Safe to share between threads.
+#[pyclass(module = "pykafkad._rust_log", name = "PartitionLog")]
+pub struct PyPartitionLog {
+    inner: Mutex<CoreLog>,
+}
+
+impl PyPartitionLog {
+    fn lock(&self) -> Result<MutexGuard<'_, CoreLog>, LogError> {
+        self.inner
+            .lock()
+            .map_err(|_| LogError::storage("partition log lock poisoned by an earlier panic"))
+    }
+
+    /// Runs `f` on the log with the GIL released.
+    fn with_log<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut CoreLog) -> Result<T, LogError> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut guard = self.lock()?;
+            f(&mut guard)
+        })
+        .map_err(|e| to_py_err(py, e))
+    }
+}
+
+#[pymethods]
+impl PyPartitionLog {
+    #[new]
+    #[pyo3(signature = (dir, *, segment_bytes = 1_073_741_824, index_interval_bytes = 4096,
+        segment_index_bytes = 10_485_760, max_message_bytes = 1_048_588,
+        timestamp_type = "CreateTime", clean_shutdown = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        dir: std::path::PathBuf,
+        segment_bytes: u64,
+        index_interval_bytes: u64,
+        segment_index_bytes: usize,
+        max_message_bytes: usize,
+        timestamp_type: &str,
+        clean_shutdown: bool,
+    ) -> PyResult<Self> {
+        let log_append_time = match timestamp_type {
+            "CreateTime" => false,
+            "LogAppendTime" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "timestamp_type must be 'CreateTime' or 'LogAppendTime', not {other:?}"
+                )));
+            }
+        };
+        let config = LogConfig {
+            segment_bytes,
+            index_interval_bytes,
+            segment_index_bytes,
+            max_message_bytes,
+            log_append_time,
+        };
+        let log = py
+            .detach(|| CoreLog::open(&dir, config, clean_shutdown))
+            .map_err(|e| to_py_err(py, e))?;
+        Ok(PyPartitionLog { inner: Mutex::new(log) })
+    }
+
+    #[getter]
+    fn log_start_offset(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with_log(py, |l| Ok(l.log_start_offset()))
+    }
+
+    #[getter]
+    fn log_end_offset(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with_log(py, |l| Ok(l.log_end_offset()))
+    }
+
+    #[pyo3(signature = (records, leader_epoch = 0, now_ms = None))]
+    fn append(
+        &self,
+        py: Python<'_>,
+        records: &Bound<'_, PyAny>,
+        leader_epoch: i32,
+        now_ms: Option<i64>,
+    ) -> PyResult<(i64, i64, i64, bool)> {
+        let buf: PyBuffer<u8> = PyBuffer::get(records)?;
+        let owned = buf.to_vec(py)?;
+        drop(buf);
+        let info = self.with_log(py, move |l| l.append(owned, leader_epoch, now_ms))?;
+        Ok((info.base_offset, info.last_offset, info.log_append_time, info.duplicate))
+    }
+
+    #[pyo3(signature = (offset, max_bytes, min_one = true))]
+    fn read<'py>(&self, py: Python<'py>, offset: i64, max_bytes: i64, min_one: bool) -> PyResult<Bound<'py, PyBytes>> {
+        let max_bytes = usize::try_from(max_bytes.max(0)).unwrap_or(usize::MAX);
+        let plan = self.with_log(py, |l| l.read_plan(offset, max_bytes, min_one))?;
+        if plan.exact {
+            // Single copy straight from the file into the bytes object.
+            PyBytes::new_with(py, plan.len, |dst| {
+                py.detach(|| plan.read_into(dst)).map(|_| ()).map_err(|e| to_py_err(py, e))
+            })
+        } else {
+            let data = py
+                .detach(|| -> Result<Vec<u8>, LogError> {
+                    let mut v = vec![0u8; plan.len];
+                    let n = plan.read_into(&mut v)?;
+                    v.truncate(n);
+                    Ok(v)
+                })
+                .map_err(|e| to_py_err(py, e))?;
+            Ok(PyBytes::new(py, &data))
+        }
+    }
+
+    fn offset_for_timestamp(&self, py: Python<'_>, timestamp: i64) -> PyResult<Option<(i64, i64)>> {
+        self.with_log(py, |l| l.offset_for_timestamp(timestamp))
+    }
+
+    fn max_timestamp(&self, py: Python<'_>) -> PyResult<Option<(i64, i64)>> {
+        self.with_log(py, |l| l.max_timestamp())
+    }
+
+    fn end_offset_for_epoch(&self, py: Python<'_>, leader_epoch: i32) -> PyResult<(i32, i64)> {
+        self.with_log(py, |l| l.end_offset_for_epoch(leader_epoch))
+    }
+
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_log(py, |l| l.flush())
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_log(py, |l| l.close())
+    }
+
+    fn segment_base_offsets(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
+        self.with_log(py, |l| Ok(l.segment_base_offsets()))
+    }
+
+    fn size_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_log(py, |l| Ok(l.size_bytes()))
+    }
+
+    fn recovery_report(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with_log(py, |l| Ok(l.recovery_report().to_vec()))
+    }
+
+    fn leader_epochs(&self, py: Python<'_>) -> PyResult<Vec<(i32, i64)>> {
+        self.with_log(py, |l| Ok(l.leader_epochs().to_vec()))
+    }
+
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with_log(py, |l| Ok(l.is_closed()))
+    }
+
+    #[getter]
+    fn dir(&self, py: Python<'_>) -> PyResult<String> {
+        self.with_log(py, |l| Ok(l.dir().to_string_lossy().into_owned()))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.with_log(py, |l| {
+            Ok(format!(
+                "PartitionLog(dir={:?}, log_start_offset={}, log_end_offset={})",
+                l.dir().display().to_string(),
+                l.log_start_offset(),
+                l.log_end_offset()
+            ))
+        })
+    }
+}
+
+/// The `pykafkad._rust_log` extension module.
+#[pymodule]
+fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("LogError", log_error_type(py)?)?;
+    m.add_class::<PyPartitionLog>()?;
+    Ok(())
+}
