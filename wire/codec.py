@@ -122,17 +122,33 @@ def _fixed_run_decoder(names: list[str], formats: list[str]) -> _DecodeStep:
     unpack_from = layout.unpack_from
     size = layout.size
     if len(names) == 1:
-        name = names[0]
+        (name,) = names
 
         def read_one(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
             d[name] = unpack_from(buf, pos)[0]
             return pos + size
 
         return read_one
+    if len(names) == 2:
+        first, second = names
+
+        def read_two(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
+            d[first], d[second] = unpack_from(buf, pos)
+            return pos + size
+
+        return read_two
+    if len(names) == 3:
+        first, second, third = names
+
+        def read_three(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
+            d[first], d[second], d[third] = unpack_from(buf, pos)
+            return pos + size
+
+        return read_three
     keys = tuple(names)
 
     def read_run(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-        d.update(zip(keys, unpack_from(buf, pos), strict=True))
+        d.update(zip(keys, unpack_from(buf, pos)))  # noqa: B905 - lengths equal by construction
         return pos + size
 
     return read_run

@@ -14,13 +14,13 @@ from typing import Any, NamedTuple
 from wire.codec import StructDecoder, StructEncoder, message_decoder, message_encoder
 from wire.errors import DecodeError, EncodeError, UnsupportedVersion
 from wire.messages import APIS, REQUEST_HEADER, RESPONSE_HEADER
+from wire.primitives import read_uvarint
 from wire.schema import ApiSchema
 
 _LENGTH = struct.Struct(">i")
-_HEADER_START = struct.Struct(">hh")
+_HEADER_FIXED = struct.Struct(">hhih")
 _DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError)
 _ENCODE_FAILURES = (struct.error, TypeError, AttributeError, ValueError, OverflowError)
-_LEGACY_REQUEST_HEADER = 1
 
 
 class RequestHeader(NamedTuple):
@@ -35,7 +35,11 @@ class RequestHeader(NamedTuple):
 
 _decoders: dict[tuple[int, int, bool], StructDecoder] = {}
 _encoders: dict[tuple[int, int, bool], StructEncoder] = {}
-_request_header_decoders = {v: message_decoder(REQUEST_HEADER, v) for v in (1, 2)}
+_flexible_request_header: dict[tuple[int, int], bool] = {
+    (api.api_key, version): api.request_header_version(version) == 2
+    for api in APIS.values()
+    for version in range(api.valid.low, api.valid.high + 1)
+}
 _request_header_encoders = {v: message_encoder(REQUEST_HEADER, v) for v in (1, 2)}
 _response_header_decoders = {v: message_decoder(RESPONSE_HEADER, v) for v in (0, 1)}
 _response_header_encoders = {v: message_encoder(RESPONSE_HEADER, v) for v in (0, 1)}
@@ -86,26 +90,51 @@ def _decode_body(decoder: StructDecoder, buf: memoryview, offset: int, what: str
     return body
 
 
+def _request_header_is_flexible(api_key: int, api_version: int) -> bool:
+    """Whether a request uses header v2; unknown apis and versions are read as v1."""
+    api = APIS.get(api_key)
+    return api is not None and api_version in api.valid and api.request_header_version(api_version) == 2
+
+
 def decode_request_header(frame: bytes | memoryview) -> RequestHeader:
     """Decode the header of a request frame (given without its length prefix).
 
     Uses header version 2 for flexible versions of known APIs, else version 1.  For an unknown api key or
     an unsupported version the header is still returned, parsed as version 1, so that the caller can
-    answer with UNSUPPORTED_VERSION.
+    answer with UNSUPPORTED_VERSION.  The layout is fixed by the protocol (the generated header schema is
+    checked against it by the tests), so this hot path is written out by hand.
     """
-    buf = _view(frame)
+    buf = frame if isinstance(frame, memoryview) else memoryview(frame)
     try:
-        api_key, api_version = _HEADER_START.unpack_from(buf, 0)
-        api = APIS.get(api_key)
-        version = _LEGACY_REQUEST_HEADER
-        if api is not None and api_version in api.valid:
-            version = api.request_header_version(api_version)
-        header, end = _request_header_decoders[version](buf, 0)
+        api_key, api_version, correlation_id, length = _HEADER_FIXED.unpack_from(buf, 0)
+        pos = 10
+        client_id = None
+        if length >= 0:
+            pos += length
+            if pos > len(buf):
+                raise DecodeError("client id overruns the frame")
+            client_id = buf[10:pos].tobytes().decode("utf-8")
+        flexible = _flexible_request_header.get((api_key, api_version))
+        if flexible is None:
+            flexible = _request_header_is_flexible(api_key, api_version)
+        if flexible:
+            pos = _skip_tagged_fields(buf, pos)
     except DecodeError:
         raise
     except _DECODE_FAILURES as exc:
         raise DecodeError(f"malformed request header: {exc}") from exc
-    return RequestHeader(api_key, api_version, header["correlation_id"], header["client_id"], end)
+    return RequestHeader(api_key, api_version, correlation_id, client_id, pos)
+
+
+def _skip_tagged_fields(buf: memoryview, pos: int) -> int:
+    count, pos = read_uvarint(buf, pos)
+    for _ in range(count):
+        _tag, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        pos += size
+        if pos > len(buf):
+            raise DecodeError("tagged field overruns the frame")
+    return pos
 
 
 def decode_request(api_key: int, api_version: int, frame: bytes | memoryview, offset: int) -> dict:

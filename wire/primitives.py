@@ -109,9 +109,31 @@ def _span_reader(
     compact: bool, nullable: bool, wide: bool, what: str, convert: Callable[[memoryview], Any]
 ) -> Reader:
     """Reader of a length-prefixed run of bytes, turned into a value by ``convert``."""
+    if compact:
 
-    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
-        n, pos = _read_length(buf, pos, compact, wide)
+        def read_compact(buf: memoryview, pos: int) -> tuple[Any, int]:
+            n = buf[pos]
+            if n < 0x80:
+                pos += 1
+            else:
+                n, pos = read_uvarint(buf, pos)
+            if n == 0:
+                if nullable:
+                    return None, pos
+                raise DecodeError(f"null {what} in a non-nullable field")
+            end = pos + n - 1
+            if end > len(buf):
+                raise DecodeError(f"{what} of {n - 1} bytes overruns the frame")
+            return convert(buf[pos:end]), end
+
+        return read_compact
+
+    unpack_length = (INT32 if wide else INT16).unpack_from
+    width = 4 if wide else 2
+
+    def read_classic(buf: memoryview, pos: int) -> tuple[Any, int]:
+        n = unpack_length(buf, pos)[0]
+        pos += width
         if n < 0:
             if nullable:
                 return None, pos
@@ -121,11 +143,11 @@ def _span_reader(
             raise DecodeError(f"{what} of {n} bytes overruns the frame")
         return convert(buf[pos:end]), end
 
-    return read
+    return read_classic
 
 
 def _decode_utf8(view: memoryview) -> str:
-    return str(view, "utf-8")
+    return view.tobytes().decode("utf-8")
 
 
 def string_reader(compact: bool, nullable: bool) -> Reader:

@@ -250,3 +250,27 @@ def test_error_codes() -> None:
     assert ErrorCode.INVALID_RECORD == 87
     assert ErrorCode.UNKNOWN_TOPIC_ID == 100
     assert [e.value for e in ErrorCode] == list(range(-1, 134))
+
+
+def test_hand_written_header_decoder_agrees_with_schema() -> None:
+    from wire.codec import message_decoder
+    from wire.messages import REQUEST_HEADER
+
+    assert [(f.name, f.type) for f in REQUEST_HEADER.fields] == [
+        ("request_api_key", "int16"),
+        ("request_api_version", "int16"),
+        ("correlation_id", "int32"),
+        ("client_id", "string"),
+    ]
+    for key, version, client_id in [(18, 3, "abc"), (18, 2, None), (0, 9, ""), (3, 12, "\u00e9")]:
+        frame = wire.encode_request(key, version, 42, client_id, {})[4:]
+        header = wire.decode_request_header(frame)
+        schema_version = 2 if version in wire.messages.APIS[key].flexible else 1
+        expected, end = message_decoder(REQUEST_HEADER, schema_version)(memoryview(frame), 0)
+        assert header == wire.RequestHeader(
+            expected["request_api_key"],
+            expected["request_api_version"],
+            expected["correlation_id"],
+            expected["client_id"],
+            end,
+        )
