@@ -1,0 +1,138 @@
+"""Type stubs for ``pykafkad._rust_log``, the Rust storage core (crate ``rust_log``).
+
+A ``PartitionLog`` owns one ``<topic>-<partition>`` directory in Kafka's on-disk
+format: ``%020d.log`` segments of verbatim magic-2 record batches, sparse
+``.index`` / ``.timeindex`` files, ``%020d.snapshot`` producer-state snapshots and
+the ``leader-epoch-checkpoint`` file. Every method releases the GIL for its I/O and
+instances may be used from several threads (an internal mutex serialises them).
+"""
+
+import os
+from typing import Literal
+
+class LogError(Exception):
+    """A log failure carrying a Kafka protocol error code.
+
+    ``args == (code, message)``; ``str(exc)`` is a readable message.
+
+    Codes raised: 1 OFFSET_OUT_OF_RANGE, 2 CORRUPT_MESSAGE (bad framing / CRC),
+    10 MESSAGE_TOO_LARGE (a batch over ``max_message_bytes``), 18 RECORD_LIST_TOO_LARGE
+    (an append larger than ``segment_bytes``), 43 UNSUPPORTED_FOR_MESSAGE_FORMAT
+    (magic != 2), 45 OUT_OF_ORDER_SEQUENCE_NUMBER, 47 INVALID_PRODUCER_EPOCH,
+    56 KAFKA_STORAGE_ERROR (I/O failure, or use after ``close()``), 87 INVALID_RECORD
+    (empty request, count/offset mismatch, unparsable records, control batch from a
+    client, unknown codec, several batches in an idempotent produce).
+    """
+
+    code: int
+    message: str
+    def __init__(self, code: int, message: str) -> None: ...
+
+class PartitionLog:
+    """The log of one partition."""
+
+    def __init__(
+        self,
+        dir: str | os.PathLike[str],
+        *,
+        segment_bytes: int = 1073741824,
+        index_interval_bytes: int = 4096,
+        segment_index_bytes: int = 10485760,
+        max_message_bytes: int = 1048588,
+        timestamp_type: Literal["CreateTime", "LogAppendTime"] = "CreateTime",
+        clean_shutdown: bool = False,
+    ) -> None:
+        """Open (creating if missing) the partition directory ``dir``.
+
+        Loads all segments. With ``clean_shutdown=False`` the active segment is
+        re-validated batch by batch and its torn tail cut off (see
+        ``recovery_report()``); any segment failing the cheap open-time sanity check
+        is recovered the same way in either mode, and segments after a segment that
+        lost data are deleted. Producer state is loaded from the newest snapshot and
+        completed by replaying batch headers. Raises ``LogError`` (56) on I/O errors
+        and ``ValueError`` for an unknown ``timestamp_type``.
+        """
+
+    @property
+    def log_start_offset(self) -> int:
+        """First offset in the log (base offset of the first segment)."""
+
+    @property
+    def log_end_offset(self) -> int:
+        """Next offset to be assigned (the high watermark on a single broker)."""
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` has run."""
+
+    @property
+    def dir(self) -> str:
+        """The partition directory."""
+
+    def append(
+        self, records: bytes | bytearray | memoryview, leader_epoch: int = 0, now_ms: int | None = None
+    ) -> tuple[int, int, int, bool]:
+        """Validate and append the ``records`` field of a Produce request.
+
+        Returns ``(base_offset, last_offset, log_append_time, is_duplicate)``;
+        ``log_append_time`` is ``now_ms`` for LogAppendTime topics, else -1. A retried
+        idempotent batch matching one of the producer's last 5 batches is not written
+        again: its original offsets (and append time or -1) are returned with
+        ``is_duplicate=True``. ``now_ms`` defaults to the current wall clock.
+        The bytes are in the OS page cache when this returns (no fsync).
+        Raises ``LogError`` (see its codes); nothing is written on error.
+        """
+
+    def read(self, offset: int, max_bytes: int, min_one: bool = True) -> bytes:
+        """Batch-aligned bytes starting at the batch that contains ``offset``.
+
+        Further whole batches follow while the total stays <= ``max_bytes``; a single
+        read never spans two segments (as in Kafka), so read again from the next
+        offset. If the first batch alone exceeds ``max_bytes`` it is returned whole
+        when ``min_one`` (KIP-74), else ``b""``. ``offset == log_end_offset`` gives
+        ``b""``; outside ``[log_start_offset, log_end_offset]`` raises ``LogError(1)``.
+        """
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp``.
+
+        Looks inside compressed batches (gzip, snappy raw/xerial, lz4, zstd).
+        ``timestamp`` is taken literally: the ListOffsets sentinels -1/-2/-3 are the
+        caller's job (use ``log_end_offset``, ``log_start_offset``, ``max_timestamp()``).
+        ``None`` if no record qualifies.
+        """
+
+    def max_timestamp(self) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` of the first record with the largest timestamp
+        (ListOffsets MAX_TIMESTAMP, KIP-734); ``None`` for an empty log."""
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch answer ``(epoch, end_offset)``, as Kafka's
+        ``LeaderEpochFileCache.endOffsetFor``: the latest epoch gives
+        ``(epoch, log_end_offset)``; an epoch between known ones gives
+        ``(largest known epoch <= it, start offset of the next higher epoch)``; an epoch
+        below the first known one gives ``(leader_epoch, start offset of the first
+        epoch)``; an epoch above every known one, a negative one, or an empty cache
+        gives ``(-1, -1)``."""
+
+    def leader_epochs(self) -> list[tuple[int, int]]:
+        """The leader epoch cache: ``[(epoch, start_offset), ...]``."""
+
+    def flush(self) -> None:
+        """fsync the segments written since the last flush, their indexes, and the
+        directory after a segment roll."""
+
+    def close(self) -> None:
+        """Flush, write the final time-index entry, trim index files, write the
+        producer-state snapshot and epoch checkpoint. Idempotent; afterwards every
+        other method raises ``LogError(56)``."""
+
+    def segment_base_offsets(self) -> list[int]:
+        """Base offsets of the segments, ascending."""
+
+    def size_bytes(self) -> int:
+        """Total size of the ``.log`` files."""
+
+    def recovery_report(self) -> list[str]:
+        """What opening the log did: recovered/truncated/deleted segments, removed
+        orphan files, ignored snapshots. Empty after a clean open of a healthy log."""

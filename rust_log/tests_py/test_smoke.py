@@ -1,0 +1,158 @@
+"""Smoke test of the PyO3 API of pykafkad._rust_log, with a tiny batch encoder."""
+
+import struct
+import threading
+
+import pytest
+
+pytest.importorskip("pykafkad._rust_log")
+from pykafkad._rust_log import LogError, PartitionLog  # noqa: E402
+
+# --- minimal magic-2 batch encoder -------------------------------------------
+
+_CRC_TABLE = []
+for _n in range(256):
+    _c = _n
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+    _CRC_TABLE.append(_c)
+
+
+def crc32c(data: bytes) -> int:
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def varint(v: int) -> bytes:
+    z = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while True:
+        if z < 0x80:
+            out.append(z)
+            return bytes(out)
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+
+
+def record(i: int, ts_delta: int, value: bytes) -> bytes:
+    body = b"\x00" + varint(ts_delta) + varint(i) + varint(-1) + varint(len(value)) + value + varint(0)
+    return varint(len(body)) + body
+
+
+def batch(values, base_ts=1000, producer_id=-1, epoch=-1, seq=-1) -> bytes:
+    recs = b"".join(record(i, i, v) for i, v in enumerate(values))
+    n = len(values)
+    after_crc = struct.pack(
+        ">hiqqqhii", 0, n - 1, base_ts, base_ts + n - 1, producer_id, epoch, seq, n
+    ) + recs
+    crc = crc32c(after_crc)
+    body = struct.pack(">iBI", -1, 2, crc) + after_crc
+    return struct.pack(">qi", 0, len(body)) + body
+
+
+def offsets_in(data: bytes):
+    out, p = [], 0
+    while p < len(data):
+        base, length = struct.unpack_from(">qi", data, p)
+        (lod,) = struct.unpack_from(">i", data, p + 23)
+        out.append((base, base + lod))
+        p += 12 + length
+    assert p == len(data)
+    return out
+
+
+# --- tests ---------------------------------------------------------------------
+
+
+def test_append_read_roundtrip(tmp_path):
+    log = PartitionLog(str(tmp_path / "t-0"))
+    assert (log.log_start_offset, log.log_end_offset) == (0, 0)
+    assert log.append(batch([b"a", b"b", b"c"]), leader_epoch=3) == (0, 2, -1, False)
+    assert log.append(bytearray(batch([b"d"]))) == (3, 3, -1, False)
+    assert log.append(memoryview(batch([b"e", b"f"])), 3) == (4, 5, -1, False)
+    data = log.read(1, 1 << 20)
+    assert isinstance(data, bytes)
+    assert offsets_in(data) == [(0, 2), (3, 3), (4, 5)]
+    assert log.read(6, 100) == b""
+    assert log.offset_for_timestamp(1001) == (1, 1001)
+    assert log.max_timestamp() == (2, 1002)
+    assert log.end_offset_for_epoch(3) == (3, 6)
+    assert log.segment_base_offsets() == [0]
+    assert log.size_bytes() == len(data)
+    log.flush()
+    log.close()
+    log.close()
+    with pytest.raises(LogError) as ei:
+        log.read(0, 100)
+    assert ei.value.code == 56
+
+
+def test_errors_carry_codes(tmp_path):
+    log = PartitionLog(str(tmp_path), max_message_bytes=500)
+    with pytest.raises(LogError) as ei:
+        log.read(5, 100)
+    assert ei.value.code == 1
+    assert ei.value.args == (1, ei.value.message)
+    assert "out of range" in str(ei.value)
+    bad = bytearray(batch([b"x"]))
+    bad[-1] ^= 0xFF
+    with pytest.raises(LogError) as ei:
+        log.append(bytes(bad))
+    assert ei.value.code == 2
+    with pytest.raises(LogError) as ei:
+        log.append(batch([b"x" * 600]))
+    assert ei.value.code == 10
+    with pytest.raises(LogError) as ei:
+        log.append(b"")
+    assert ei.value.code == 87
+    assert isinstance(ei.value, Exception)
+
+
+def test_idempotent_and_reopen(tmp_path):
+    d = str(tmp_path / "p-1")
+    log = PartitionLog(d, timestamp_type="LogAppendTime")
+    assert log.append(batch([b"a"], producer_id=7, epoch=0, seq=0), now_ms=42) == (0, 0, 42, False)
+    assert log.append(batch([b"a"], producer_id=7, epoch=0, seq=0), now_ms=43) == (0, 0, 42, True)
+    with pytest.raises(LogError) as ei:
+        log.append(batch([b"a"], producer_id=7, epoch=0, seq=5))
+    assert ei.value.code == 45
+    log.close()
+    log = PartitionLog(d, clean_shutdown=True, timestamp_type="LogAppendTime")
+    assert log.append(batch([b"a"], producer_id=7, epoch=0, seq=0)) == (0, 0, 42, True)
+    assert log.append(batch([b"b"], producer_id=7, epoch=1, seq=0), now_ms=50) == (1, 1, 50, False)
+    with pytest.raises(LogError) as ei:
+        log.append(batch([b"c"], producer_id=7, epoch=0, seq=1))
+    assert ei.value.code == 47
+    assert log.recovery_report() == []
+    with pytest.raises(ValueError):
+        PartitionLog(d, timestamp_type="Nope")
+
+
+def test_threads(tmp_path):
+    log = PartitionLog(str(tmp_path), segment_bytes=4096)
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(50):
+                log.append(batch([b"v" * 20]))
+                log.flush()
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert log.log_end_offset == 200
+    seen, off = [], 0
+    while off < log.log_end_offset:
+        got = offsets_in(log.read(off, 1 << 20))
+        seen += got
+        off = got[-1][1] + 1
+    assert [b for b, _ in seen] == list(range(200))
+    assert len(log.segment_base_offsets()) > 1
