@@ -133,7 +133,7 @@ impl ProducerStateManager {
                 format!(
                     "producer {} out of order sequence: expected {}, got {first}",
                     h.producer_id,
-                    last_batch.last_seq.wrapping_add(1).max(0)
+                    if last_batch.last_seq == i32::MAX { 0 } else { last_batch.last_seq + 1 }
                 ),
             ));
         }

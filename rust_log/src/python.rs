@@ -6,10 +6,10 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyType};
+use pyo3::types::{PyBytes, PyDict, PyType};
 
 use crate::error::LogError;
 use crate::partition_log::{LogConfig, PartitionLog as CoreLog};
@@ -37,9 +37,14 @@ static LOG_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn log_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     let ty = LOG_ERROR.get_or_try_init(py, || -> PyResult<Py<PyType>> {
-        let m = PyModule::from_code(py, ERROR_CLASS_SRC, c"pykafkad/_rust_log_errors.py", c"pykafkad._rust_log")?;
-        let cls = m.getattr("LogError")?;
-        cls.setattr("__module__", "pykafkad._rust_log")?;
+        // Executed in a private namespace named like this module, so the class
+        // reports `pykafkad._rust_log` as its module (and pickles by that name).
+        let globals = PyDict::new(py);
+        globals.set_item("__name__", "pykafkad._rust_log")?;
+        py.run(ERROR_CLASS_SRC, Some(&globals), None)?;
+        let cls = globals
+            .get_item("LogError")?
+            .ok_or_else(|| PyRuntimeError::new_err("LogError class was not defined"))?;
         Ok(cls.cast_into::<PyType>()?.unbind())
     })?;
     Ok(ty.bind(py))

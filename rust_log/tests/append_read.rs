@@ -132,7 +132,7 @@ fn sparse_offset_index_entries_and_lookup() {
         log.append(simple(1, 1000 + i, 100), 0, None).unwrap();
     }
     let idx = std::fs::read(dir.path().join(format!("{:020}.index", 0))).unwrap();
-    assert!(!idx.is_empty() && idx.len() % 8 == 0);
+    assert!(!idx.is_empty() && idx.len().is_multiple_of(8));
     let entries: Vec<(u32, u32)> = idx
         .chunks(8)
         .map(|c| (u32::from_be_bytes(c[0..4].try_into().unwrap()), u32::from_be_bytes(c[4..8].try_into().unwrap())))

@@ -8,7 +8,9 @@ fn recs(ts: &[i64]) -> Vec<Rec> {
     ts.iter().map(|&t| Rec::new(t, b"some value that compresses well well well")).collect()
 }
 
-fn check_codec(codec: u8, payload_override: Option<fn(&[u8]) -> Vec<u8>>) {
+type Framing = fn(&[u8]) -> Vec<u8>;
+
+fn check_codec(codec: u8, payload_override: Option<Framing>) {
     let dir = tempfile::tempdir().unwrap();
     let mut log = open(dir.path(), small_cfg(1 << 30, 0), true);
     // batch A: offsets 0..3, timestamps out of order inside the batch
