@@ -40,6 +40,8 @@ class Broker:
         self.producer_ids = ProducerIdAllocator(self.metadata)
         self._data_arrived = trio.Event()
         self.shutting_down = trio.Event()
+        # Each is started with nursery.start() before the listeners accept, and stopped at shutdown.
+        self.background_tasks: list = []
 
     # -- waiting for data (fetch long-poll) ---------------------------------------------------
 
@@ -180,6 +182,13 @@ class Broker:
         log.info("topic %s now has %d partitions", name, count)
 
     # -- lifecycle -----------------------------------------------------------------------------
+
+    async def run_background(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Long-lived broker tasks (coordinators, log housekeeping); cancelled at shutdown."""
+        async with trio.open_nursery() as nursery:
+            for start in self.background_tasks:
+                await nursery.start(start)
+            task_status.started()
 
     def close(self) -> None:
         self.logs.close_all()

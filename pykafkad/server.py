@@ -61,32 +61,38 @@ class Server:
         started = time.monotonic()
         broker = Broker(self.config)
         try:
-            listeners: list[trio.SocketListener] = []
-            for spec in self.config.listeners:
-                listeners.extend(await trio.open_tcp_listeners(spec.port, host=spec.host or None))
-            self.bound = [tuple(lst.socket.getsockname()[:2]) for lst in listeners]  # type: ignore[misc]
-            log.info(
-                "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s",
-                time.monotonic() - started, self.config.node_id, broker.metadata.cluster_id,
-                ", ".join(f"{h}:{p}" for h, p in self.bound),
-                ", ".join(str(d) for d in self.config.log_dirs),
-            )
-            async with trio.open_nursery() as connections:
-                with self.accept_scope:
-                    async with trio.open_nursery() as acceptors:
-                        acceptors.start_soon(self._wait_for_signal, broker)
-                        for lst in listeners:
-                            acceptors.start_soon(self._accept_loop, lst, broker, connections)
-                        task_status.started(self)
-                # Accepting has stopped: close idle connections, give busy ones time to finish.
-                broker.begin_shutdown()
-                for conn in list(self.connections):
-                    conn.idle_scope.cancel()
-                connections.cancel_scope.deadline = trio.current_time() + SHUTDOWN_GRACE_S
+            async with trio.open_nursery() as background:
+                await background.start(broker.run_background)
+                await self._serve(broker, started, task_status)
+                background.cancel_scope.cancel()
         finally:
             log.info("flushing and closing logs")
             broker.close()
             log.info("pykafkad stopped")
+
+    async def _serve(self, broker: Broker, started: float, task_status: trio.TaskStatus[Server]) -> None:
+        listeners: list[trio.SocketListener] = []
+        for spec in self.config.listeners:
+            listeners.extend(await trio.open_tcp_listeners(spec.port, host=spec.host or None))
+        self.bound = [tuple(lst.socket.getsockname()[:2]) for lst in listeners]  # type: ignore[misc]
+        log.info(
+            "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s",
+            time.monotonic() - started, self.config.node_id, broker.metadata.cluster_id,
+            ", ".join(f"{h}:{p}" for h, p in self.bound),
+            ", ".join(str(d) for d in self.config.log_dirs),
+        )
+        async with trio.open_nursery() as connections:
+            with self.accept_scope:
+                async with trio.open_nursery() as acceptors:
+                    acceptors.start_soon(self._wait_for_signal, broker)
+                    for lst in listeners:
+                        acceptors.start_soon(self._accept_loop, lst, broker, connections)
+                    task_status.started(self)
+            # Accepting has stopped: close idle connections, give busy ones time to finish.
+            broker.begin_shutdown()
+            for conn in list(self.connections):
+                conn.idle_scope.cancel()
+            connections.cancel_scope.deadline = trio.current_time() + SHUTDOWN_GRACE_S
 
     async def _wait_for_signal(self, broker: Broker) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
