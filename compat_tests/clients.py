@@ -20,6 +20,12 @@ import confluent_kafka
 from confluent_kafka.admin import AdminClient, NewTopic
 
 CLIENT_TIMEOUT_S = 30.0
+# What a broker may answer while its partitions come back online after a restart.
+_STARTUP_ERRORS = {
+    confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART,
+    confluent_kafka.KafkaError.LEADER_NOT_AVAILABLE,
+    confluent_kafka.KafkaError.NOT_LEADER_FOR_PARTITION,
+}
 
 
 def unique_topic(prefix: str) -> str:
@@ -315,7 +321,11 @@ class ConfluentClient:
 
         def report(i: int) -> Any:
             def cb(err: Any, msg: Any) -> None:
-                results[i] = err if err is not None else msg.offset()
+                if err is not None:
+                    results[i] = err
+                else:  # with acks=0 there is no offset: librdkafka reports None / a negative one
+                    offset = msg.offset()
+                    results[i] = -1 if offset is None or offset < 0 else offset
 
             return cb
 
@@ -400,12 +410,25 @@ class ConfluentClient:
             consumer.close()
 
     def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
+        """(earliest, latest); retriable errors (a partition still coming online after a restart,
+        NOT_LEADER_OR_FOLLOWER) are retried until the client timeout, as clients themselves do."""
         consumer = self.consumer()
+        deadline = time.monotonic() + CLIENT_TIMEOUT_S
         try:
-            lo, hi = consumer.get_watermark_offsets(
-                confluent_kafka.TopicPartition(topic, partition), timeout=CLIENT_TIMEOUT_S, cached=False
-            )
-            return int(lo), int(hi)
+            while True:
+                try:
+                    lo, hi = consumer.get_watermark_offsets(
+                        confluent_kafka.TopicPartition(topic, partition),
+                        timeout=CLIENT_TIMEOUT_S,
+                        cached=False,
+                    )
+                    return int(lo), int(hi)
+                except confluent_kafka.KafkaException as exc:
+                    err = exc.args[0]
+                    transient = err.retriable() or err.code() in _STARTUP_ERRORS
+                    if not transient or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
         finally:
             consumer.close()
 

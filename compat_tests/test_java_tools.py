@@ -118,7 +118,7 @@ def test_console_producer_then_console_consumer(broker: BrokerProcess) -> None:
         ],
     ).stdout
     got = [line for line in out.splitlines() if line.strip()]
-    assert got == [f"Offset:{i}\tkey-{i}:value-{i}" for i in range(20)], out
+    assert got == [f"Offset:{i}:key-{i}:value-{i}" for i in range(20)], out
     # The Java producer is idempotent by default: no duplicates, offsets 0..19 exactly.
     assert ConfluentClient(broker.bootstrap).offsets(topic, 0) == (0, 20)
 
