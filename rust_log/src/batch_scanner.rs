@@ -22,7 +22,13 @@ pub struct BatchScanner<'f> {
 impl<'f> BatchScanner<'f> {
     /// Scans `file` from `start` up to (not including) `end`.
     pub fn new(file: &'f File, start: u64, end: u64) -> Self {
-        BatchScanner { file, pos: start, end, buf: Vec::new(), buf_start: 0 }
+        BatchScanner {
+            file,
+            pos: start,
+            end,
+            buf: Vec::new(),
+            buf_start: 0,
+        }
     }
 
     /// Position of the next batch to be returned (or where scanning stopped
@@ -55,13 +61,21 @@ impl<'f> BatchScanner<'f> {
     fn header_at(&mut self, at: u64) -> Result<BatchHeader> {
         let h = BatchHeader::parse(self.window(at, HEADER_SIZE)?)?;
         if h.batch_length < MIN_BATCH_LENGTH {
-            return Err(LogError::corrupt(format!("batch length {} at position {at} too small", h.batch_length)));
+            return Err(LogError::corrupt(format!(
+                "batch length {} at position {at} too small",
+                h.batch_length
+            )));
         }
         if h.magic != 2 {
-            return Err(LogError::corrupt(format!("batch at position {at} has magic {}", h.magic)));
+            return Err(LogError::corrupt(format!(
+                "batch at position {at} has magic {}",
+                h.magic
+            )));
         }
         if h.last_offset_delta < 0 {
-            return Err(LogError::corrupt(format!("batch at position {at} has negative lastOffsetDelta")));
+            return Err(LogError::corrupt(format!(
+                "batch at position {at} has negative lastOffsetDelta"
+            )));
         }
         if at + h.total_size() as u64 > self.end {
             return Err(LogError::corrupt(format!(

@@ -34,7 +34,9 @@ pub fn decompressing_reader<'a>(codec: u8, payload: &'a [u8]) -> Result<Box<dyn 
         GZIP => Ok(Box::new(flate2::read::MultiGzDecoder::new(payload))),
         SNAPPY => {
             if payload.len() >= XERIAL_HEADER_LEN && payload[..8] == XERIAL_MAGIC {
-                Ok(Box::new(XerialSnappyReader::new(&payload[XERIAL_HEADER_LEN..])))
+                Ok(Box::new(XerialSnappyReader::new(
+                    &payload[XERIAL_HEADER_LEN..],
+                )))
             } else {
                 let data = snap::raw::Decoder::new()
                     .decompress_vec(payload)
@@ -48,7 +50,9 @@ pub fn decompressing_reader<'a>(codec: u8, payload: &'a [u8]) -> Result<Box<dyn 
                 .map_err(|e| LogError::corrupt(format!("invalid zstd data: {e}")))?;
             Ok(Box::new(dec))
         }
-        other => Err(LogError::invalid_record(format!("unknown compression codec {other}"))),
+        other => Err(LogError::invalid_record(format!(
+            "unknown compression codec {other}"
+        ))),
     }
 }
 
@@ -63,7 +67,12 @@ struct XerialSnappyReader<'a> {
 
 impl<'a> XerialSnappyReader<'a> {
     fn new(rest: &'a [u8]) -> Self {
-        XerialSnappyReader { rest, block: Vec::new(), pos: 0, decoder: snap::raw::Decoder::new() }
+        XerialSnappyReader {
+            rest,
+            block: Vec::new(),
+            pos: 0,
+            decoder: snap::raw::Decoder::new(),
+        }
     }
 
     fn next_block(&mut self) -> io::Result<bool> {
@@ -71,9 +80,13 @@ impl<'a> XerialSnappyReader<'a> {
             return Ok(false);
         }
         if self.rest.len() < 4 {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "truncated snappy block length"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "truncated snappy block length",
+            ));
         }
-        let len = u32::from_be_bytes([self.rest[0], self.rest[1], self.rest[2], self.rest[3]]) as usize;
+        let len =
+            u32::from_be_bytes([self.rest[0], self.rest[1], self.rest[2], self.rest[3]]) as usize;
         let body = self
             .rest
             .get(4..4 + len)

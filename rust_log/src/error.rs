@@ -14,6 +14,8 @@ pub mod codes {
     pub const MESSAGE_TOO_LARGE: i16 = 10;
     /// RECORD_LIST_TOO_LARGE (an append larger than a whole segment)
     pub const RECORD_LIST_TOO_LARGE: i16 = 18;
+    /// INVALID_CONFIG (bad log configuration at open)
+    pub const INVALID_CONFIG: i16 = 40;
     /// UNSUPPORTED_FOR_MESSAGE_FORMAT
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
     /// OUT_OF_ORDER_SEQUENCE_NUMBER
@@ -41,7 +43,10 @@ pub type Result<T> = std::result::Result<T, LogError>;
 impl LogError {
     /// Builds an error from a code and message.
     pub fn new(code: i16, message: impl Into<String>) -> Self {
-        LogError { code, message: message.into() }
+        LogError {
+            code,
+            message: message.into(),
+        }
     }
     /// OFFSET_OUT_OF_RANGE (1).
     pub fn offset_out_of_range(message: impl Into<String>) -> Self {

@@ -50,7 +50,14 @@ impl IndexFile {
         } else {
             None
         };
-        Ok((IndexFile { path: path.to_path_buf(), file, entry_size }, content))
+        Ok((
+            IndexFile {
+                path: path.to_path_buf(),
+                file,
+                entry_size,
+            },
+            content,
+        ))
     }
 
     /// Path of the file.
@@ -78,7 +85,10 @@ impl IndexFile {
         match self.file.sync_data() {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::Interrupted => Ok(()),
-            Err(e) => Err(LogError::io(format!("syncing index {}", self.path.display()), e)),
+            Err(e) => Err(LogError::io(
+                format!("syncing index {}", self.path.display()),
+                e,
+            )),
         }
     }
 }
@@ -108,7 +118,10 @@ pub fn classify<'a>(
     } else if rest.iter().all(|b| *b == 0) {
         IndexLoad::Preallocated
     } else if rest.len() < entry_size {
-        IndexLoad::Corrupt(format!("{} trailing bytes after the last entry", rest.len()))
+        IndexLoad::Corrupt(format!(
+            "{} trailing bytes after the last entry",
+            rest.len()
+        ))
     } else {
         IndexLoad::Corrupt(format!("entry {} is out of order", entries.len()))
     };

@@ -23,9 +23,17 @@ impl LeaderEpochCache {
     /// found (if not, the caller rebuilds it from batch headers).
     pub fn open(dir: &Path) -> (LeaderEpochCache, bool) {
         let path = dir.join(CHECKPOINT_FILE);
-        let entries = fs::read_to_string(&path).ok().and_then(|s| parse_checkpoint(&s));
+        let entries = fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| parse_checkpoint(&s));
         let ok = entries.is_some();
-        (LeaderEpochCache { path, entries: entries.unwrap_or_default() }, ok)
+        (
+            LeaderEpochCache {
+                path,
+                entries: entries.unwrap_or_default(),
+            },
+            ok,
+        )
     }
 
     /// Entries, oldest first.

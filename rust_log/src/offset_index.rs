@@ -28,11 +28,20 @@ pub struct OffsetIndex {
 
 impl OffsetIndex {
     /// Opens or creates the index; reports how the stored file looked.
-    pub fn open(path: &Path, base_offset: i64, max_index_bytes: usize) -> Result<(OffsetIndex, IndexLoad)> {
+    pub fn open(
+        path: &Path,
+        base_offset: i64,
+        max_index_bytes: usize,
+    ) -> Result<(OffsetIndex, IndexLoad)> {
         let (file, content) = IndexFile::open(path, ENTRY_SIZE)?;
         let max_entries = (max_index_bytes / ENTRY_SIZE).max(1);
         let Some(content) = content else {
-            let idx = OffsetIndex { file, base_offset, entries: Vec::new(), max_entries };
+            let idx = OffsetIndex {
+                file,
+                base_offset,
+                entries: Vec::new(),
+                max_entries,
+            };
             return Ok((idx, IndexLoad::Missing));
         };
         let (raw, load) = classify(&content, ENTRY_SIZE, |prev, e| {
@@ -46,7 +55,12 @@ impl OffsetIndex {
             }
         });
         let entries: Vec<(u32, u32)> = raw.into_iter().map(decode).collect();
-        let mut idx = OffsetIndex { file, base_offset, entries, max_entries };
+        let mut idx = OffsetIndex {
+            file,
+            base_offset,
+            entries,
+            max_entries,
+        };
         match load {
             IndexLoad::Preallocated => idx.file.set_entries(idx.entries.len())?,
             IndexLoad::Corrupt(_) => idx.entries.clear(),
@@ -70,7 +84,9 @@ impl OffsetIndex {
 
     /// Last entry as (absolute offset, position).
     pub fn last_entry(&self) -> Option<(i64, u32)> {
-        self.entries.last().map(|&(o, p)| (self.base_offset + i64::from(o), p))
+        self.entries
+            .last()
+            .map(|&(o, p)| (self.base_offset + i64::from(o), p))
     }
 
     /// Adds an entry for `offset` at file `position`. Entries that would not
@@ -80,8 +96,12 @@ impl OffsetIndex {
             return Ok(());
         }
         let rel = offset - self.base_offset;
-        let rel = u32::try_from(rel)
-            .map_err(|_| LogError::storage(format!("offset {offset} not representable relative to {}", self.base_offset)))?;
+        let rel = u32::try_from(rel).map_err(|_| {
+            LogError::storage(format!(
+                "offset {offset} not representable relative to {}",
+                self.base_offset
+            ))
+        })?;
         if let Some(&(lo, lp)) = self.entries.last()
             && (rel <= lo || position <= lp)
         {

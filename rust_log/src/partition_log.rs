@@ -56,11 +56,14 @@ impl LogConfig {
 
     fn validate(&self) -> Result<()> {
         if self.segment_bytes < 14 || self.segment_bytes > i32::MAX as u64 {
-            return Err(LogError::new(codes::INVALID_RECORD, format!("invalid segment_bytes {}", self.segment_bytes)));
+            return Err(LogError::new(
+                codes::INVALID_CONFIG,
+                format!("invalid segment_bytes {}", self.segment_bytes),
+            ));
         }
         if self.segment_index_bytes < 8 {
             return Err(LogError::new(
-                codes::INVALID_RECORD,
+                codes::INVALID_CONFIG,
                 format!("invalid segment_index_bytes {}", self.segment_index_bytes),
             ));
         }
@@ -115,23 +118,31 @@ impl PartitionLog {
     /// Opens (creating if needed) the partition directory `dir`. With
     /// `clean_shutdown == false` the active segment is recovered (and any
     /// segment failing its sanity check is recovered in either case).
-    pub fn open(dir: impl AsRef<Path>, config: LogConfig, clean_shutdown: bool) -> Result<PartitionLog> {
+    pub fn open(
+        dir: impl AsRef<Path>,
+        config: LogConfig,
+        clean_shutdown: bool,
+    ) -> Result<PartitionLog> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        fs::create_dir_all(&dir).map_err(|e| LogError::io(format!("creating {}", dir.display()), e))?;
+        fs::create_dir_all(&dir)
+            .map_err(|e| LogError::io(format!("creating {}", dir.display()), e))?;
         let mut report = Vec::new();
 
         // Inventory of the directory.
         let mut log_bases = Vec::new();
         let mut index_files = Vec::new();
         let mut snapshots = Vec::new();
-        let listing = fs::read_dir(&dir).map_err(|e| LogError::io(format!("listing {}", dir.display()), e))?;
+        let listing = fs::read_dir(&dir)
+            .map_err(|e| LogError::io(format!("listing {}", dir.display()), e))?;
         for entry in listing {
             let entry = entry.map_err(|e| LogError::io(format!("listing {}", dir.display()), e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(b) = parse_stem(&name, "log") {
                 log_bases.push(b);
-            } else if let Some(b) = parse_stem(&name, "index").or_else(|| parse_stem(&name, "timeindex")) {
+            } else if let Some(b) =
+                parse_stem(&name, "index").or_else(|| parse_stem(&name, "timeindex"))
+            {
                 index_files.push((b, entry.path()));
             } else if let Some(o) = parse_stem(&name, "snapshot") {
                 snapshots.push((o, entry.path()));
@@ -229,13 +240,20 @@ impl PartitionLog {
         let mut snapshot_offset: Option<i64> = None;
         for (off, path) in snapshots.iter().rev() {
             if snapshot_offset.is_none() && *off <= leo && *off >= log.log_start_offset() {
-                match fs::read(path).map_err(LogError::from).and_then(|d| ProducerStateManager::decode(&d)) {
+                match fs::read(path)
+                    .map_err(LogError::from)
+                    .and_then(|d| ProducerStateManager::decode(&d))
+                {
                     Ok(state) => {
                         log.producers = state;
                         snapshot_offset = Some(*off);
                         continue;
                     }
-                    Err(e) => log.report.push(format!("ignored snapshot {}: {}", path.display(), e.message)),
+                    Err(e) => log.report.push(format!(
+                        "ignored snapshot {}: {}",
+                        path.display(),
+                        e.message
+                    )),
                 }
             }
             if Some(*off) != snapshot_offset {
@@ -243,7 +261,11 @@ impl PartitionLog {
             }
         }
         let producer_from = snapshot_offset.unwrap_or_else(|| log.log_start_offset());
-        let scan_from = if epochs_loaded { producer_from } else { log.log_start_offset() };
+        let scan_from = if epochs_loaded {
+            producer_from
+        } else {
+            log.log_start_offset()
+        };
         let mut producers = std::mem::take(&mut log.producers);
         let mut epochs = log.epochs.clone();
         log.for_each_header_from(scan_from, |h| {
@@ -267,7 +289,11 @@ impl PartitionLog {
             if seg.next_offset() <= from {
                 continue;
             }
-            let pos = if seg.base_offset() <= from { seg.offset_index.lookup(from).1 } else { 0 };
+            let pos = if seg.base_offset() <= from {
+                seg.offset_index.lookup(from).1
+            } else {
+                0
+            };
             let mut scan = seg.scanner(u64::from(pos));
             while let Some((_, h)) = scan.next_header()? {
                 if h.last_offset() >= from {
@@ -279,18 +305,25 @@ impl PartitionLog {
     }
 
     fn segment_index_for(&self, offset: i64) -> usize {
-        self.segments.partition_point(|s| s.base_offset() <= offset).saturating_sub(1)
+        self.segments
+            .partition_point(|s| s.base_offset() <= offset)
+            .saturating_sub(1)
     }
 
     fn ensure_open(&self) -> Result<()> {
         if self.closed {
-            return Err(LogError::storage(format!("log {} is closed", self.dir.display())));
+            return Err(LogError::storage(format!(
+                "log {} is closed",
+                self.dir.display()
+            )));
         }
         Ok(())
     }
 
     fn active(&self) -> Result<&Segment> {
-        self.segments.last().ok_or_else(|| LogError::storage("log has no segments"))
+        self.segments
+            .last()
+            .ok_or_else(|| LogError::storage("log has no segments"))
     }
 
     /// Directory of the log.
@@ -335,7 +368,12 @@ impl PartitionLog {
     }
 
     /// Validates and appends the `records` of a Produce request.
-    pub fn append(&mut self, mut records: Vec<u8>, leader_epoch: i32, now_ms: Option<i64>) -> Result<AppendInfo> {
+    pub fn append(
+        &mut self,
+        mut records: Vec<u8>,
+        leader_epoch: i32,
+        now_ms: Option<i64>,
+    ) -> Result<AppendInfo> {
         self.ensure_open()?;
         let mut batches = validator::validate(&records, self.config.max_message_bytes)?;
         if records.len() as u64 > self.config.segment_bytes {
@@ -362,10 +400,19 @@ impl PartitionLog {
         let now = now_ms.unwrap_or_else(crate::partition_log::now_ms);
         let append_time = self.config.log_append_time.then_some(now);
         let base_offset = self.log_end_offset();
-        let next = validator::assign_in_place(&mut records, &mut batches, base_offset, leader_epoch, append_time)?;
+        let next = validator::assign_in_place(
+            &mut records,
+            &mut batches,
+            base_offset,
+            leader_epoch,
+            append_time,
+        )?;
         let last_offset = next - 1;
 
-        if self.active()?.should_roll(records.len() as u64, last_offset, self.config.segment_bytes) {
+        if self
+            .active()?
+            .should_roll(records.len() as u64, last_offset, self.config.segment_bytes)
+        {
             self.roll(base_offset)?;
         }
         let idx = self.segments.len() - 1;
@@ -426,7 +473,9 @@ impl PartitionLog {
         }
         if offset < end {
             for seg in &self.segments[self.segment_index_for(offset)..] {
-                let Some((pos, first)) = seg.locate(offset)? else { continue };
+                let Some((pos, first)) = seg.locate(offset)? else {
+                    continue;
+                };
                 let first_size = first.total_size();
                 let (len, exact) = if first_size > max_bytes {
                     (if min_one { first_size } else { 0 }, true)
@@ -435,10 +484,20 @@ impl PartitionLog {
                     let len = remaining.min(max_bytes as u64) as usize;
                     (len, len as u64 == remaining)
                 };
-                return Ok(ReadPlan { file: Some(Arc::clone(seg.file())), pos, len, exact });
+                return Ok(ReadPlan {
+                    file: Some(Arc::clone(seg.file())),
+                    pos,
+                    len,
+                    exact,
+                });
             }
         }
-        Ok(ReadPlan { file: None, pos: 0, len: 0, exact: true })
+        Ok(ReadPlan {
+            file: None,
+            pos: 0,
+            len: 0,
+            exact: true,
+        })
     }
 
     /// First (offset, timestamp) of a record with timestamp >= `timestamp`.
@@ -457,7 +516,9 @@ impl PartitionLog {
                 if h.last_offset() < from || h.max_timestamp < timestamp {
                     continue;
                 }
-                if let Some(found) = timestamp_search::first_at_or_after(bytes, &h, timestamp, from)? {
+                if let Some(found) =
+                    timestamp_search::first_at_or_after(bytes, &h, timestamp, from)?
+                {
                     return Ok(Some(found));
                 }
             }
@@ -494,7 +555,9 @@ impl PartitionLog {
     /// [`LeaderEpochCache::end_offset_for`].
     pub fn end_offset_for_epoch(&self, leader_epoch: i32) -> Result<(i32, i64)> {
         self.ensure_open()?;
-        Ok(self.epochs.end_offset_for(leader_epoch, self.log_end_offset()))
+        Ok(self
+            .epochs
+            .end_offset_for(leader_epoch, self.log_end_offset()))
     }
 
     /// fsyncs every segment written since the last flush (and the directory
@@ -511,8 +574,10 @@ impl PartitionLog {
             }
         }
         if self.dir_dirty {
-            let d = fs::File::open(&self.dir).map_err(|e| LogError::io(format!("opening {}", self.dir.display()), e))?;
-            d.sync_all().map_err(|e| LogError::io(format!("syncing {}", self.dir.display()), e))?;
+            let d = fs::File::open(&self.dir)
+                .map_err(|e| LogError::io(format!("opening {}", self.dir.display()), e))?;
+            d.sync_all()
+                .map_err(|e| LogError::io(format!("syncing {}", self.dir.display()), e))?;
             self.dir_dirty = false;
         }
         Ok(())
@@ -580,7 +645,11 @@ impl ReadPlan {
             .ok_or_else(|| LogError::storage("read buffer too small"))?;
         file.read_exact_at(buf, self.pos)
             .map_err(|e| LogError::io(format!("reading log at position {}", self.pos), e))?;
-        Ok(if self.exact { self.len } else { aligned_len(buf) })
+        Ok(if self.exact {
+            self.len
+        } else {
+            aligned_len(buf)
+        })
     }
 }
 

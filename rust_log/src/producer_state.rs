@@ -102,7 +102,10 @@ impl ProducerStateManager {
         let first = h.base_sequence;
         let last = h.last_sequence();
         if h.producer_epoch == entry.epoch
-            && let Some(dup) = entry.batches.iter().find(|b| b.first_seq == first && b.last_seq == last)
+            && let Some(dup) = entry
+                .batches
+                .iter()
+                .find(|b| b.first_seq == first && b.last_seq == last)
         {
             return Ok(SequenceCheck::Duplicate(*dup));
         }
@@ -133,7 +136,11 @@ impl ProducerStateManager {
                 format!(
                     "producer {} out of order sequence: expected {}, got {first}",
                     h.producer_id,
-                    if last_batch.last_seq == i32::MAX { 0 } else { last_batch.last_seq + 1 }
+                    if last_batch.last_seq == i32::MAX {
+                        0
+                    } else {
+                        last_batch.last_seq + 1
+                    }
                 ),
             ));
         }
@@ -148,7 +155,10 @@ impl ProducerStateManager {
         let entry = self
             .producers
             .entry(h.producer_id)
-            .or_insert_with(|| ProducerEntry { epoch: h.producer_epoch, batches: VecDeque::new() });
+            .or_insert_with(|| ProducerEntry {
+                epoch: h.producer_epoch,
+                batches: VecDeque::new(),
+            });
         if entry.epoch != h.producer_epoch {
             entry.epoch = h.producer_epoch;
             entry.batches.clear();
@@ -172,7 +182,9 @@ impl ProducerStateManager {
         let mut ids: Vec<&i64> = self.producers.keys().collect();
         ids.sort();
         for id in ids {
-            let Some(e) = self.producers.get(id) else { continue };
+            let Some(e) = self.producers.get(id) else {
+                continue;
+            };
             out.extend_from_slice(&id.to_be_bytes());
             out.extend_from_slice(&e.epoch.to_be_bytes());
             out.push(e.batches.len() as u8);

@@ -120,7 +120,9 @@ impl PyPartitionLog {
         let log = py
             .detach(|| CoreLog::open(&dir, config, clean_shutdown))
             .map_err(|e| to_py_err(py, e))?;
-        Ok(PyPartitionLog { inner: Mutex::new(log) })
+        Ok(PyPartitionLog {
+            inner: Mutex::new(log),
+        })
     }
 
     #[getter]
@@ -145,17 +147,30 @@ impl PyPartitionLog {
         let owned = buf.to_vec(py)?;
         drop(buf);
         let info = self.with_log(py, move |l| l.append(owned, leader_epoch, now_ms))?;
-        Ok((info.base_offset, info.last_offset, info.log_append_time, info.duplicate))
+        Ok((
+            info.base_offset,
+            info.last_offset,
+            info.log_append_time,
+            info.duplicate,
+        ))
     }
 
     #[pyo3(signature = (offset, max_bytes, min_one = true))]
-    fn read<'py>(&self, py: Python<'py>, offset: i64, max_bytes: i64, min_one: bool) -> PyResult<Bound<'py, PyBytes>> {
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        offset: i64,
+        max_bytes: i64,
+        min_one: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let max_bytes = usize::try_from(max_bytes.max(0)).unwrap_or(usize::MAX);
         let plan = self.with_log(py, |l| l.read_plan(offset, max_bytes, min_one))?;
         if plan.exact {
             // Single copy straight from the file into the bytes object.
             PyBytes::new_with(py, plan.len, |dst| {
-                py.detach(|| plan.read_into(dst)).map(|_| ()).map_err(|e| to_py_err(py, e))
+                py.detach(|| plan.read_into(dst))
+                    .map(|_| ())
+                    .map_err(|e| to_py_err(py, e))
             })
         } else {
             let data = py

@@ -151,7 +151,11 @@ impl BatchHeader {
     /// Append time to report for this batch: its max timestamp for
     /// LogAppendTime batches, otherwise -1.
     pub fn log_append_time(&self) -> i64 {
-        if self.is_log_append_time() { self.max_timestamp } else { -1 }
+        if self.is_log_append_time() {
+            self.max_timestamp
+        } else {
+            -1
+        }
     }
 }
 
@@ -188,7 +192,11 @@ pub fn set_partition_leader_epoch(batch: &mut [u8], epoch: i32) {
 /// Sets the timestamp type bit and maxTimestamp, recomputing the CRC only if
 /// something changed (as Kafka's `setMaxTimestamp`). Returns true if the
 /// batch bytes were modified.
-pub fn set_max_timestamp(batch: &mut [u8], log_append_time: bool, max_timestamp: i64) -> Result<bool> {
+pub fn set_max_timestamp(
+    batch: &mut [u8],
+    log_append_time: bool,
+    max_timestamp: i64,
+) -> Result<bool> {
     let header = BatchHeader::parse(batch)?;
     if header.is_log_append_time() == log_append_time && header.max_timestamp == max_timestamp {
         return Ok(false);
@@ -208,10 +216,16 @@ pub fn set_max_timestamp(batch: &mut [u8], log_append_time: bool, max_timestamp:
 /// magic 2, sane length, and (if `check_crc`) the CRC.
 pub fn check_stored_batch(batch: &[u8], header: &BatchHeader, check_crc: bool) -> Result<()> {
     if header.batch_length < MIN_BATCH_LENGTH {
-        return Err(LogError::corrupt(format!("batch length {} below minimum", header.batch_length)));
+        return Err(LogError::corrupt(format!(
+            "batch length {} below minimum",
+            header.batch_length
+        )));
     }
     if header.magic != 2 {
-        return Err(LogError::corrupt(format!("unexpected magic {}", header.magic)));
+        return Err(LogError::corrupt(format!(
+            "unexpected magic {}",
+            header.magic
+        )));
     }
     if header.last_offset_delta < 0 {
         return Err(LogError::corrupt("negative lastOffsetDelta"));

@@ -42,7 +42,9 @@ impl ByteSource for SliceSource<'_> {
     }
     fn skip(&mut self, n: usize) -> Result<()> {
         if n > self.remaining() {
-            return Err(LogError::invalid_record("record field extends past end of batch"));
+            return Err(LogError::invalid_record(
+                "record field extends past end of batch",
+            ));
         }
         self.pos += n;
         Ok(())
@@ -57,7 +59,9 @@ pub struct ReadSource<R: Read> {
 impl<R: Read> ReadSource<R> {
     /// Wraps a reader (buffered internally).
     pub fn new(inner: R) -> Self {
-        ReadSource { inner: io::BufReader::with_capacity(16 * 1024, inner) }
+        ReadSource {
+            inner: io::BufReader::with_capacity(16 * 1024, inner),
+        }
     }
 }
 
@@ -78,9 +82,12 @@ impl<R: Read> ByteSource for ReadSource<R> {
         }
     }
     fn skip(&mut self, n: usize) -> Result<()> {
-        let copied = io::copy(&mut (&mut self.inner).take(n as u64), &mut io::sink()).map_err(decompress_err)?;
+        let copied = io::copy(&mut (&mut self.inner).take(n as u64), &mut io::sink())
+            .map_err(decompress_err)?;
         if copied != n as u64 {
-            return Err(LogError::invalid_record("record field extends past end of batch"));
+            return Err(LogError::invalid_record(
+                "record field extends past end of batch",
+            ));
         }
         Ok(())
     }
@@ -115,7 +122,9 @@ fn varint_opt<S: ByteSource>(src: &mut S) -> Result<Option<i32>> {
         None => Ok(None),
         Some(v) => {
             let z = zigzag(v);
-            i32::try_from(z).map(Some).map_err(|_| LogError::invalid_record("varint out of int32 range"))
+            i32::try_from(z)
+                .map(Some)
+                .map_err(|_| LogError::invalid_record("varint out of int32 range"))
         }
     }
 }
@@ -166,7 +175,9 @@ fn skip_bytes_field<S: ByteSource>(src: &mut S, allow_null: bool, what: &str) ->
         if allow_null && len == -1 {
             return Ok(());
         }
-        return Err(LogError::invalid_record(format!("invalid {what} length {len}")));
+        return Err(LogError::invalid_record(format!(
+            "invalid {what} length {len}"
+        )));
     }
     src.skip(len as usize)
 }
@@ -178,17 +189,22 @@ pub fn next_record<S: ByteSource>(src: &mut S) -> Result<Option<RecordMeta>> {
         return Ok(None);
     };
     if length < 0 {
-        return Err(LogError::invalid_record(format!("negative record length {length}")));
+        return Err(LogError::invalid_record(format!(
+            "negative record length {length}"
+        )));
     }
     let mut body = Counted { src, consumed: 0 };
-    body.next_byte()?.ok_or_else(|| LogError::invalid_record("truncated record"))?; // attributes
+    body.next_byte()?
+        .ok_or_else(|| LogError::invalid_record("truncated record"))?; // attributes
     let timestamp_delta = varlong(&mut body)?;
     let offset_delta = varint(&mut body)?;
     skip_bytes_field(&mut body, true, "key")?;
     skip_bytes_field(&mut body, true, "value")?;
     let headers = varint(&mut body)?;
     if headers < 0 {
-        return Err(LogError::invalid_record(format!("negative header count {headers}")));
+        return Err(LogError::invalid_record(format!(
+            "negative header count {headers}"
+        )));
     }
     for _ in 0..headers {
         skip_bytes_field(&mut body, false, "header key")?;
@@ -200,7 +216,10 @@ pub fn next_record<S: ByteSource>(src: &mut S) -> Result<Option<RecordMeta>> {
             body.consumed
         )));
     }
-    Ok(Some(RecordMeta { timestamp_delta, offset_delta }))
+    Ok(Some(RecordMeta {
+        timestamp_delta,
+        offset_delta,
+    }))
 }
 
 /// Summary of a fully validated record set.
@@ -229,5 +248,8 @@ pub fn validate_records<S: ByteSource>(src: &mut S) -> Result<RecordsSummary> {
             .checked_add(1)
             .ok_or_else(|| LogError::invalid_record("too many records in batch"))?;
     }
-    Ok(RecordsSummary { count, max_timestamp_delta: max_delta })
+    Ok(RecordsSummary {
+        count,
+        max_timestamp_delta: max_delta,
+    })
 }

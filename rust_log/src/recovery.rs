@@ -33,7 +33,10 @@ impl SegmentRecovery {
 
 /// Rebuilds `seg` from its `.log` file, calling `on_batch` for every valid
 /// batch header (to feed producer state and the leader epoch cache).
-pub fn recover_segment(seg: &mut Segment, mut on_batch: impl FnMut(&BatchHeader)) -> Result<SegmentRecovery> {
+pub fn recover_segment(
+    seg: &mut Segment,
+    mut on_batch: impl FnMut(&BatchHeader),
+) -> Result<SegmentRecovery> {
     seg.reset_indexes()?;
     let base = seg.base_offset();
     let original = seg.size();

@@ -53,7 +53,12 @@ pub struct Segment {
 }
 
 impl Segment {
-    fn open_files(dir: &Path, base_offset: i64, cfg: &SegmentConfig, truncate: bool) -> Result<(Segment, IndexLoad, IndexLoad)> {
+    fn open_files(
+        dir: &Path,
+        base_offset: i64,
+        cfg: &SegmentConfig,
+        truncate: bool,
+    ) -> Result<(Segment, IndexLoad, IndexLoad)> {
         let log_path = segment_path(dir, base_offset, "log");
         let file = OpenOptions::new()
             .read(true)
@@ -70,14 +75,21 @@ impl Segment {
             for ext in ["index", "timeindex"] {
                 let p = segment_path(dir, base_offset, ext);
                 if p.exists() {
-                    fs::remove_file(&p).map_err(|e| LogError::io(format!("removing {}", p.display()), e))?;
+                    fs::remove_file(&p)
+                        .map_err(|e| LogError::io(format!("removing {}", p.display()), e))?;
                 }
             }
         }
-        let (offset_index, oload) =
-            OffsetIndex::open(&segment_path(dir, base_offset, "index"), base_offset, cfg.segment_index_bytes)?;
-        let (time_index, tload) =
-            TimeIndex::open(&segment_path(dir, base_offset, "timeindex"), base_offset, cfg.segment_index_bytes)?;
+        let (offset_index, oload) = OffsetIndex::open(
+            &segment_path(dir, base_offset, "index"),
+            base_offset,
+            cfg.segment_index_bytes,
+        )?;
+        let (time_index, tload) = TimeIndex::open(
+            &segment_path(dir, base_offset, "timeindex"),
+            base_offset,
+            cfg.segment_index_bytes,
+        )?;
         let seg = Segment {
             base_offset,
             log_path,
@@ -102,7 +114,11 @@ impl Segment {
     /// Opens an existing segment. Returns the segment and, if it looks
     /// inconsistent, the reason it must be recovered. When the check passes
     /// the segment's next offset and max timestamp are known.
-    pub fn open(dir: &Path, base_offset: i64, cfg: &SegmentConfig) -> Result<(Segment, Option<String>)> {
+    pub fn open(
+        dir: &Path,
+        base_offset: i64,
+        cfg: &SegmentConfig,
+    ) -> Result<(Segment, Option<String>)> {
         let (mut seg, oload, tload) = Self::open_files(dir, base_offset, cfg, false)?;
         let problem = seg.sanity_check(&oload, &tload);
         Ok((seg, problem))
@@ -136,7 +152,11 @@ impl Segment {
             let mut scan = BatchScanner::new(&self.file, start, self.size);
             match scan.next_header() {
                 Ok(Some((_, h))) if h.last_offset() == off => {}
-                Ok(_) => return Some(format!("offset index entry for offset {off} does not match the log")),
+                Ok(_) => {
+                    return Some(format!(
+                        "offset index entry for offset {off} does not match the log"
+                    ));
+                }
                 Err(e) => return Some(e.message),
             }
         }
@@ -151,7 +171,10 @@ impl Segment {
             match scan.next_header() {
                 Ok(Some((_, h))) => {
                     if h.base_offset < next || h.base_offset < self.base_offset {
-                        return Some(format!("batch offsets go backwards at offset {}", h.base_offset));
+                        return Some(format!(
+                            "batch offsets go backwards at offset {}",
+                            h.base_offset
+                        ));
                     }
                     next = h.next_offset();
                     if h.max_timestamp > self.max_timestamp {
@@ -168,7 +191,9 @@ impl Segment {
             && off >= next
             && self.size > 0
         {
-            return Some(format!("time index refers to offset {off} beyond the segment end {next}"));
+            return Some(format!(
+                "time index refers to offset {off} beyond the segment end {next}"
+            ));
         }
         self.next_offset = next;
         None
@@ -222,9 +247,14 @@ impl Segment {
             self.offset_of_max_timestamp = h.last_offset();
         }
         if self.bytes_since_last_index_entry > self.index_interval_bytes {
-            let pos32 = u32::try_from(pos).map_err(|_| LogError::storage("segment position beyond 4 GiB"))?;
+            let pos32 = u32::try_from(pos)
+                .map_err(|_| LogError::storage("segment position beyond 4 GiB"))?;
             self.offset_index.append(h.last_offset(), pos32)?;
-            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp, false)?;
+            self.time_index.maybe_append(
+                self.max_timestamp,
+                self.offset_of_max_timestamp,
+                false,
+            )?;
             self.bytes_since_last_index_entry = 0;
         }
         self.bytes_since_last_index_entry += h.total_size() as u64;
@@ -239,7 +269,10 @@ impl Segment {
         let start = self.size;
         if let Err(e) = self.file.write_all_at(buf, start) {
             let _ = self.file.set_len(start);
-            return Err(LogError::io(format!("appending to {}", self.log_path.display()), e));
+            return Err(LogError::io(
+                format!("appending to {}", self.log_path.display()),
+                e,
+            ));
         }
         self.size = start + buf.len() as u64;
         for b in batches {
@@ -318,7 +351,11 @@ impl Segment {
 
     /// Deletes the segment's files.
     pub fn delete_files(self) -> Result<()> {
-        for p in [self.log_path.clone(), self.offset_index.path().to_path_buf(), self.time_index.path().to_path_buf()] {
+        for p in [
+            self.log_path.clone(),
+            self.offset_index.path().to_path_buf(),
+            self.time_index.path().to_path_buf(),
+        ] {
             match fs::remove_file(&p) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

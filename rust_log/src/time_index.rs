@@ -13,7 +13,10 @@ pub const ENTRY_SIZE: usize = 12;
 fn decode(e: &[u8]) -> (i64, u32) {
     let mut ts = [0u8; 8];
     ts.copy_from_slice(&e[..8]);
-    (i64::from_be_bytes(ts), u32::from_be_bytes([e[8], e[9], e[10], e[11]]))
+    (
+        i64::from_be_bytes(ts),
+        u32::from_be_bytes([e[8], e[9], e[10], e[11]]),
+    )
 }
 
 /// Time index of a segment.
@@ -27,11 +30,23 @@ pub struct TimeIndex {
 
 impl TimeIndex {
     /// Opens or creates the index; reports how the stored file looked.
-    pub fn open(path: &Path, base_offset: i64, max_index_bytes: usize) -> Result<(TimeIndex, IndexLoad)> {
+    pub fn open(
+        path: &Path,
+        base_offset: i64,
+        max_index_bytes: usize,
+    ) -> Result<(TimeIndex, IndexLoad)> {
         let (file, content) = IndexFile::open(path, ENTRY_SIZE)?;
         let max_entries = (max_index_bytes / ENTRY_SIZE).max(1);
         let Some(content) = content else {
-            return Ok((TimeIndex { file, base_offset, entries: Vec::new(), max_entries }, IndexLoad::Missing));
+            return Ok((
+                TimeIndex {
+                    file,
+                    base_offset,
+                    entries: Vec::new(),
+                    max_entries,
+                },
+                IndexLoad::Missing,
+            ));
         };
         let (raw, load) = classify(&content, ENTRY_SIZE, |prev, e| match prev {
             None => true,
@@ -42,7 +57,12 @@ impl TimeIndex {
             }
         });
         let entries: Vec<(i64, u32)> = raw.into_iter().map(decode).collect();
-        let mut idx = TimeIndex { file, base_offset, entries, max_entries };
+        let mut idx = TimeIndex {
+            file,
+            base_offset,
+            entries,
+            max_entries,
+        };
         match load {
             IndexLoad::Preallocated => idx.file.set_entries(idx.entries.len())?,
             IndexLoad::Corrupt(_) => idx.entries.clear(),
@@ -66,17 +86,28 @@ impl TimeIndex {
 
     /// Last entry as (timestamp, absolute offset).
     pub fn last_entry(&self) -> Option<(i64, i64)> {
-        self.entries.last().map(|&(t, o)| (t, self.base_offset + i64::from(o)))
+        self.entries
+            .last()
+            .map(|&(t, o)| (t, self.base_offset + i64::from(o)))
     }
 
     /// Appends (timestamp, offset) if the timestamp is larger than the last
     /// entry's. `skip_full_check` lets the final entry of a segment through.
-    pub fn maybe_append(&mut self, timestamp: i64, offset: i64, skip_full_check: bool) -> Result<()> {
+    pub fn maybe_append(
+        &mut self,
+        timestamp: i64,
+        offset: i64,
+        skip_full_check: bool,
+    ) -> Result<()> {
         if !skip_full_check && self.is_full() {
             return Ok(());
         }
-        let rel = u32::try_from(offset - self.base_offset)
-            .map_err(|_| LogError::storage(format!("offset {offset} not representable relative to {}", self.base_offset)))?;
+        let rel = u32::try_from(offset - self.base_offset).map_err(|_| {
+            LogError::storage(format!(
+                "offset {offset} not representable relative to {}",
+                self.base_offset
+            ))
+        })?;
         if let Some(&(lt, lo)) = self.entries.last()
             && (timestamp <= lt || rel < lo)
         {
@@ -115,7 +146,9 @@ impl TimeIndex {
 
     /// Drops entries with offset >= `offset` (after a log truncation).
     pub fn truncate_to_offset(&mut self, offset: i64) -> Result<()> {
-        let keep = self.entries.partition_point(|&(_, o)| self.base_offset + i64::from(o) < offset);
+        let keep = self
+            .entries
+            .partition_point(|&(_, o)| self.base_offset + i64::from(o) < offset);
         self.entries.truncate(keep);
         self.file.set_entries(keep)
     }

@@ -10,7 +10,11 @@ use crate::records::{ReadSource, next_record};
 /// Walks records of `batch` and returns the first (offset, timestamp)
 /// satisfying `pred`. LogAppendTime batches give every record the batch's
 /// max timestamp.
-fn first_record_where(batch: &[u8], h: &BatchHeader, pred: impl Fn(i64) -> bool) -> Result<Option<(i64, i64)>> {
+fn first_record_where(
+    batch: &[u8],
+    h: &BatchHeader,
+    pred: impl Fn(i64) -> bool,
+) -> Result<Option<(i64, i64)>> {
     if h.is_log_append_time() {
         return Ok(pred(h.max_timestamp).then_some((h.base_offset, h.max_timestamp)));
     }
@@ -27,7 +31,12 @@ fn first_record_where(batch: &[u8], h: &BatchHeader, pred: impl Fn(i64) -> bool)
 }
 
 /// First record with timestamp >= `target` and offset >= `min_offset`.
-pub fn first_at_or_after(batch: &[u8], h: &BatchHeader, target: i64, min_offset: i64) -> Result<Option<(i64, i64)>> {
+pub fn first_at_or_after(
+    batch: &[u8],
+    h: &BatchHeader,
+    target: i64,
+    min_offset: i64,
+) -> Result<Option<(i64, i64)>> {
     if h.is_log_append_time() {
         if h.max_timestamp >= target {
             return Ok(Some((h.base_offset.max(min_offset), h.max_timestamp)));
@@ -48,6 +57,10 @@ pub fn first_at_or_after(batch: &[u8], h: &BatchHeader, target: i64, min_offset:
 }
 
 /// First record whose timestamp equals `timestamp` exactly.
-pub fn first_with_timestamp(batch: &[u8], h: &BatchHeader, timestamp: i64) -> Result<Option<(i64, i64)>> {
+pub fn first_with_timestamp(
+    batch: &[u8],
+    h: &BatchHeader,
+    timestamp: i64,
+) -> Result<Option<(i64, i64)>> {
     first_record_where(batch, h, |ts| ts == timestamp)
 }

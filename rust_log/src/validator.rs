@@ -31,14 +31,19 @@ pub struct ValidatedBatch {
 /// fields are INVALID_RECORD (87).
 pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBatch>> {
     if buf.is_empty() {
-        return Err(LogError::invalid_record("produce request contains no record batch"));
+        return Err(LogError::invalid_record(
+            "produce request contains no record batch",
+        ));
     }
     // Framing first: the buffer must be exactly a sequence of whole batches.
     let mut frames = Vec::new();
     let mut pos = 0usize;
     while pos < buf.len() {
         let (_, batch_length) = BatchHeader::parse_overhead(&buf[pos..]).map_err(|_| {
-            LogError::corrupt(format!("{} trailing bytes do not form a record batch", buf.len() - pos))
+            LogError::corrupt(format!(
+                "{} trailing bytes do not form a record batch",
+                buf.len() - pos
+            ))
         })?;
         if batch_length < MIN_BATCH_LENGTH {
             return Err(LogError::corrupt(format!(
@@ -69,7 +74,9 @@ pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBat
         if size > max_message_bytes {
             return Err(LogError::new(
                 codes::MESSAGE_TOO_LARGE,
-                format!("record batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"),
+                format!(
+                    "record batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"
+                ),
             ));
         }
         let header = BatchHeader::parse(batch)?;
@@ -81,7 +88,12 @@ pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBat
             )));
         }
         let record_max_timestamp = validate_batch(batch, &header)?;
-        out.push(ValidatedBatch { start, size, header, record_max_timestamp });
+        out.push(ValidatedBatch {
+            start,
+            size,
+            header,
+            record_max_timestamp,
+        });
     }
     if out.len() > 1 && out.iter().any(|b| b.header.has_producer_id()) {
         return Err(LogError::invalid_record(
@@ -105,7 +117,9 @@ fn validate_batch(batch: &[u8], header: &BatchHeader) -> Result<Option<i64>> {
         )));
     }
     if header.is_control() {
-        return Err(LogError::invalid_record("clients may not send control batches"));
+        return Err(LogError::invalid_record(
+            "clients may not send control batches",
+        ));
     }
     if header.has_producer_id() && header.base_sequence < 0 {
         return Err(LogError::invalid_record(format!(
@@ -114,11 +128,15 @@ fn validate_batch(batch: &[u8], header: &BatchHeader) -> Result<Option<i64>> {
         )));
     }
     if header.is_transactional() && !header.has_producer_id() {
-        return Err(LogError::invalid_record("transactional batch without a producer id"));
+        return Err(LogError::invalid_record(
+            "transactional batch without a producer id",
+        ));
     }
     let codec = header.compression();
     if !compression::is_known_codec(codec) {
-        return Err(LogError::invalid_record(format!("unknown compression codec {codec}")));
+        return Err(LogError::invalid_record(format!(
+            "unknown compression codec {codec}"
+        )));
     }
     if codec != compression::NONE {
         return Ok(None);
@@ -131,7 +149,9 @@ fn validate_batch(batch: &[u8], header: &BatchHeader) -> Result<Option<i64>> {
             header.records_count, summary.count
         )));
     }
-    Ok(summary.max_timestamp_delta.map(|d| header.base_timestamp.wrapping_add(d)))
+    Ok(summary
+        .max_timestamp_delta
+        .map(|d| header.base_timestamp.wrapping_add(d)))
 }
 
 /// Assigns offsets starting at `base_offset`, stamps `leader_epoch`, and

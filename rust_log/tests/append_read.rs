@@ -12,7 +12,15 @@ fn append_assigns_offsets_in_place_and_reads_back() {
     let b1 = simple(3, 1000, 10);
     let b2 = simple(2, 2000, 10);
     let r1 = log.append(b1.clone(), 5, None).unwrap();
-    assert_eq!((r1.base_offset, r1.last_offset, r1.log_append_time, r1.duplicate), (0, 2, -1, false));
+    assert_eq!(
+        (
+            r1.base_offset,
+            r1.last_offset,
+            r1.log_append_time,
+            r1.duplicate
+        ),
+        (0, 2, -1, false)
+    );
     let r2 = log.append(b2.clone(), 5, None).unwrap();
     assert_eq!((r2.base_offset, r2.last_offset), (3, 4));
     assert_eq!(log.log_end_offset(), 5);
@@ -26,7 +34,10 @@ fn append_assigns_offsets_in_place_and_reads_back() {
     assert_eq!(&data[b1.len()..], &expect2[..]);
     assert_eq!(i32::from_be_bytes(data[12..16].try_into().unwrap()), 5);
     // CRC still valid after assignment.
-    assert_eq!(crc32c::crc32c(&data[21..b1.len()]), u32::from_be_bytes(data[17..21].try_into().unwrap()));
+    assert_eq!(
+        crc32c::crc32c(&data[21..b1.len()]),
+        u32::from_be_bytes(data[17..21].try_into().unwrap())
+    );
 }
 
 #[test]
@@ -37,7 +48,10 @@ fn multi_batch_append() {
     buf.extend(simple(3, 20, 5));
     let r = log.append(buf, 0, None).unwrap();
     assert_eq!((r.base_offset, r.last_offset), (0, 4));
-    assert_eq!(batches_in(&log.read(0, 1 << 20, true).unwrap()), vec![(0, 1), (2, 4)]);
+    assert_eq!(
+        batches_in(&log.read(0, 1 << 20, true).unwrap()),
+        vec![(0, 1), (2, 4)]
+    );
 }
 
 #[test]
@@ -46,8 +60,14 @@ fn mid_batch_offset_returns_containing_batch() {
     let mut log = open(dir.path(), cfg(), true);
     log.append(simple(5, 0, 10), 0, None).unwrap();
     log.append(simple(5, 0, 10), 0, None).unwrap();
-    assert_eq!(batches_in(&log.read(3, 1 << 20, true).unwrap()), vec![(0, 4), (5, 9)]);
-    assert_eq!(batches_in(&log.read(7, 1 << 20, true).unwrap()), vec![(5, 9)]);
+    assert_eq!(
+        batches_in(&log.read(3, 1 << 20, true).unwrap()),
+        vec![(0, 4), (5, 9)]
+    );
+    assert_eq!(
+        batches_in(&log.read(7, 1 << 20, true).unwrap()),
+        vec![(5, 9)]
+    );
     assert_eq!(log.read(10, 1 << 20, true).unwrap(), Vec::<u8>::new());
 }
 
@@ -60,7 +80,10 @@ fn max_bytes_limits_to_whole_batches_and_min_one() {
     for _ in 0..4 {
         log.append(b.clone(), 0, None).unwrap();
     }
-    assert_eq!(batches_in(&log.read(0, size * 2 + 10, true).unwrap()), vec![(0, 0), (1, 1)]);
+    assert_eq!(
+        batches_in(&log.read(0, size * 2 + 10, true).unwrap()),
+        vec![(0, 0), (1, 1)]
+    );
     assert_eq!(batches_in(&log.read(0, size, true).unwrap()), vec![(0, 0)]);
     // First batch larger than max_bytes: whole with min_one, nothing without.
     assert_eq!(batches_in(&log.read(1, 10, true).unwrap()), vec![(1, 1)]);
@@ -120,7 +143,10 @@ fn segments_roll_and_reads_cross_them() {
     let log = open(dir.path(), small_cfg(seg_bytes, 100), true);
     assert_eq!(log.segment_base_offsets(), vec![0, 6, 12, 18]);
     assert_eq!(log.log_end_offset(), 20);
-    assert_eq!(batches_in(&log.read(13, 1 << 20, true).unwrap())[0], (12, 13));
+    assert_eq!(
+        batches_in(&log.read(13, 1 << 20, true).unwrap())[0],
+        (12, 13)
+    );
 }
 
 #[test]
@@ -135,7 +161,12 @@ fn sparse_offset_index_entries_and_lookup() {
     assert!(!idx.is_empty() && idx.len().is_multiple_of(8));
     let entries: Vec<(u32, u32)> = idx
         .chunks(8)
-        .map(|c| (u32::from_be_bytes(c[0..4].try_into().unwrap()), u32::from_be_bytes(c[4..8].try_into().unwrap())))
+        .map(|c| {
+            (
+                u32::from_be_bytes(c[0..4].try_into().unwrap()),
+                u32::from_be_bytes(c[4..8].try_into().unwrap()),
+            )
+        })
         .collect();
     // Every entry maps a batch's last offset to that batch's position, and
     // entries are sparse (an entry once more than 3 batches were written).
@@ -144,12 +175,18 @@ fn sparse_offset_index_entries_and_lookup() {
         assert_eq!(w[1].0 - w[0].0, 4);
     }
     for off in 0..20 {
-        assert_eq!(batches_in(&log.read(off, b.len(), true).unwrap()), vec![(off, off)]);
+        assert_eq!(
+            batches_in(&log.read(off, b.len(), true).unwrap()),
+            vec![(off, off)]
+        );
     }
     let tidx = std::fs::read(dir.path().join(format!("{:020}.timeindex", 0))).unwrap();
     assert_eq!(tidx.len() / 12, entries.len());
     // Time index entries: (max timestamp so far, last offset of its batch).
-    let t0 = (i64::from_be_bytes(tidx[0..8].try_into().unwrap()), u32::from_be_bytes(tidx[8..12].try_into().unwrap()));
+    let t0 = (
+        i64::from_be_bytes(tidx[0..8].try_into().unwrap()),
+        u32::from_be_bytes(tidx[8..12].try_into().unwrap()),
+    );
     assert_eq!(t0, (1004, 4));
     for ts in 1000..1020 {
         assert_eq!(log.offset_for_timestamp(ts).unwrap(), Some((ts - 1000, ts)));
@@ -162,30 +199,46 @@ fn sparse_offset_index_entries_and_lookup() {
 fn segment_rolls_when_index_full() {
     let dir = tempfile::tempdir().unwrap();
     let b = simple(1, 0, 10);
-    let c = _rust_log::LogConfig { segment_index_bytes: 16, index_interval_bytes: 0, ..cfg() };
+    let c = _rust_log::LogConfig {
+        segment_index_bytes: 16,
+        index_interval_bytes: 0,
+        ..cfg()
+    };
     let mut log = open(dir.path(), c, true);
     for _ in 0..10 {
         log.append(b.clone(), 0, None).unwrap();
     }
     assert!(log.segment_base_offsets().len() > 1);
     for off in 0..10 {
-        assert_eq!(batches_in(&log.read(off, 1 << 20, false).unwrap())[0], (off, off));
+        assert_eq!(
+            batches_in(&log.read(off, 1 << 20, false).unwrap())[0],
+            (off, off)
+        );
     }
 }
 
 #[test]
 fn log_append_time_rewrites_header() {
     let dir = tempfile::tempdir().unwrap();
-    let c = _rust_log::LogConfig { log_append_time: true, ..cfg() };
+    let c = _rust_log::LogConfig {
+        log_append_time: true,
+        ..cfg()
+    };
     let mut log = open(dir.path(), c, true);
     let r = log.append(simple(3, 1000, 5), 0, Some(999_999)).unwrap();
     assert_eq!(r.log_append_time, 999_999);
     let data = log.read(0, 1 << 20, true).unwrap();
     let attrs = i16::from_be_bytes(data[21..23].try_into().unwrap());
     assert_eq!(attrs & 0x08, 0x08);
-    assert_eq!(i64::from_be_bytes(data[35..43].try_into().unwrap()), 999_999);
+    assert_eq!(
+        i64::from_be_bytes(data[35..43].try_into().unwrap()),
+        999_999
+    );
     assert_eq!(i64::from_be_bytes(data[27..35].try_into().unwrap()), 1000);
-    assert_eq!(crc32c::crc32c(&data[21..]), u32::from_be_bytes(data[17..21].try_into().unwrap()));
+    assert_eq!(
+        crc32c::crc32c(&data[21..]),
+        u32::from_be_bytes(data[17..21].try_into().unwrap())
+    );
     assert_eq!(log.offset_for_timestamp(5000).unwrap(), Some((0, 999_999)));
     assert_eq!(log.max_timestamp().unwrap(), Some((0, 999_999)));
 }
@@ -200,7 +253,10 @@ fn create_time_max_timestamp_fixed_from_records() {
     log.append(b, 0, None).unwrap();
     let data = log.read(0, 1 << 20, true).unwrap();
     assert_eq!(i64::from_be_bytes(data[35..43].try_into().unwrap()), 1002);
-    assert_eq!(crc32c::crc32c(&data[21..]), u32::from_be_bytes(data[17..21].try_into().unwrap()));
+    assert_eq!(
+        crc32c::crc32c(&data[21..]),
+        u32::from_be_bytes(data[17..21].try_into().unwrap())
+    );
 }
 
 #[test]

@@ -14,12 +14,26 @@ fn duplicates_return_original_offsets() {
     let mut log = open(dir.path(), cfg(), true);
     let a = log.append(pbatch(1, 0, 0, 3), 0, None).unwrap();
     let b = log.append(pbatch(1, 0, 3, 2), 0, None).unwrap();
-    assert_eq!((a.base_offset, a.last_offset, b.base_offset, b.last_offset), (0, 2, 3, 4));
+    assert_eq!(
+        (a.base_offset, a.last_offset, b.base_offset, b.last_offset),
+        (0, 2, 3, 4)
+    );
     let size = log.size_bytes();
     let dup = log.append(pbatch(1, 0, 0, 3), 0, None).unwrap();
-    assert_eq!((dup.base_offset, dup.last_offset, dup.log_append_time, dup.duplicate), (0, 2, -1, true));
+    assert_eq!(
+        (
+            dup.base_offset,
+            dup.last_offset,
+            dup.log_append_time,
+            dup.duplicate
+        ),
+        (0, 2, -1, true)
+    );
     let dup = log.append(pbatch(1, 0, 3, 2), 0, None).unwrap();
-    assert_eq!((dup.base_offset, dup.last_offset, dup.duplicate), (3, 4, true));
+    assert_eq!(
+        (dup.base_offset, dup.last_offset, dup.duplicate),
+        (3, 4, true)
+    );
     assert_eq!(log.size_bytes(), size);
     assert_eq!(log.log_end_offset(), 5);
 }
@@ -33,7 +47,10 @@ fn only_last_five_batches_are_remembered() {
     }
     assert!(log.append(pbatch(1, 0, 1, 1), 0, None).unwrap().duplicate);
     // seq 0 fell out of the window: now it is out of order.
-    assert_eq!(log.append(pbatch(1, 0, 0, 1), 0, None).unwrap_err().code, 45);
+    assert_eq!(
+        log.append(pbatch(1, 0, 0, 1), 0, None).unwrap_err().code,
+        45
+    );
 }
 
 #[test]
@@ -41,17 +58,39 @@ fn gaps_and_old_epochs_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = open(dir.path(), cfg(), true);
     log.append(pbatch(9, 2, 0, 2), 0, None).unwrap();
-    assert_eq!(log.append(pbatch(9, 2, 5, 1), 0, None).unwrap_err().code, 45);
-    assert_eq!(log.append(pbatch(9, 1, 2, 1), 0, None).unwrap_err().code, 47);
+    assert_eq!(
+        log.append(pbatch(9, 2, 5, 1), 0, None).unwrap_err().code,
+        45
+    );
+    assert_eq!(
+        log.append(pbatch(9, 1, 2, 1), 0, None).unwrap_err().code,
+        47
+    );
     // new epoch must start at 0
-    assert_eq!(log.append(pbatch(9, 3, 2, 1), 0, None).unwrap_err().code, 45);
+    assert_eq!(
+        log.append(pbatch(9, 3, 2, 1), 0, None).unwrap_err().code,
+        45
+    );
     let r = log.append(pbatch(9, 3, 0, 1), 0, None).unwrap();
     assert_eq!(r.base_offset, 2);
     // old epoch now fenced
-    assert_eq!(log.append(pbatch(9, 2, 2, 1), 0, None).unwrap_err().code, 47);
+    assert_eq!(
+        log.append(pbatch(9, 2, 2, 1), 0, None).unwrap_err().code,
+        47
+    );
     // unknown producers accepted at any sequence
-    assert_eq!(log.append(pbatch(10, 0, 42, 1), 0, None).unwrap().base_offset, 3);
-    assert_eq!(log.append(pbatch(10, 0, 43, 1), 0, None).unwrap().base_offset, 4);
+    assert_eq!(
+        log.append(pbatch(10, 0, 42, 1), 0, None)
+            .unwrap()
+            .base_offset,
+        3
+    );
+    assert_eq!(
+        log.append(pbatch(10, 0, 43, 1), 0, None)
+            .unwrap()
+            .base_offset,
+        4
+    );
 }
 
 #[test]
@@ -62,14 +101,21 @@ fn sequence_wraps_at_int_max() {
     assert!(!log.append(pbatch(4, 0, 0, 1), 0, None).unwrap().duplicate);
     // a batch that itself wraps
     log.append(pbatch(5, 0, i32::MAX, 3), 0, None).unwrap();
-    assert!(log.append(pbatch(5, 0, i32::MAX, 3), 0, None).unwrap().duplicate);
+    assert!(
+        log.append(pbatch(5, 0, i32::MAX, 3), 0, None)
+            .unwrap()
+            .duplicate
+    );
     assert!(!log.append(pbatch(5, 0, 2, 1), 0, None).unwrap().duplicate);
 }
 
 #[test]
 fn state_survives_clean_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let c = _rust_log::LogConfig { log_append_time: true, ..cfg() };
+    let c = _rust_log::LogConfig {
+        log_append_time: true,
+        ..cfg()
+    };
     {
         let mut log = open(dir.path(), c, true);
         log.append(pbatch(1, 0, 0, 2), 0, Some(77)).unwrap();
@@ -78,9 +124,23 @@ fn state_survives_clean_reopen() {
     assert!(dir.path().join(format!("{:020}.snapshot", 2)).exists());
     let mut log = open(dir.path(), c, true);
     let dup = log.append(pbatch(1, 0, 0, 2), 0, Some(99)).unwrap();
-    assert_eq!((dup.base_offset, dup.last_offset, dup.log_append_time, dup.duplicate), (0, 1, 77, true));
-    assert_eq!(log.append(pbatch(1, 0, 5, 1), 0, None).unwrap_err().code, 45);
-    assert_eq!(log.append(pbatch(1, 0, 2, 1), 0, None).unwrap().base_offset, 2);
+    assert_eq!(
+        (
+            dup.base_offset,
+            dup.last_offset,
+            dup.log_append_time,
+            dup.duplicate
+        ),
+        (0, 1, 77, true)
+    );
+    assert_eq!(
+        log.append(pbatch(1, 0, 5, 1), 0, None).unwrap_err().code,
+        45
+    );
+    assert_eq!(
+        log.append(pbatch(1, 0, 2, 1), 0, None).unwrap().base_offset,
+        2
+    );
     log.close().unwrap();
     drop(log);
     // Only the newest snapshot is kept.
@@ -104,8 +164,14 @@ fn state_survives_unclean_reopen_without_snapshot() {
     }
     let mut log = open(dir.path(), cfg(), false);
     assert!(log.append(pbatch(1, 0, 0, 2), 0, None).unwrap().duplicate);
-    assert_eq!(log.append(pbatch(2, 4, 1, 1), 0, None).unwrap_err().code, 47);
-    assert_eq!(log.append(pbatch(2, 5, 1, 1), 0, None).unwrap().base_offset, 3);
+    assert_eq!(
+        log.append(pbatch(2, 4, 1, 1), 0, None).unwrap_err().code,
+        47
+    );
+    assert_eq!(
+        log.append(pbatch(2, 5, 1, 1), 0, None).unwrap().base_offset,
+        3
+    );
 }
 
 #[test]
@@ -125,5 +191,8 @@ fn snapshot_then_more_appends_then_crash() {
     let mut log = open(dir.path(), cfg(), false);
     assert!(log.append(pbatch(1, 0, 1, 1), 0, None).unwrap().duplicate);
     assert!(log.append(pbatch(3, 0, 0, 1), 0, None).unwrap().duplicate);
-    assert_eq!(log.append(pbatch(1, 0, 2, 1), 0, None).unwrap().base_offset, 3);
+    assert_eq!(
+        log.append(pbatch(1, 0, 2, 1), 0, None).unwrap().base_offset,
+        3
+    );
 }

@@ -28,19 +28,37 @@ fn fill(dir: &Path, c: _rust_log::LogConfig, n: i64) -> usize {
 
 fn assert_healthy(dir: &Path, c: _rust_log::LogConfig, expected_leo: i64) {
     let mut log = open(dir, c, false);
-    assert_eq!(log.log_end_offset(), expected_leo, "report: {:?}", log.recovery_report());
+    assert_eq!(
+        log.log_end_offset(),
+        expected_leo,
+        "report: {:?}",
+        log.recovery_report()
+    );
     for off in 0..expected_leo {
-        assert_eq!(batches_in(&log.read(off, 1, true).unwrap()), vec![(off, off)]);
-        assert_eq!(log.offset_for_timestamp(1000 + off).unwrap(), Some((off, 1000 + off)));
+        assert_eq!(
+            batches_in(&log.read(off, 1, true).unwrap()),
+            vec![(off, off)]
+        );
+        assert_eq!(
+            log.offset_for_timestamp(1000 + off).unwrap(),
+            Some((off, 1000 + off))
+        );
     }
     let r = log.append(simple(1, 5000, 50), 0, None).unwrap();
     assert_eq!(r.base_offset, expected_leo);
-    assert_eq!(batches_in(&log.read(expected_leo, 1 << 20, true).unwrap()), vec![(expected_leo, expected_leo)]);
+    assert_eq!(
+        batches_in(&log.read(expected_leo, 1 << 20, true).unwrap()),
+        vec![(expected_leo, expected_leo)]
+    );
     log.close().unwrap();
     drop(log);
     let log = open(dir, c, true);
     assert_eq!(log.log_end_offset(), expected_leo + 1);
-    assert!(log.recovery_report().is_empty(), "{:?}", log.recovery_report());
+    assert!(
+        log.recovery_report().is_empty(),
+        "{:?}",
+        log.recovery_report()
+    );
 }
 
 #[test]
@@ -61,11 +79,18 @@ fn torn_tail_mid_batch() {
     let dir = tempfile::tempdir().unwrap();
     let c = small_cfg(1 << 20, 200);
     let size = fill(dir.path(), c, 20);
-    let f = OpenOptions::new().write(true).open(seg_file(dir.path(), 0, "log")).unwrap();
+    let f = OpenOptions::new()
+        .write(true)
+        .open(seg_file(dir.path(), 0, "log"))
+        .unwrap();
     f.set_len((size * 20 - 7) as u64).unwrap();
     let log = open(dir.path(), c, false);
     assert_eq!(log.log_end_offset(), 19);
-    assert!(log.recovery_report()[0].contains("truncated"), "{:?}", log.recovery_report());
+    assert!(
+        log.recovery_report()[0].contains("truncated"),
+        "{:?}",
+        log.recovery_report()
+    );
     assert_eq!(log.size_bytes(), (size * 19) as u64);
     drop(log);
     assert_healthy(dir.path(), c, 19);
@@ -76,8 +101,14 @@ fn garbage_after_last_batch() {
     let dir = tempfile::tempdir().unwrap();
     let c = small_cfg(1 << 20, 200);
     let size = fill(dir.path(), c, 10);
-    let mut f = OpenOptions::new().append(true).open(seg_file(dir.path(), 0, "log")).unwrap();
-    f.write_all(&[0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]).unwrap();
+    let mut f = OpenOptions::new()
+        .append(true)
+        .open(seg_file(dir.path(), 0, "log"))
+        .unwrap();
+    f.write_all(&[
+        0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+    ])
+    .unwrap();
     f.write_all(&vec![0u8; 4096]).unwrap();
     drop(f);
     let log = open(dir.path(), c, false);
@@ -100,7 +131,11 @@ fn corrupt_crc_in_last_batch() {
     let log = open(dir.path(), c, false);
     assert_eq!(log.log_end_offset(), 9);
     assert_eq!(log.size_bytes(), (size * 9) as u64);
-    assert!(log.recovery_report()[0].contains("CRC"), "{:?}", log.recovery_report());
+    assert!(
+        log.recovery_report()[0].contains("CRC"),
+        "{:?}",
+        log.recovery_report()
+    );
     drop(log);
     assert_healthy(dir.path(), c, 9);
 }
@@ -144,7 +179,10 @@ fn middle_segment_shorter_than_its_index_detected_on_clean_open() {
         }
         log.close().unwrap();
     }
-    let f = OpenOptions::new().write(true).open(seg_file(dir.path(), 5, "log")).unwrap();
+    let f = OpenOptions::new()
+        .write(true)
+        .open(seg_file(dir.path(), 5, "log"))
+        .unwrap();
     f.set_len((one * 2 + 10) as u64).unwrap();
     let log = open(dir.path(), c, true);
     assert_eq!(log.segment_base_offsets(), vec![0, 5]);
@@ -166,14 +204,26 @@ fn preallocated_index_files_are_recognised_and_trimmed() {
     }
     let idx = seg_file(dir.path(), 0, "index");
     let tidx = seg_file(dir.path(), 0, "timeindex");
-    let (ilen, tlen) = (std::fs::metadata(&idx).unwrap().len(), std::fs::metadata(&tidx).unwrap().len());
+    let (ilen, tlen) = (
+        std::fs::metadata(&idx).unwrap().len(),
+        std::fs::metadata(&tidx).unwrap().len(),
+    );
     assert!(ilen > 0 && tlen > 0);
     // Pad like Kafka's preallocation (10 MiB index files full of zeros).
     for p in [&idx, &tidx] {
-        OpenOptions::new().write(true).open(p).unwrap().set_len(1 << 20).unwrap();
+        OpenOptions::new()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
     }
     let mut log = open(dir.path(), c, true);
-    assert!(log.recovery_report().is_empty(), "{:?}", log.recovery_report());
+    assert!(
+        log.recovery_report().is_empty(),
+        "{:?}",
+        log.recovery_report()
+    );
     assert_eq!(std::fs::metadata(&idx).unwrap().len(), ilen);
     assert_eq!(std::fs::metadata(&tidx).unwrap().len(), tlen);
     assert_eq!(log.log_end_offset(), 20);
@@ -183,7 +233,12 @@ fn preallocated_index_files_are_recognised_and_trimmed() {
     drop(log);
     // A crash with preallocated files (unclean) is also fine.
     for p in [&idx, &tidx] {
-        OpenOptions::new().write(true).open(p).unwrap().set_len(1 << 20).unwrap();
+        OpenOptions::new()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
     }
     let log = open(dir.path(), c, false);
     assert_eq!(log.log_end_offset(), 21);
@@ -204,7 +259,12 @@ fn garbage_index_triggers_rebuild() {
     std::fs::write(seg_file(dir.path(), 0, "index"), [0xffu8; 24]).unwrap();
     std::fs::write(seg_file(dir.path(), 0, "timeindex"), [1u8; 13]).unwrap();
     let log = open(dir.path(), c, true);
-    assert_eq!(log.recovery_report().len(), 1, "{:?}", log.recovery_report());
+    assert_eq!(
+        log.recovery_report().len(),
+        1,
+        "{:?}",
+        log.recovery_report()
+    );
     drop(log);
     assert_healthy(dir.path(), c, 20);
 }
@@ -218,7 +278,11 @@ fn orphan_and_temp_files_cleaned() {
     std::fs::write(dir.path().join("00000000000000000003.snapshot.tmp"), b"x").unwrap();
     let log = open(dir.path(), c, false);
     assert!(!seg_file(dir.path(), 77, "index").exists());
-    assert!(!dir.path().join("00000000000000000003.snapshot.tmp").exists());
+    assert!(
+        !dir.path()
+            .join("00000000000000000003.snapshot.tmp")
+            .exists()
+    );
     assert_eq!(log.log_end_offset(), 3);
 }
 

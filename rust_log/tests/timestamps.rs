@@ -5,7 +5,9 @@ mod common;
 use common::*;
 
 fn recs(ts: &[i64]) -> Vec<Rec> {
-    ts.iter().map(|&t| Rec::new(t, b"some value that compresses well well well")).collect()
+    ts.iter()
+        .map(|&t| Rec::new(t, b"some value that compresses well well well"))
+        .collect()
 }
 
 type Framing = fn(&[u8]) -> Vec<u8>;
@@ -18,7 +20,10 @@ fn check_codec(codec: u8, payload_override: Option<Framing>) {
     let b = BatchSpec::new(recs(&[300, 250, 400])).codec(codec);
     for spec in [&a, &b] {
         let bytes = match payload_override {
-            Some(f) => build_with_payload(spec, &f(&encode_records(&spec.records, spec.records[0].timestamp))),
+            Some(f) => build_with_payload(
+                spec,
+                &f(&encode_records(&spec.records, spec.records[0].timestamp)),
+            ),
             None => build(spec),
         };
         log.append(bytes, 0, None).unwrap();
@@ -65,8 +70,14 @@ fn max_timestamp_first_record_inside_batch_and_empty_log() {
     let mut log = open(dir.path(), cfg(), true);
     assert_eq!(log.max_timestamp().unwrap(), None);
     assert_eq!(log.offset_for_timestamp(0).unwrap(), None);
-    log.append(build(&BatchSpec::new(recs(&[5, 9, 7, 9, 1])).codec(1)), 0, None).unwrap();
-    log.append(build(&BatchSpec::new(recs(&[9, 9]))), 0, None).unwrap();
+    log.append(
+        build(&BatchSpec::new(recs(&[5, 9, 7, 9, 1])).codec(1)),
+        0,
+        None,
+    )
+    .unwrap();
+    log.append(build(&BatchSpec::new(recs(&[9, 9]))), 0, None)
+        .unwrap();
     assert_eq!(log.max_timestamp().unwrap(), Some((1, 9)));
 }
 
@@ -78,11 +89,15 @@ fn lookups_across_segments_and_after_reopen() {
     {
         let mut log = open(dir.path(), c, true);
         for i in 0..30 {
-            log.append(build(&BatchSpec::new(recs(&[1000 + 10 * i]))), 0, None).unwrap();
+            log.append(build(&BatchSpec::new(recs(&[1000 + 10 * i]))), 0, None)
+                .unwrap();
         }
         assert!(log.segment_base_offsets().len() > 5);
         for i in 0..30 {
-            assert_eq!(log.offset_for_timestamp(1000 + 10 * i - 5).unwrap(), Some((i, 1000 + 10 * i)));
+            assert_eq!(
+                log.offset_for_timestamp(1000 + 10 * i - 5).unwrap(),
+                Some((i, 1000 + 10 * i))
+            );
         }
         assert_eq!(log.max_timestamp().unwrap(), Some((29, 1290)));
         log.close().unwrap();
@@ -90,7 +105,10 @@ fn lookups_across_segments_and_after_reopen() {
     for clean in [true, false] {
         let log = open(dir.path(), c, clean);
         for i in 0..30 {
-            assert_eq!(log.offset_for_timestamp(1000 + 10 * i).unwrap(), Some((i, 1000 + 10 * i)));
+            assert_eq!(
+                log.offset_for_timestamp(1000 + 10 * i).unwrap(),
+                Some((i, 1000 + 10 * i))
+            );
         }
         assert_eq!(log.max_timestamp().unwrap(), Some((29, 1290)));
     }

@@ -48,7 +48,10 @@ fn truncated_and_trailing_garbage_are_corrupt() {
 #[test]
 fn too_large_batch() {
     let dir = tempfile::tempdir().unwrap();
-    let c = _rust_log::LogConfig { max_message_bytes: 200, ..cfg() };
+    let c = _rust_log::LogConfig {
+        max_message_bytes: 200,
+        ..cfg()
+    };
     let mut log = open(dir.path(), c, true);
     let err = log.append(simple(1, 0, 300), 0, None).unwrap_err();
     assert_eq!(err.code, 10);
@@ -63,7 +66,11 @@ fn count_mismatch_is_invalid_record() {
     fix_crc(&mut b);
     assert_eq!(code_of(b), 87);
     // header consistent but the records hold fewer entries than declared
-    let spec = BatchSpec::new(vec![Rec::new(0, b"a"), Rec::new(1, b"b"), Rec::new(2, b"c")]);
+    let spec = BatchSpec::new(vec![
+        Rec::new(0, b"a"),
+        Rec::new(1, b"b"),
+        Rec::new(2, b"c"),
+    ]);
     let payload = encode_records(&spec.records[..2], 0);
     assert_eq!(code_of(build_with_payload(&spec, &payload)), 87);
     // records that do not parse
@@ -116,7 +123,9 @@ fn compressed_batches_stored_as_received() {
 #[test]
 fn idempotent_multi_batch_rejected() {
     let mut buf = build(&BatchSpec::new(vec![Rec::new(0, b"a")]).producer(1, 0, 0));
-    buf.extend(build(&BatchSpec::new(vec![Rec::new(0, b"a")]).producer(1, 0, 1)));
+    buf.extend(build(
+        &BatchSpec::new(vec![Rec::new(0, b"a")]).producer(1, 0, 1),
+    ));
     assert_eq!(code_of(buf), 87);
 }
 
@@ -128,8 +137,12 @@ fn keys_headers_and_null_values_parse() {
         timestamp: 5,
         key: Some(b"k".to_vec()),
         value: None,
-        headers: vec![(b"h1".to_vec(), Some(b"v".to_vec())), (b"h2".to_vec(), None)],
+        headers: vec![
+            (b"h1".to_vec(), Some(b"v".to_vec())),
+            (b"h2".to_vec(), None),
+        ],
     };
-    log.append(build(&BatchSpec::new(vec![r.clone(), r])), 0, None).unwrap();
+    log.append(build(&BatchSpec::new(vec![r.clone(), r])), 0, None)
+        .unwrap();
     assert_eq!(log.log_end_offset(), 2);
 }

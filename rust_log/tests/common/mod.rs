@@ -29,7 +29,12 @@ pub struct Rec {
 
 impl Rec {
     pub fn new(timestamp: i64, value: &[u8]) -> Rec {
-        Rec { timestamp, key: None, value: Some(value.to_vec()), headers: vec![] }
+        Rec {
+            timestamp,
+            key: None,
+            value: Some(value.to_vec()),
+            headers: vec![],
+        }
     }
 }
 
@@ -127,7 +132,9 @@ pub fn compress(codec: u8, data: &[u8]) -> Vec<u8> {
 
 /// snappy-java (xerial) framing with small blocks.
 pub fn xerial_snappy(data: &[u8], block: usize) -> Vec<u8> {
-    let mut out = vec![0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1];
+    let mut out = vec![
+        0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1,
+    ];
     for chunk in data.chunks(block) {
         let c = snap::raw::Encoder::new().compress_vec(chunk).unwrap();
         out.extend_from_slice(&(c.len() as u32).to_be_bytes());
@@ -174,7 +181,9 @@ pub fn build(spec: &BatchSpec) -> Vec<u8> {
 
 /// An uncompressed batch of `n` records with timestamps ts0, ts0+1, ...
 pub fn simple(n: usize, ts0: i64, value_len: usize) -> Vec<u8> {
-    let recs = (0..n).map(|i| Rec::new(ts0 + i as i64, &vec![b'x'; value_len])).collect();
+    let recs = (0..n)
+        .map(|i| Rec::new(ts0 + i as i64, &vec![b'x'; value_len]))
+        .collect();
     build(&BatchSpec::new(recs))
 }
 
@@ -183,7 +192,11 @@ pub fn cfg() -> LogConfig {
 }
 
 pub fn small_cfg(segment_bytes: u64, index_interval: u64) -> LogConfig {
-    LogConfig { segment_bytes, index_interval_bytes: index_interval, ..LogConfig::default() }
+    LogConfig {
+        segment_bytes,
+        index_interval_bytes: index_interval,
+        ..LogConfig::default()
+    }
 }
 
 pub fn open(dir: &Path, c: LogConfig, clean: bool) -> PartitionLog {
