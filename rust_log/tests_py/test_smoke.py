@@ -156,3 +156,35 @@ def test_threads(tmp_path):
         off = got[-1][1] + 1
     assert [b for b, _ in seen] == list(range(200))
     assert len(log.segment_base_offsets()) > 1
+
+
+_CRASH_CHILD = r"""
+import os, signal, sys
+sys.path.insert(0, {here!r})
+from test_smoke import batch
+from pykafkad._rust_log import PartitionLog
+log = PartitionLog({d!r}, segment_bytes=8192)
+for i in range(300):
+    log.append(batch([b"v%d" % i], producer_id=3, epoch=0, seq=i))
+print("acked", log.log_end_offset, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_kill_minus_nine_loses_nothing_acknowledged(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    d = str(tmp_path / "crash-0")
+    code = _CRASH_CHILD.format(here=os.path.dirname(__file__), d=d)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr
+    assert proc.stdout.split() == ["acked", "300"]
+    log = PartitionLog(d, segment_bytes=8192, clean_shutdown=False)
+    assert log.log_end_offset == 300
+    assert len(log.recovery_report()) >= 1
+    # Producer state was rebuilt from the log: a retry is still a duplicate.
+    assert log.append(batch([b"v299"], producer_id=3, epoch=0, seq=299))[3] is True
+    assert log.append(batch([b"next"], producer_id=3, epoch=0, seq=300))[:2] == (300, 300)
+    log.close()
