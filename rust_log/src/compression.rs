@@ -26,6 +26,22 @@ pub fn is_known_codec(codec: u8) -> bool {
 const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
 const XERIAL_HEADER_LEN: usize = 16;
 
+/// Snappy cannot expand more than ~21x (a 3-byte copy op emits at most 64
+/// bytes); a block claiming more is corrupt and is refused before allocating.
+fn snappy_decompress(block: &[u8], decoder: &mut snap::raw::Decoder) -> io::Result<Vec<u8>> {
+    let claimed = snap::raw::decompress_len(block)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    if claimed > block.len().saturating_mul(32).saturating_add(64 * 1024) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "implausible snappy decompressed length",
+        ));
+    }
+    decoder
+        .decompress_vec(block)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// Returns a reader yielding the decompressed record bytes of `payload`
 /// (the batch bytes after the 61-byte header).
 pub fn decompressing_reader<'a>(codec: u8, payload: &'a [u8]) -> Result<Box<dyn Read + 'a>> {
@@ -38,8 +54,7 @@ pub fn decompressing_reader<'a>(codec: u8, payload: &'a [u8]) -> Result<Box<dyn 
                     &payload[XERIAL_HEADER_LEN..],
                 )))
             } else {
-                let data = snap::raw::Decoder::new()
-                    .decompress_vec(payload)
+                let data = snappy_decompress(payload, &mut snap::raw::Decoder::new())
                     .map_err(|e| LogError::corrupt(format!("invalid snappy data: {e}")))?;
                 Ok(Box::new(io::Cursor::new(data)))
             }
@@ -91,10 +106,7 @@ impl<'a> XerialSnappyReader<'a> {
             .rest
             .get(4..4 + len)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "truncated snappy block"))?;
-        self.block = self
-            .decoder
-            .decompress_vec(body)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        self.block = snappy_decompress(body, &mut self.decoder)?;
         self.pos = 0;
         self.rest = &self.rest[4 + len..];
         Ok(true)
