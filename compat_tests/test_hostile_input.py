@@ -37,7 +37,11 @@ MAX_REQUEST = 1_048_576
 def hostile_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     b = BrokerProcess(
         tmp_path_factory.mktemp("hostile") / "logs",
-        {"socket.request.max.bytes": str(MAX_REQUEST), "auto.create.topics.enable": "false"},
+        {
+            "socket.request.max.bytes": str(MAX_REQUEST),
+            "message.max.bytes": "500000",
+            "auto.create.topics.enable": "false",
+        },
         name="hostile-broker",
     )
     b.start()
