@@ -372,3 +372,21 @@ def test_metadata_does_not_auto_create_when_disabled(broker_factory: Any) -> Non
     md = AdminClient({"bootstrap.servers": b.bootstrap}).list_topics(timeout=CLIENT_TIMEOUT_S)
     assert topic not in md.topics
     assert not (b.log_dir / f"{topic}-0").exists()
+
+
+def test_request_with_trailing_bytes_is_answered(broker: BrokerProcess) -> None:
+    """Kafka ignores bytes after a request body; librdkafka's all-topics Metadata v12 request
+    carries such bytes, so refusing them breaks `AdminClient.list_topics()`."""
+    import struct
+
+    import wire
+
+    with RawConnection(broker.port) as conn:
+        request = wire.encode_request(API_METADATA, 12, 9, "compat-raw", {"topics": None})
+        padded = request[4:] + b"\x01\x00\x00"
+        conn.send(struct.pack(">i", len(padded)) + padded)
+        data = conn.recv_frame()
+        assert data is not None, "broker closed the connection on a request with trailing bytes"
+        cid, body = wire.decode_response(API_METADATA, 12, data)
+    assert cid == 9
+    assert [b["node_id"] for b in body["brokers"]] == [1]
