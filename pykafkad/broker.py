@@ -14,6 +14,7 @@ import trio
 from pykafkad.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo, topic_name_problem
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
+from pykafkad.groups import GroupCoordinator
 from pykafkad.log_manager import LogManager
 from pykafkad.producer_ids import ProducerIdAllocator
 from pykafkad.topic_config import validate_topic_config
@@ -42,6 +43,8 @@ class Broker:
         self.shutting_down = trio.Event()
         # Each is started with nursery.start() before the listeners accept, and stopped at shutdown.
         self.background_tasks: list = []
+        self.groups = GroupCoordinator(self)
+        self.background_tasks.append(self.groups.run)
 
     # -- waiting for data (fetch long-poll) ---------------------------------------------------
 

@@ -101,6 +101,16 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("socket.request.max.bytes", "int", 104857600, at_least(1)),
         ConfigKey("connections.max.idle.ms", "long", 600000),
         ConfigKey("cluster.id", "string", None),
+        # Group coordinator (pykafkad.groups)
+        ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
+        ConfigKey("offsets.retention.minutes", "int", 10080, at_least(1)),
+        ConfigKey("offsets.retention.check.interval.ms", "long", 600000, at_least(1)),
+        ConfigKey("offsets.commit.timeout.ms", "int", 5000, at_least(1)),
+        ConfigKey("offset.metadata.max.bytes", "int", 4096),
+        ConfigKey("group.initial.rebalance.delay.ms", "int", 3000, at_least(0)),
+        ConfigKey("group.min.session.timeout.ms", "int", 6000),
+        ConfigKey("group.max.session.timeout.ms", "int", 1800000),
+        ConfigKey("group.max.size", "int", INT_MAX, at_least(1)),
     ]
 }
 
@@ -114,7 +124,7 @@ ACCEPTED_UNUSED = frozenset(
         "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
         "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
-        "group.initial.rebalance.delay.ms", "zookeeper.connect", "zookeeper.connection.timeout.ms",
+        "zookeeper.connect", "zookeeper.connection.timeout.ms",
         "num.replica.fetchers", "replica.lag.time.max.ms", "queued.max.requests",
     }
 )

@@ -11,6 +11,9 @@ from pykafkad.handlers import (
     describe_cluster,
     describe_configs,
     fetch,
+    find_coordinator,
+    group_offsets,
+    groups,
     init_producer_id,
     list_offsets,
     metadata,
@@ -33,6 +36,9 @@ APIS: dict[int, Api] = {
         init_producer_id,
         offset_for_leader_epoch,
         describe_cluster,
+        find_coordinator,
+        groups,
+        group_offsets,
     )
     for api in module.APIS
 }

@@ -1,0 +1,170 @@
+"""The group coordinator: routes each group request to the actor task that owns the group.
+
+It also owns the ``__consumer_offsets`` topic: it loads every partition of it before the
+broker accepts connections (so a restarted broker, even after kill -9, has its groups and
+committed offsets back), creates it on first use with Kafka's settings, and appends the
+records groups write.  The routing table is touched only between awaits on the Trio thread;
+a group's state lives only in its actor (``pykafkad.groups.group``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from pykafkad._rust_log import LogError
+from pykafkad.groups.group import GroupActor, GroupConfig, now_ms
+from pykafkad.groups.offsets_store import (
+    OFFSETS_TOPIC,
+    OFFSETS_TOPIC_CONFIGS,
+    GroupKey,
+    OffsetAndMetadata,
+    OffsetKey,
+    StoredGroup,
+    decode_group_value,
+    decode_key,
+    decode_offset_value,
+    encode_batch,
+    partition_for,
+    read_partition,
+)
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+log = logging.getLogger(__name__)
+
+
+class GroupCoordinator:
+    """This broker's coordinator for every group (a single broker coordinates them all)."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        c = broker.config
+        self.config = GroupConfig(
+            min_session_timeout_ms=c["group.min.session.timeout.ms"],
+            max_session_timeout_ms=c["group.max.session.timeout.ms"],
+            initial_rebalance_delay_ms=c["group.initial.rebalance.delay.ms"],
+            max_size=c["group.max.size"],
+            offsets_retention_ms=c["offsets.retention.minutes"] * 60_000,
+            retention_check_interval_ms=c["offsets.retention.check.interval.ms"],
+            offset_metadata_max_bytes=c["offset.metadata.max.bytes"],
+        )
+        self._actors: dict[str, GroupActor] = {}
+        self._nursery: trio.Nursery | None = None
+
+    # -- the internal topic ----------------------------------------------------------------------
+
+    @property
+    def num_partitions(self) -> int:
+        topic = self.broker.topic(OFFSETS_TOPIC)
+        if topic is not None:
+            return len(topic.partitions)
+        return self.broker.config["offsets.topic.num.partitions"]
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions)
+
+    def ensure_offsets_topic(self) -> None:
+        """Create ``__consumer_offsets`` on first use, as Kafka does."""
+        if self.broker.topic(OFFSETS_TOPIC) is not None:
+            return
+        md = self.broker.metadata
+        topic = md.create_topic(OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"],
+                                dict(OFFSETS_TOPIC_CONFIGS))
+        topic.internal = True
+        md._persist()  # noqa: SLF001 - ClusterMetadata has no public way to mark a topic internal yet
+        self.broker.logs.create(topic, range(len(topic.partitions)))
+        log.info("created %s with %d partitions", OFFSETS_TOPIC, len(topic.partitions))
+
+    def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Append a group's records to its ``__consumer_offsets`` partition; Kafka's error on failure."""
+        try:
+            self.ensure_offsets_topic()
+        except Exception:  # noqa: BLE001 - any failure creating the topic means no coordinator
+            log.exception("creating %s failed", OFFSETS_TOPIC)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        plog = self.broker.logs.get(OFFSETS_TOPIC, self.partition_for(group_id))
+        if plog is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        try:
+            plog.append(encode_batch(list(records), now_ms()))
+        except LogError as e:
+            log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
+            if getattr(e, "code", None) in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
+                return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+            return ErrorCode.UNKNOWN_SERVER_ERROR
+        return ErrorCode.NONE
+
+    def _load(self) -> dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]:
+        groups: dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]] = {}
+        topic = self.broker.topic(OFFSETS_TOPIC)
+        if topic is None:
+            return groups
+        records = 0
+        for p in topic.partitions:
+            plog = self.broker.logs.get(OFFSETS_TOPIC, p.index)
+            if plog is None:
+                continue
+            for key, value in read_partition(plog):
+                if key is None:
+                    continue
+                k = decode_key(key)
+                records += 1
+                if isinstance(k, OffsetKey):
+                    stored, offsets = groups.setdefault(k.group, (None, {}))
+                    if value is None:
+                        offsets.pop((k.topic, k.partition), None)
+                    else:
+                        offsets[(k.topic, k.partition)] = decode_offset_value(value)
+                elif isinstance(k, GroupKey):
+                    _, offsets = groups.setdefault(k.group, (None, {}))
+                    groups[k.group] = (None if value is None else decode_group_value(value), offsets)
+        live = {g: v for g, v in groups.items() if v[0] is not None or v[1]}
+        log.info("loaded %d group(s) from %d record(s) of %s", len(live), records, OFFSETS_TOPIC)
+        return live
+
+    # -- actors ----------------------------------------------------------------------------------
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Load ``__consumer_offsets``, start an actor per loaded group, then serve until cancelled."""
+        loaded = self._load()
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            for group_id, (stored, offsets) in loaded.items():
+                actor = self._spawn(group_id)
+                actor.load(stored, offsets)
+            task_status.started()
+            await trio.sleep_forever()
+
+    def _spawn(self, group_id: str) -> GroupActor:
+        assert self._nursery is not None, "the group coordinator is not running"
+        actor = GroupActor(group_id, self.config, self, self._forget)
+        self._actors[group_id] = actor
+        self._nursery.start_soon(actor.run, name=f"group:{group_id}")
+        return actor
+
+    def _forget(self, actor: GroupActor) -> None:
+        if self._actors.get(actor.group_id) is actor:
+            del self._actors[actor.group_id]
+
+    async def call(self, group_id: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Send one request to the group's actor and wait for its answer (held ones included)."""
+        while True:
+            actor = self._actors.get(group_id) or self._spawn(group_id)
+            send, receive = trio.open_memory_channel[dict[str, Any]](1)
+            try:
+                await actor.send.send((kind, args, send))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                continue  # the actor ended (group deleted) just now: a fresh one answers
+            with receive:
+                try:
+                    return await receive.receive()
+                except trio.EndOfChannel:
+                    continue
+
+    def group_ids(self) -> list[str]:
+        return list(self._actors)

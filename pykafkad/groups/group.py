@@ -1,0 +1,853 @@
+"""One classic consumer group: Kafka's group state machine, run as a single actor task.
+
+The actor owns everything about its group (members, generation, protocol, committed offsets,
+timers) and is the only code that touches it; requests arrive on a memory channel and each
+carries a one-slot reply channel.  JoinGroup and SyncGroup replies are held until the
+rebalance answers them.  Session timeouts, the rebalance (join) timeout, the initial
+rebalance delay, the pending-sync timeout and offset expiry are deadlines kept here and
+served by the same loop, so there is nothing to lock.
+
+The semantics follow Kafka's classic group coordinator (GroupCoordinator / ClassicGroup):
+states Empty, PreparingRebalance, CompletingRebalance, Stable and Dead; MEMBER_ID_REQUIRED
+for v4+ joins (KIP-394); static membership (KIP-345); protocol selection by vote; generation
+and member checks with ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS and
+FENCED_INSTANCE_ID.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import trio
+
+from pykafkad.groups.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from pykafkad.groups.member import Member, reply
+from pykafkad.groups.offsets_store import (
+    OffsetAndMetadata,
+    StoredGroup,
+    StoredMember,
+    group_key,
+    group_value,
+    offset_key,
+    offset_value,
+)
+from wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # KIP-394: a new member that never completes its join is dropped
+NO_GENERATION = -1
+
+Reply = trio.MemorySendChannel[dict[str, Any]]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class GroupState(enum.Enum):
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """The broker settings a group obeys."""
+
+    min_session_timeout_ms: int
+    max_session_timeout_ms: int
+    initial_rebalance_delay_ms: int
+    max_size: int
+    offsets_retention_ms: int
+    retention_check_interval_ms: int
+    offset_metadata_max_bytes: int
+
+
+class GroupStore(Protocol):
+    """Where a group's records go (``__consumer_offsets``)."""
+
+    def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode: ...
+
+
+def join_error(code: ErrorCode, member_id: str = "") -> dict[str, Any]:
+    return {"error_code": code, "generation_id": NO_GENERATION, "protocol_type": None, "protocol_name": None,
+            "leader": "", "skip_assignment": False, "member_id": member_id, "members": []}
+
+
+def sync_error(code: ErrorCode) -> dict[str, Any]:
+    return {"error_code": code, "protocol_type": None, "protocol_name": None, "assignment": b""}
+
+
+class GroupActor:
+    """The task that owns one group; ``send`` takes ``(kind, args, reply)`` messages."""
+
+    def __init__(self, group_id: str, config: GroupConfig, store: GroupStore,
+                 on_exit: Callable[[GroupActor], None]) -> None:
+        self.group_id = group_id
+        self.config = config
+        self.store = store
+        self.on_exit = on_exit
+        self.send, self._receive = trio.open_memory_channel[tuple[str, dict[str, Any], Reply]](0)
+        self.exists = False
+        self.state = GroupState.EMPTY
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.generation = 0
+        self.leader_id: str | None = None
+        self.members: dict[str, Member] = {}
+        self.static_members: dict[str, str] = {}
+        self.pending_members: dict[str, float] = {}  # KIP-394: member id -> deadline
+        self.pending_sync: set[str] = set()
+        self.sync_deadline = math.inf
+        self.join_deadline = math.inf
+        self.join_initial = False
+        self.initial_remaining_ms = 0
+        self.new_member_added = False
+        self.offsets: dict[tuple[str, int], OffsetAndMetadata] = {}
+        self.current_state_timestamp: int | None = None
+        self.retention_deadline = math.inf
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def load(self, stored: StoredGroup | None, offsets: dict[tuple[str, int], OffsetAndMetadata]) -> None:
+        """Restore the group as ``__consumer_offsets`` last recorded it (before the actor runs)."""
+        self.exists = True
+        self.offsets = dict(offsets)
+        if stored is None:
+            return
+        self.protocol_type = stored.protocol_type or None
+        self.generation = stored.generation
+        self.protocol_name = stored.protocol
+        self.leader_id = stored.leader
+        self.current_state_timestamp = stored.current_state_timestamp if stored.current_state_timestamp >= 0 else None
+        deadline_base = trio.current_time()
+        for sm in stored.members:
+            m = Member(sm.member_id, sm.group_instance_id, sm.client_id, sm.client_host, sm.rebalance_timeout_ms,
+                       sm.session_timeout_ms, stored.protocol_type, [(stored.protocol or "", sm.subscription)],
+                       assignment=sm.assignment)
+            m.deadline = deadline_base + sm.session_timeout_ms / 1000
+            self.members[m.member_id] = m
+            if m.group_instance_id is not None:
+                self.static_members[m.group_instance_id] = m.member_id
+        self.state = GroupState.STABLE if self.members else GroupState.EMPTY
+        if self.leader_id not in self.members:
+            self.leader_id = next(iter(self.members), None)
+
+    # -- the actor loop --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        handlers: dict[str, Callable[[dict[str, Any], Reply], None]] = {
+            "join": self._join, "sync": self._sync, "heartbeat": self._heartbeat, "leave": self._leave,
+            "commit": self._commit, "fetch": self._fetch, "describe": self._describe, "list": self._list,
+            "delete": self._delete, "offset_delete": self._offset_delete,
+        }
+        self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
+        with self._receive:
+            while True:
+                item = None
+                with trio.move_on_at(self._next_deadline()):
+                    item = await self._receive.receive()
+                if item is not None:
+                    kind, args, out = item
+                    handlers[kind](args, out)
+                self._fire_timers(trio.current_time())
+                if not self.exists or self.state == GroupState.DEAD:
+                    self.on_exit(self)
+                    return
+
+    def _next_deadline(self) -> float:
+        candidates = [self.join_deadline, self.sync_deadline, self.retention_deadline]
+        candidates += [m.deadline for m in self.members.values()]
+        candidates += list(self.pending_members.values())
+        return min(candidates)
+
+    def _fire_timers(self, now: float) -> None:
+        if self.join_deadline <= now:
+            self._on_join_deadline(now)
+        if self.sync_deadline <= now:
+            self._on_sync_deadline()
+        for member_id, deadline in list(self.pending_members.items()):
+            if deadline <= now:
+                log.info("group %s: pending member %s did not rejoin in time", self.group_id, member_id)
+                del self.pending_members[member_id]
+                self._try_complete_join()
+        for m in list(self.members.values()):
+            if m.member_id in self.members and m.deadline <= now:
+                if (m.awaiting_join or m.awaiting_sync) and not m.is_new:
+                    m.deadline = now + m.session_timeout_ms / 1000
+                    continue
+                log.info("group %s: member %s session expired", self.group_id, m.member_id)
+                self._remove_member_and_update_group(m)
+        if self.retention_deadline <= now:
+            self.retention_deadline = now + self.config.retention_check_interval_ms / 1000
+            self._expire_offsets()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _transition(self, state: GroupState) -> None:
+        self.state = state
+        self.current_state_timestamp = now_ms()
+
+    def _rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def _schedule_heartbeat(self, m: Member, timeout_ms: int | None = None) -> None:
+        m.deadline = trio.current_time() + (timeout_ms if timeout_ms is not None else m.session_timeout_ms) / 1000
+
+    def _validate_member(self, member_id: str, instance_id: str | None) -> ErrorCode | None:
+        if instance_id is not None:
+            existing = self.static_members.get(instance_id)
+            if existing is not None and existing != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None
+
+    def _supports_protocols(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
+        if not self.members:
+            return bool(protocol_type) and bool(protocols)
+        return protocol_type == self.protocol_type and any(
+            name in self._candidate_protocols() for name, _ in protocols)
+
+    def _candidate_protocols(self) -> set[str]:
+        sets = [{name for name, _ in m.protocols} for m in self.members.values()]
+        return set.intersection(*sets) if sets else set()
+
+    def _select_protocol(self) -> str:
+        candidates = self._candidate_protocols()
+        votes: dict[str, int] = {}
+        for m in self.members.values():
+            choice = next(name for name, _ in m.protocols if name in candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        best = max(votes.values())
+        return next(name for name, count in votes.items() if count == best)
+
+    def _accept_joining_member(self, member_id: str) -> bool:
+        limit = self.config.max_size
+        if self.state in (GroupState.EMPTY, GroupState.DEAD):
+            return True
+        if self.state == GroupState.PREPARING_REBALANCE:
+            known = self.members.get(member_id)
+            if known is not None and known.awaiting_join:
+                return True
+            return sum(1 for m in self.members.values() if m.awaiting_join) < limit
+        return member_id in self.members or len(self.members) < limit
+
+    def _stored_group(self) -> StoredGroup:
+        return StoredGroup(
+            protocol_type=self.protocol_type or "",
+            generation=self.generation,
+            protocol=self.protocol_name,
+            leader=self.leader_id,
+            current_state_timestamp=self.current_state_timestamp if self.current_state_timestamp else now_ms(),
+            members=[StoredMember(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                  m.rebalance_timeout_ms, m.session_timeout_ms,
+                                  m.metadata_for(self.protocol_name), m.assignment)
+                     for m in self.members.values()],
+        )
+
+    def _store_group(self) -> ErrorCode:
+        return self.store.write(self.group_id, [(group_key(self.group_id), group_value(self._stored_group()))])
+
+    def _join_result(self, m: Member, with_members: bool, leader: str | None = None,
+                     skip_assignment: bool = False) -> dict[str, Any]:
+        members = []
+        if with_members:
+            members = [{"member_id": x.member_id, "group_instance_id": x.group_instance_id,
+                        "metadata": x.metadata_for(self.protocol_name)} for x in self.members.values()]
+        return {"error_code": ErrorCode.NONE, "generation_id": self.generation, "protocol_type": self.protocol_type,
+                "protocol_name": self.protocol_name, "leader": leader if leader is not None else self.leader_id or "",
+                "skip_assignment": skip_assignment, "member_id": m.member_id, "members": members}
+
+    # -- membership changes ----------------------------------------------------------------------
+
+    def _add_member_and_rebalance(self, member_id: str, args: dict[str, Any], out: Reply) -> None:
+        m = Member(member_id, args["group_instance_id"], args["client_id"], args["client_host"],
+                   args["rebalance_timeout_ms"], args["session_timeout_ms"], args["protocol_type"],
+                   args["protocols"], join_reply=out, is_new=True)
+        if self.state == GroupState.PREPARING_REBALANCE and self.generation == 0:
+            self.new_member_added = True
+        if not self.members:
+            self.protocol_type = m.protocol_type
+        self.members[member_id] = m
+        if m.group_instance_id is not None:
+            self.static_members[m.group_instance_id] = member_id
+        if self.leader_id is None:
+            self.leader_id = member_id
+        self.pending_members.pop(member_id, None)
+        self._schedule_heartbeat(m, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self._maybe_prepare_rebalance(f"adding new member {member_id}")
+
+    def _update_member_and_rebalance(self, m: Member, args: dict[str, Any], out: Reply) -> None:
+        m.protocols = args["protocols"]
+        m.rebalance_timeout_ms = args["rebalance_timeout_ms"]
+        m.session_timeout_ms = args["session_timeout_ms"]
+        if m.join_reply is not None and m.join_reply is not out:
+            reply(m.join_reply, join_error(ErrorCode.REBALANCE_IN_PROGRESS, m.member_id))
+        m.join_reply = out
+        self._maybe_prepare_rebalance(f"updating metadata for member {m.member_id}")
+
+    def _update_static_member_and_rebalance(self, new_id: str, args: dict[str, Any], out: Reply) -> None:
+        instance_id = args["group_instance_id"]
+        old_id = self.static_members[instance_id]
+        old = self.members.pop(old_id)
+        current_leader = self.leader_id
+        reply(old.join_reply, join_error(ErrorCode.FENCED_INSTANCE_ID, old_id))
+        reply(old.sync_reply, sync_error(ErrorCode.FENCED_INSTANCE_ID))
+        old.join_reply = old.sync_reply = None
+        old.member_id = new_id
+        self.members[new_id] = old
+        self.static_members[instance_id] = new_id
+        if self.leader_id == old_id:
+            self.leader_id = new_id
+        if old_id in self.pending_sync:
+            self.pending_sync.discard(old_id)
+            self.pending_sync.add(new_id)
+        m = old
+        old_protocols = m.protocols
+        m.client_id, m.client_host = args["client_id"], args["client_host"]
+        m.protocols = args["protocols"]
+        m.rebalance_timeout_ms = args["rebalance_timeout_ms"]
+        m.session_timeout_ms = args["session_timeout_ms"]
+        m.join_reply = out
+        self._schedule_heartbeat(m)
+        log.info("group %s: static member %s rejoined as %s", self.group_id, instance_id, new_id)
+        if self.state == GroupState.STABLE:
+            if self.protocol_name == self._select_protocol():
+                error = self._store_group()
+                if error != ErrorCode.NONE:
+                    # Put the old member id back, as Kafka reverts a failed static-member store.
+                    m.protocols = old_protocols
+                    self.members[old_id] = self.members.pop(new_id)
+                    m.member_id = old_id
+                    self.static_members[instance_id] = old_id
+                    if self.leader_id == new_id:
+                        self.leader_id = old_id
+                    m.join_reply = None
+                    reply(out, join_error(error))
+                    return
+                is_leader = self.leader_id == new_id
+                if args["version"] >= 9 and is_leader:
+                    # KIP-814: the leader learns its new id and the members' metadata, but keeps the assignment.
+                    reply(out, self._join_result(m, with_members=True, skip_assignment=True))
+                else:
+                    # The rejoining leader must not think it leads (a stable group would not broadcast a
+                    # new assignment), so the old leader id is returned.
+                    reply(out, self._join_result(m, with_members=False, leader=current_leader or ""))
+                m.join_reply = None
+            else:
+                self._maybe_prepare_rebalance(f"static member {instance_id} rejoined with a protocol change")
+        elif self.state == GroupState.COMPLETING_REBALANCE:
+            self._maybe_prepare_rebalance(f"updating metadata for static member {instance_id}")
+
+    def _remove_member(self, m: Member) -> None:
+        self.members.pop(m.member_id, None)
+        if m.group_instance_id is not None and self.static_members.get(m.group_instance_id) == m.member_id:
+            del self.static_members[m.group_instance_id]
+        self.pending_sync.discard(m.member_id)
+        if self.leader_id == m.member_id:
+            self.leader_id = next(iter(self.members), None)
+
+    def _remove_member_and_update_group(self, m: Member) -> None:
+        reply(m.join_reply, join_error(ErrorCode.UNKNOWN_MEMBER_ID, m.member_id))
+        reply(m.sync_reply, sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
+        m.join_reply = m.sync_reply = None
+        self._remove_member(m)
+        if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            self._maybe_prepare_rebalance(f"removing member {m.member_id}")
+        elif self.state == GroupState.PREPARING_REBALANCE:
+            self._try_complete_join()
+
+    # -- rebalance -------------------------------------------------------------------------------
+
+    def _maybe_prepare_rebalance(self, reason: str) -> None:
+        if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY):
+            self._prepare_rebalance(reason)
+        if self.state == GroupState.PREPARING_REBALANCE:
+            self._try_complete_join()
+
+    def _prepare_rebalance(self, reason: str) -> None:
+        if self.state == GroupState.COMPLETING_REBALANCE:
+            self._reset_and_propagate_assignment_error(ErrorCode.REBALANCE_IN_PROGRESS)
+        self.pending_sync.clear()
+        self.sync_deadline = math.inf
+        rebalance_ms = self._rebalance_timeout_ms()
+        now = trio.current_time()
+        if self.state == GroupState.EMPTY:
+            delay = self.config.initial_rebalance_delay_ms
+            self.join_initial = True
+            self.initial_remaining_ms = max(rebalance_ms - delay, 0)
+            self.join_deadline = now + min(delay, rebalance_ms) / 1000
+        else:
+            self.join_initial = False
+            self.join_deadline = now + rebalance_ms / 1000
+        log.info("group %s: preparing to rebalance (generation %d): %s", self.group_id, self.generation, reason)
+        self._transition(GroupState.PREPARING_REBALANCE)
+
+    def _reset_and_propagate_assignment_error(self, error: ErrorCode) -> None:
+        for m in self.members.values():
+            m.assignment = b""
+            reply(m.sync_reply, sync_error(error))
+            m.sync_reply = None
+
+    def _try_complete_join(self) -> None:
+        if self.state != GroupState.PREPARING_REBALANCE or self.join_initial:
+            return
+        if all(m.awaiting_join for m in self.members.values()) and not self.pending_members:
+            self._complete_join()
+
+    def _on_join_deadline(self, now: float) -> None:
+        if self.state != GroupState.PREPARING_REBALANCE:
+            self.join_deadline = math.inf
+            return
+        if self.join_initial and self.new_member_added and self.initial_remaining_ms > 0:
+            delay = self.config.initial_rebalance_delay_ms
+            self.new_member_added = False
+            self.join_deadline = now + min(delay, self.initial_remaining_ms) / 1000
+            self.initial_remaining_ms = max(self.initial_remaining_ms - delay, 0)
+            return
+        self._complete_join()
+
+    def _complete_join(self) -> None:
+        self.join_deadline = math.inf
+        self.join_initial = False
+        self.new_member_added = False
+        for m in list(self.members.values()):
+            if not m.awaiting_join and not m.is_static:
+                log.info("group %s: member %s did not rejoin; removed", self.group_id, m.member_id)
+                self._remove_member(m)
+        if self.state == GroupState.DEAD:
+            return
+        if not self._elect_joined_leader() and self.members:
+            # Only static members that have not rejoined are left: wait for them a rebalance timeout more.
+            self.join_deadline = trio.current_time() + self._rebalance_timeout_ms() / 1000
+            return
+        self.generation += 1
+        if self.members:
+            self.protocol_name = self._select_protocol()
+            self._transition(GroupState.COMPLETING_REBALANCE)
+        else:
+            self.protocol_name = None
+            self._transition(GroupState.EMPTY)
+        log.info("group %s: generation %d with %d member(s), protocol %s", self.group_id, self.generation,
+                 len(self.members), self.protocol_name)
+        if self.state == GroupState.EMPTY:
+            self._store_group()
+            return
+        for m in self.members.values():
+            if m.join_reply is not None:
+                reply(m.join_reply, self._join_result(m, with_members=m.member_id == self.leader_id))
+                m.join_reply = None
+            self._schedule_heartbeat(m)
+            m.is_new = False
+            self.pending_sync.add(m.member_id)
+        self.sync_deadline = trio.current_time() + self._rebalance_timeout_ms() / 1000
+
+    def _elect_joined_leader(self) -> bool:
+        if self.leader_id is None:
+            return False
+        leader = self.members.get(self.leader_id)
+        if leader is not None and leader.awaiting_join:
+            return True
+        joined = next((m for m in self.members.values() if m.awaiting_join), None)
+        if joined is None:
+            return False
+        self.leader_id = joined.member_id
+        return True
+
+    def _on_sync_deadline(self) -> None:
+        self.sync_deadline = math.inf
+        if self.state not in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE) or not self.pending_sync:
+            return
+        for member_id in list(self.pending_sync):
+            m = self.members.get(member_id)
+            if m is not None:
+                log.info("group %s: member %s did not sync in time; removed", self.group_id, member_id)
+                reply(m.sync_reply, sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
+                m.sync_reply = None
+                self._remove_member(m)
+        self.pending_sync.clear()
+        self._maybe_prepare_rebalance("members failed to sync within the rebalance timeout")
+
+    # -- JoinGroup -------------------------------------------------------------------------------
+
+    def _join(self, args: dict[str, Any], out: Reply) -> None:
+        member_id = args["member_id"]
+        if not self.exists:
+            if member_id:
+                reply(out, join_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
+                return
+            self.exists = True
+            self._transition(GroupState.EMPTY)
+        if self.state == GroupState.DEAD:
+            reply(out, join_error(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id))
+            return
+        if not self._accept_joining_member(member_id):
+            known = self.members.get(member_id)
+            if known is not None:
+                self._remove_member_and_update_group(known)
+            reply(out, join_error(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
+            return
+        if not self._supports_protocols(args["protocol_type"], args["protocols"]):
+            reply(out, join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id))
+            return
+        if not member_id:
+            self._new_member_join(args, out)
+        else:
+            self._current_member_join(args, out)
+        self._try_complete_join()
+
+    def _new_member_join(self, args: dict[str, Any], out: Reply) -> None:
+        instance_id = args["group_instance_id"]
+        new_id = f"{instance_id if instance_id is not None else args['client_id']}-{uuid.uuid4()}"
+        if instance_id is not None:
+            if instance_id in self.static_members:
+                self._update_static_member_and_rebalance(new_id, args, out)
+            else:
+                self._add_member_and_rebalance(new_id, args, out)
+        elif args["version"] >= 4:
+            self.pending_members[new_id] = trio.current_time() + args["session_timeout_ms"] / 1000
+            reply(out, join_error(ErrorCode.MEMBER_ID_REQUIRED, new_id))
+        else:
+            self._add_member_and_rebalance(new_id, args, out)
+
+    def _current_member_join(self, args: dict[str, Any], out: Reply) -> None:
+        member_id = args["member_id"]
+        if member_id in self.pending_members:
+            self._add_member_and_rebalance(member_id, args, out)
+            return
+        error = self._validate_member(member_id, args["group_instance_id"])
+        if error is not None:
+            reply(out, join_error(error, member_id))
+            return
+        m = self.members[member_id]
+        if self.state == GroupState.PREPARING_REBALANCE:
+            self._update_member_and_rebalance(m, args, out)
+        elif self.state == GroupState.COMPLETING_REBALANCE:
+            if m.matches(args["protocols"]):
+                # It missed the JoinGroup answer of this generation: give it again.
+                self._schedule_heartbeat(m)
+                reply(out, self._join_result(m, with_members=member_id == self.leader_id))
+            else:
+                self._update_member_and_rebalance(m, args, out)
+        elif self.state == GroupState.STABLE:
+            if member_id == self.leader_id or not m.matches(args["protocols"]):
+                self._update_member_and_rebalance(m, args, out)
+            else:
+                self._schedule_heartbeat(m)
+                reply(out, self._join_result(m, with_members=False))
+        else:
+            reply(out, join_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
+
+    # -- SyncGroup -------------------------------------------------------------------------------
+
+    def _sync(self, args: dict[str, Any], out: Reply) -> None:
+        if not self.exists:
+            reply(out, sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
+            return
+        if self.state == GroupState.DEAD:
+            reply(out, sync_error(ErrorCode.COORDINATOR_NOT_AVAILABLE))
+            return
+        member_id = args["member_id"]
+        error = self._validate_member(member_id, args["group_instance_id"])
+        if error is not None:
+            reply(out, sync_error(error))
+            return
+        if args["generation_id"] != self.generation:
+            reply(out, sync_error(ErrorCode.ILLEGAL_GENERATION))
+            return
+        if ((args["protocol_type"] is not None and args["protocol_type"] != self.protocol_type)
+                or (args["protocol_name"] is not None and args["protocol_name"] != self.protocol_name)):
+            reply(out, sync_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            return
+        m = self.members[member_id]
+        if self.state == GroupState.EMPTY:
+            reply(out, sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
+        elif self.state == GroupState.PREPARING_REBALANCE:
+            reply(out, sync_error(ErrorCode.REBALANCE_IN_PROGRESS))
+        elif self.state == GroupState.COMPLETING_REBALANCE:
+            if m.sync_reply is not None:
+                reply(m.sync_reply, sync_error(ErrorCode.REBALANCE_IN_PROGRESS))
+            m.sync_reply = out
+            self.pending_sync.discard(member_id)
+            self._schedule_heartbeat(m)
+            if member_id == self.leader_id:
+                assignments = {a["member_id"]: a["assignment"] for a in args["assignments"]}
+                for x in self.members.values():
+                    x.assignment = assignments.get(x.member_id, b"")
+                error = self._store_group()
+                if error != ErrorCode.NONE:
+                    self._reset_and_propagate_assignment_error(error)
+                    self._maybe_prepare_rebalance("storing the group's assignment failed")
+                    return
+                for x in self.members.values():
+                    if x.sync_reply is not None:
+                        reply(x.sync_reply, self._sync_result(x))
+                        x.sync_reply = None
+                self._transition(GroupState.STABLE)
+        else:  # Stable
+            self.pending_sync.discard(member_id)
+            self._schedule_heartbeat(m)
+            reply(out, self._sync_result(m))
+
+    def _sync_result(self, m: Member) -> dict[str, Any]:
+        return {"error_code": ErrorCode.NONE, "protocol_type": self.protocol_type,
+                "protocol_name": self.protocol_name, "assignment": m.assignment}
+
+    # -- Heartbeat, LeaveGroup -------------------------------------------------------------------
+
+    def _heartbeat(self, args: dict[str, Any], out: Reply) -> None:
+        error = self._heartbeat_error(args)
+        reply(out, {"error_code": error})
+
+    def _heartbeat_error(self, args: dict[str, Any]) -> ErrorCode:
+        if not self.exists:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if self.state == GroupState.DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        error = self._validate_member(args["member_id"], args["group_instance_id"])
+        if error is not None:
+            return error
+        if args["generation_id"] != self.generation:
+            return ErrorCode.ILLEGAL_GENERATION
+        m = self.members[args["member_id"]]
+        if self.state == GroupState.EMPTY:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        self._schedule_heartbeat(m)
+        if self.state == GroupState.PREPARING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def _leave(self, args: dict[str, Any], out: Reply) -> None:
+        leaving = args["members"]
+        if not self.exists:
+            reply(out, {"error_code": ErrorCode.NONE, "members": [
+                {"member_id": x["member_id"], "group_instance_id": x["group_instance_id"],
+                 "error_code": ErrorCode.UNKNOWN_MEMBER_ID} for x in leaving]})
+            return
+        if self.state == GroupState.DEAD:
+            reply(out, {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "members": []})
+            return
+        results = []
+        for x in leaving:
+            results.append({"member_id": x["member_id"], "group_instance_id": x["group_instance_id"],
+                            "error_code": self._leave_one(x["member_id"], x["group_instance_id"])})
+        reply(out, {"error_code": ErrorCode.NONE, "members": results})
+
+    def _leave_one(self, member_id: str, instance_id: str | None) -> ErrorCode:
+        if not member_id and instance_id is not None:
+            found = self.static_members.get(instance_id)
+            if found is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            member_id = found
+        elif member_id in self.pending_members:
+            del self.pending_members[member_id]
+            self._try_complete_join()
+            return ErrorCode.NONE
+        else:
+            error = self._validate_member(member_id, instance_id)
+            if error is not None:
+                return error
+        log.info("group %s: member %s left", self.group_id, member_id)
+        self._remove_member_and_update_group(self.members[member_id])
+        return ErrorCode.NONE
+
+    # -- offsets ---------------------------------------------------------------------------------
+
+    def _commit_error(self, args: dict[str, Any]) -> ErrorCode | None:
+        generation = args["generation_id"]
+        member_id = args["member_id"]
+        instance_id = args["group_instance_id"]
+        if not self.exists:
+            if generation < 0:
+                self.exists = True
+                self._transition(GroupState.EMPTY)
+                return None
+            return ErrorCode.GROUP_ID_NOT_FOUND if args["version"] >= 9 else ErrorCode.ILLEGAL_GENERATION
+        if self.state == GroupState.DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and self.state == GroupState.EMPTY:
+            return None
+        if generation >= 0 or member_id or instance_id is not None:
+            error = self._validate_member(member_id, instance_id)
+            if error is not None:
+                return error
+            if generation != self.generation:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif self.state != GroupState.EMPTY:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if self.state == GroupState.COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return None
+
+    def _commit(self, args: dict[str, Any], out: Reply) -> None:
+        error = self._commit_error(args)
+        results: dict[tuple[str, int], ErrorCode] = {}
+        records: list[tuple[bytes, bytes | None]] = []
+        staged: dict[tuple[str, int], OffsetAndMetadata] = {}
+        ts = now_ms()
+        for topic in args["topics"]:
+            for p in topic["partitions"]:
+                tp = (topic["name"], p["partition_index"])
+                metadata = p["committed_metadata"] or ""
+                if error is not None:
+                    results[tp] = error
+                elif len(metadata.encode()) > self.config.offset_metadata_max_bytes:
+                    results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                else:
+                    o = OffsetAndMetadata(p["committed_offset"], p["committed_leader_epoch"], metadata, ts)
+                    staged[tp] = o
+                    records.append((offset_key(self.group_id, tp[0], tp[1]), offset_value(o)))
+        if records:
+            write_error = self.store.write(self.group_id, records)
+            for tp, o in staged.items():
+                results[tp] = write_error
+                if write_error == ErrorCode.NONE:
+                    self.offsets[tp] = o
+            if error is None and self.members:
+                m = self.members.get(args["member_id"])
+                if m is not None:
+                    self._schedule_heartbeat(m)
+        reply(out, {"results": results})
+
+    def _fetch(self, args: dict[str, Any], out: Reply) -> None:
+        wanted: list[tuple[str, list[int]]] | None = args["topics"]
+        if wanted is None:
+            by_topic: dict[str, list[int]] = {}
+            for topic, partition in self.offsets:
+                by_topic.setdefault(topic, []).append(partition)
+            wanted = [(t, sorted(ps)) for t, ps in sorted(by_topic.items())]
+        topics = []
+        for name, partitions in wanted:
+            entries = []
+            for index in partitions:
+                o = self.offsets.get((name, index)) if self.state != GroupState.DEAD else None
+                entries.append({"partition_index": index, "committed_offset": o.offset if o else -1,
+                                "committed_leader_epoch": o.leader_epoch if o else -1,
+                                "metadata": o.metadata if o else "", "error_code": ErrorCode.NONE})
+            topics.append({"name": name, "partitions": entries})
+        reply(out, {"error_code": ErrorCode.NONE, "topics": topics})
+
+    def _offset_delete(self, args: dict[str, Any], out: Reply) -> None:
+        if not self.exists or self.state == GroupState.DEAD:
+            reply(out, {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "topics": []})
+            return
+        if self.members and self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            reply(out, {"error_code": ErrorCode.NON_EMPTY_GROUP, "topics": []})
+            return
+        subscribed = self._subscribed_topics() if self.members else set()
+        records: list[tuple[bytes, bytes | None]] = []
+        topics = []
+        for topic in args["topics"]:
+            entries = []
+            for p in topic["partitions"]:
+                index = p["partition_index"]
+                if topic["name"] in subscribed:
+                    entries.append({"partition_index": index, "error_code": ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC})
+                    continue
+                entries.append({"partition_index": index, "error_code": ErrorCode.NONE})
+                if (topic["name"], index) in self.offsets:
+                    records.append((offset_key(self.group_id, topic["name"], index), None))
+            topics.append({"name": topic["name"], "partitions": entries})
+        if records:
+            error = self.store.write(self.group_id, records)
+            if error != ErrorCode.NONE:
+                reply(out, {"error_code": error, "topics": []})
+                return
+            for topic in args["topics"]:
+                if topic["name"] not in subscribed:
+                    for p in topic["partitions"]:
+                        self.offsets.pop((topic["name"], p["partition_index"]), None)
+        reply(out, {"error_code": ErrorCode.NONE, "topics": topics})
+
+    def _subscribed_topics(self) -> set[str]:
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE or self.protocol_name is None:
+            return set()
+        topics: set[str] = set()
+        for m in self.members.values():
+            topics |= subscribed_topics(m.metadata_for(self.protocol_name))
+        return topics
+
+    def _expire_offsets(self) -> None:
+        """offsets.retention.minutes (KIP-211): an empty group's offsets expire that long after it emptied;
+        a consumer group's offsets of topics no member subscribes to expire that long after their commit."""
+        if not self.exists or self.state == GroupState.DEAD:
+            return
+        retention = self.config.offsets_retention_ms
+        now = now_ms()
+        expired = []
+        if self.state == GroupState.EMPTY:
+            for tp, o in self.offsets.items():
+                base = self.current_state_timestamp if self.current_state_timestamp is not None \
+                    and self.protocol_type else o.commit_timestamp
+                if base + retention <= now:
+                    expired.append(tp)
+        elif self.protocol_type == CONSUMER_PROTOCOL_TYPE and self.state == GroupState.STABLE:
+            subscribed = self._subscribed_topics()
+            for tp, o in self.offsets.items():
+                if tp[0] not in subscribed and o.commit_timestamp + retention <= now:
+                    expired.append(tp)
+        records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in expired]
+        becomes_dead = self.state == GroupState.EMPTY and len(expired) == len(self.offsets)
+        if becomes_dead:
+            records.append((group_key(self.group_id), None))
+        if records and self.store.write(self.group_id, records) != ErrorCode.NONE:
+            return
+        for tp in expired:
+            del self.offsets[tp]
+        if expired:
+            log.info("group %s: expired %d offset(s)", self.group_id, len(expired))
+        if becomes_dead:
+            log.info("group %s: empty with no offsets left; removed", self.group_id)
+            self._transition(GroupState.DEAD)
+
+    # -- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------
+
+    def _describe(self, args: dict[str, Any], out: Reply) -> None:
+        if not self.exists or self.state == GroupState.DEAD:
+            reply(out, {"error_code": ErrorCode.NONE, "group_id": self.group_id, "group_state": "Dead",
+                        "protocol_type": "", "protocol_data": "", "members": []})
+            return
+        stable = self.state == GroupState.STABLE
+        members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                    "client_host": m.client_host,
+                    "member_metadata": m.metadata_for(self.protocol_name) if stable else b"",
+                    "member_assignment": m.assignment if stable else b""} for m in self.members.values()]
+        reply(out, {"error_code": ErrorCode.NONE, "group_id": self.group_id, "group_state": self.state.value,
+                    "protocol_type": self.protocol_type or "",
+                    "protocol_data": (self.protocol_name or "") if stable else "", "members": members})
+
+    def _list(self, args: dict[str, Any], out: Reply) -> None:
+        if not self.exists or self.state == GroupState.DEAD:
+            reply(out, {})
+            return
+        reply(out, {"group_id": self.group_id, "protocol_type": self.protocol_type or "",
+                    "group_state": self.state.value, "group_type": "classic"})
+
+    def _delete(self, args: dict[str, Any], out: Reply) -> None:
+        if not self.exists or self.state == GroupState.DEAD:
+            reply(out, {"error_code": ErrorCode.GROUP_ID_NOT_FOUND})
+            return
+        if self.members or self.state != GroupState.EMPTY:
+            reply(out, {"error_code": ErrorCode.NON_EMPTY_GROUP})
+            return
+        records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in self.offsets]
+        records.append((group_key(self.group_id), None))
+        error = self.store.write(self.group_id, records)
+        if error != ErrorCode.NONE:
+            reply(out, {"error_code": error})
+            return
+        self.offsets.clear()
+        self._transition(GroupState.DEAD)
+        log.info("group %s: deleted", self.group_id)
+        reply(out, {"error_code": ErrorCode.NONE})

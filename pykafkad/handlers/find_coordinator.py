@@ -1,0 +1,53 @@
+"""FindCoordinator (key 10): this broker coordinates every group; there is no transaction coordinator.
+
+v0-3 ask for one key, v4+ for a batch (``coordinator_keys``).  Group keys create
+``__consumer_offsets`` on first use, as Kafka does.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+log = logging.getLogger(__name__)
+
+GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+
+
+def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
+    me = broker.metadata.brokers[broker.metadata.node_id]
+    if key_type == GROUP_KEY_TYPE:
+        try:
+            broker.groups.ensure_offsets_topic()
+        except Exception:  # noqa: BLE001 - cannot host the offsets topic: no coordinator to offer
+            log.exception("creating the offsets topic failed")
+            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+        return {"key": key, "node_id": me.node_id, "host": me.host, "port": me.port,
+                "error_code": ErrorCode.NONE, "error_message": None}
+    if key_type == TRANSACTION_KEY_TYPE:
+        return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "Transactions are not supported by this broker.")
+    return _error(key, ErrorCode.INVALID_REQUEST, f"Unsupported key type {key_type}.")
+
+
+def _error(key: str, code: ErrorCode, message: str) -> dict[str, Any]:
+    return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": message}
+
+
+async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    key_type = body["key_type"] if ctx.api_version >= 1 else GROUP_KEY_TYPE
+    if ctx.api_version >= 4:
+        return {"throttle_time_ms": 0,
+                "coordinators": [_lookup(broker, key, key_type) for key in body["coordinator_keys"]]}
+    found = _lookup(broker, body["key"], key_type)
+    return {"throttle_time_ms": 0, "error_code": found["error_code"], "error_message": found["error_message"],
+            "node_id": found["node_id"], "host": found["host"], "port": found["port"]}
+
+
+APIS = [Api(10, "FindCoordinator", 0, 5, handle)]

@@ -1,0 +1,67 @@
+"""Committed offsets: OffsetCommit (8), OffsetFetch (9, including the multi-group v8+ form),
+OffsetDelete (47).  The group's actor validates generation and member and writes
+``__consumer_offsets``; this module shapes the per-version request and response.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+
+async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    group_id = body["group_id"]
+    if not group_id:
+        results = {(t["name"], p["partition_index"]): ErrorCode.INVALID_GROUP_ID
+                   for t in body["topics"] for p in t["partitions"]}
+    else:
+        args = {
+            "version": ctx.api_version,
+            "generation_id": body["generation_id_or_member_epoch"],
+            "member_id": body["member_id"],
+            "group_instance_id": body["group_instance_id"] if ctx.api_version >= 7 else None,
+            "topics": body["topics"],
+        }
+        results = (await broker.groups.call(group_id, "commit", args))["results"]
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": results[(t["name"], p["partition_index"])]}
+            for p in t["partitions"]]}
+        for t in body["topics"]]}
+
+
+async def _fetch_group(broker: Broker, group_id: str, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+    if not group_id:
+        return {"error_code": ErrorCode.INVALID_GROUP_ID, "topics": []}
+    wanted = None if topics is None else [(t["name"], list(t["partition_indexes"])) for t in topics]
+    return await broker.groups.call(group_id, "fetch", {"topics": wanted})
+
+
+async def offset_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if ctx.api_version >= 8:
+        groups = []
+        for g in body["groups"]:
+            result = await _fetch_group(broker, g["group_id"], g["topics"])
+            groups.append({"group_id": g["group_id"], "error_code": result["error_code"], "topics": result["topics"]})
+        return {"throttle_time_ms": 0, "groups": groups}
+    result = await _fetch_group(broker, body["group_id"], body["topics"])
+    return {"throttle_time_ms": 0, "error_code": result["error_code"], "topics": result["topics"]}
+
+
+async def offset_delete(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not body["group_id"]:
+        return {"error_code": ErrorCode.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
+    result = await broker.groups.call(body["group_id"], "offset_delete", {"topics": body["topics"]})
+    return {"throttle_time_ms": 0, **result}
+
+
+APIS = [
+    Api(8, "OffsetCommit", 2, 9, offset_commit),
+    Api(9, "OffsetFetch", 1, 9, offset_fetch),
+    Api(47, "OffsetDelete", 0, 0, offset_delete),
+]

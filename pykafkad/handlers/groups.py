@@ -1,0 +1,146 @@
+"""Classic group membership and administration: JoinGroup (11), Heartbeat (12), LeaveGroup (13),
+SyncGroup (14), DescribeGroups (15), ListGroups (16), DeleteGroups (42).
+
+Each request is checked for what needs no group state (group id, session timeout) and then
+handed to the group's actor through ``broker.groups``; JoinGroup and SyncGroup wait there
+until the rebalance answers them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.groups.group import join_error
+from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
+
+def client_host(ctx: RequestContext) -> str:
+    """The member host as Kafka shows it (``/127.0.0.1``)."""
+    host = ctx.peer.rsplit(":", 1)[0] if ":" in ctx.peer else ctx.peer
+    return "/" + host
+
+
+def _join_response(ctx: RequestContext, result: dict[str, Any]) -> dict[str, Any]:
+    response = {"throttle_time_ms": 0, **result}
+    if ctx.api_version < 7 and response["protocol_name"] is None:
+        response["protocol_name"] = ""
+    return response
+
+
+async def join_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    group_id = body["group_id"]
+    config = broker.groups.config
+    if not group_id:
+        return _join_response(ctx, join_error(ErrorCode.INVALID_GROUP_ID, body["member_id"]))
+    session = body["session_timeout_ms"]
+    if not config.min_session_timeout_ms <= session <= config.max_session_timeout_ms:
+        return _join_response(ctx, join_error(ErrorCode.INVALID_SESSION_TIMEOUT, body["member_id"]))
+    rebalance = body["rebalance_timeout_ms"] if ctx.api_version >= 1 else -1
+    args = {
+        "version": ctx.api_version,
+        "member_id": body["member_id"],
+        "group_instance_id": body["group_instance_id"] if ctx.api_version >= 5 else None,
+        "client_id": ctx.client_id or "",
+        "client_host": client_host(ctx),
+        "session_timeout_ms": session,
+        "rebalance_timeout_ms": rebalance if rebalance > 0 else session,
+        "protocol_type": body["protocol_type"],
+        "protocols": [(p["name"], p["metadata"]) for p in body["protocols"]],
+    }
+    return _join_response(ctx, await broker.groups.call(group_id, "join", args))
+
+
+async def sync_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not body["group_id"]:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID, "assignment": b""}
+    args = {
+        "member_id": body["member_id"],
+        "generation_id": body["generation_id"],
+        "group_instance_id": body["group_instance_id"] if ctx.api_version >= 3 else None,
+        "protocol_type": body["protocol_type"] if ctx.api_version >= 5 else None,
+        "protocol_name": body["protocol_name"] if ctx.api_version >= 5 else None,
+        "assignments": body["assignments"],
+    }
+    return {"throttle_time_ms": 0, **await broker.groups.call(body["group_id"], "sync", args)}
+
+
+async def heartbeat(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not body["group_id"]:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID}
+    args = {
+        "member_id": body["member_id"],
+        "generation_id": body["generation_id"],
+        "group_instance_id": body["group_instance_id"] if ctx.api_version >= 3 else None,
+    }
+    return {"throttle_time_ms": 0, **await broker.groups.call(body["group_id"], "heartbeat", args)}
+
+
+async def leave_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if ctx.api_version >= 3:
+        members = [{"member_id": m["member_id"], "group_instance_id": m["group_instance_id"]}
+                   for m in body["members"]]
+    else:
+        members = [{"member_id": body["member_id"], "group_instance_id": None}]
+    if not body["group_id"]:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID, "members": []}
+    result = await broker.groups.call(body["group_id"], "leave", {"members": members})
+    if ctx.api_version < 3 and result["error_code"] == ErrorCode.NONE and result["members"]:
+        # Before v3 a leave names one member, whose error is the response's.
+        result = {**result, "error_code": result["members"][0]["error_code"]}
+    return {"throttle_time_ms": 0, **result}
+
+
+async def describe_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    groups = []
+    for group_id in body["groups"]:
+        if not group_id:
+            groups.append({"error_code": ErrorCode.INVALID_GROUP_ID, "group_id": group_id, "group_state": "",
+                           "protocol_type": "", "protocol_data": "", "members": []})
+            continue
+        described = await broker.groups.call(group_id, "describe", {})
+        groups.append({**described, "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})
+    return {"throttle_time_ms": 0, "groups": groups}
+
+
+async def list_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    states = {s.lower() for s in body["states_filter"]} if ctx.api_version >= 4 else set()
+    types = {t.lower() for t in body["types_filter"]} if ctx.api_version >= 5 else set()
+    listed = []
+    for group_id in sorted(broker.groups.group_ids()):
+        entry = await broker.groups.call(group_id, "list", {})
+        if not entry:
+            continue
+        if states and entry["group_state"].lower() not in states:
+            continue
+        if types and entry["group_type"].lower() not in types:
+            continue
+        listed.append(entry)
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": listed}
+
+
+async def delete_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    for group_id in body["groups_names"]:
+        if not group_id:
+            results.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID})
+            continue
+        result = await broker.groups.call(group_id, "delete", {})
+        results.append({"group_id": group_id, "error_code": result["error_code"]})
+    return {"throttle_time_ms": 0, "results": results}
+
+
+APIS = [
+    Api(11, "JoinGroup", 0, 9, join_group),
+    Api(12, "Heartbeat", 0, 4, heartbeat),
+    Api(13, "LeaveGroup", 0, 5, leave_group),
+    Api(14, "SyncGroup", 0, 5, sync_group),
+    Api(15, "DescribeGroups", 0, 5, describe_groups),
+    Api(16, "ListGroups", 0, 5, list_groups),
+    Api(42, "DeleteGroups", 0, 2, delete_groups),
+]
