@@ -35,6 +35,8 @@ class CompatTimeout(Exception):
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compat_timeout(seconds): deadline for one compat test body")
+    # kafka-python 3.0 loads its protocol schemas with a deprecated importlib.resources API.
+    config.addinivalue_line("filterwarnings", "ignore:.*is deprecated. Use files:DeprecationWarning")
 
 
 @pytest.hookimpl(hookwrapper=True)
