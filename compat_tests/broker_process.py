@@ -2,7 +2,8 @@
 
 `BrokerProcess` starts `python -m pykafkad serve configs/server.properties` on a
 free loopback port with its own log directory, waits until the port accepts
-connections, and can stop it gracefully (SIGTERM, exit code 0 asserted), kill it
+connections (set env COMPAT_BROKER=kafka to start a real Kafka broker instead, as a
+reference), and can stop it gracefully (SIGTERM, exit code 0 asserted), kill it
 with SIGKILL, and restart it on the same port and log directory.  The broker's
 stderr goes to a file so that a failing test can show it.
 """
@@ -20,11 +21,21 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SERVER_PROPERTIES = REPO_ROOT / "configs" / "server.properties"
 
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0 if os.environ.get("COMPAT_BROKER") == "kafka" else 30.0
 STOP_TIMEOUT_S = 30.0
 
 # Brokers currently running, so a failing test's report can carry their stderr.
 LIVE: list[BrokerProcess] = []
+
+
+def broker_module() -> str:
+    """pykafkad, or with COMPAT_BROKER=kafka a real Kafka broker as a reference (reference_kafka.py)."""
+    choice = os.environ.get("COMPAT_BROKER", "pykafkad")
+    if choice == "kafka":
+        return "compat_tests.reference_kafka"
+    if choice != "pykafkad":
+        raise BrokerError(f"COMPAT_BROKER={choice!r}: expected 'pykafkad' or 'kafka'")
+    return "pykafkad"
 
 
 def free_port() -> int:
@@ -64,7 +75,7 @@ class BrokerProcess:
             "node.id": "1",
             **self.overrides,
         }
-        cmd = [sys.executable, "-m", "pykafkad", "serve", str(SERVER_PROPERTIES)]
+        cmd = [sys.executable, "-m", broker_module(), "serve", str(SERVER_PROPERTIES)]
         for key, value in settings.items():
             cmd += ["--override", f"{key}={value}"]
         return cmd
