@@ -13,6 +13,7 @@ import trio
 
 from pykafkad.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo, topic_name_problem
 from pykafkad.config import BrokerConfig
+from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.errors import KafkaError
 from pykafkad.groups import GroupCoordinator
 from pykafkad.log_manager import LogManager
@@ -37,6 +38,7 @@ class Broker:
         self.metadata = ClusterMetadata(
             FileMetadataStore(config.log_dirs[0]), config.node_id, host, port, config["cluster.id"]
         )
+        apply_dynamic_broker_configs(self)
         self.logs.load_all(self.metadata)
         self.producer_ids = ProducerIdAllocator(self.metadata)
         self._data_arrived = trio.Event()

@@ -113,10 +113,13 @@ class ClusterMetadata:
         self.topics: dict[str, TopicInfo] = {}
         self.topics_by_id: dict[uuid.UUID, TopicInfo] = {}
         self.next_producer_id_block = 0
+        # Dynamic broker configs by resource name: "" is the cluster default, "<id>" one broker.
+        self.broker_configs: dict[str, dict[str, str]] = {}
         document = store.load()
         if document is not None:
             self.cluster_id: str = document["cluster_id"]
             self.next_producer_id_block = document.get("next_producer_id_block", 0)
+            self.broker_configs = {k: dict(v) for k, v in document.get("broker_configs", {}).items()}
             for t in document["topics"]:
                 topic = TopicInfo(
                     name=t["name"],
@@ -142,6 +145,7 @@ class ClusterMetadata:
             {
                 "cluster_id": self.cluster_id,
                 "next_producer_id_block": self.next_producer_id_block,
+                "broker_configs": self.broker_configs,
                 "topics": [
                     {
                         "name": t.name,
@@ -190,6 +194,19 @@ class ClusterMetadata:
         topic.partitions.extend(added)
         self._persist()
         return added
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        """Replace a topic's config overrides."""
+        self.topics[name].configs = dict(configs)
+        self._persist()
+
+    def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of one broker ("<id>") or of the cluster default ("")."""
+        if configs:
+            self.broker_configs[resource] = dict(configs)
+        else:
+            self.broker_configs.pop(resource, None)
+        self._persist()
 
     def allocate_producer_id_block(self, size: int) -> int:
         """Reserve ``size`` producer ids that no later start of this broker hands out again."""

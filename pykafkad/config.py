@@ -94,6 +94,12 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.message.timestamp.before.max.ms", "long", LONG_MAX, at_least(0)),
         ConfigKey("log.message.timestamp.after.max.ms", "long", 3600000, at_least(0)),
         ConfigKey("log.preallocate", "boolean", False),
+        ConfigKey("log.cleaner.enable", "boolean", True),
+        ConfigKey("log.cleaner.backoff.ms", "long", 15000, at_least(0)),
+        ConfigKey("log.flush.scheduler.interval.ms", "long", LONG_MAX, at_least(1)),
+        ConfigKey("compression.gzip.level", "int", -1),
+        ConfigKey("compression.lz4.level", "int", 9),
+        ConfigKey("compression.zstd.level", "int", 3),
         ConfigKey("compression.type", "string", "producer", _check_compression),
         ConfigKey("message.max.bytes", "int", 1048588, at_least(0)),
         ConfigKey("min.insync.replicas", "int", 1, at_least(1)),
@@ -203,6 +209,10 @@ class BrokerConfig:
     def __init__(self, values: dict[str, Any], explicit: set[str]) -> None:
         self._values = values
         self.explicit = explicit  # keys the operator set (STATIC_BROKER_CONFIG), the rest are defaults
+        # Set at run time by AlterConfigs on the broker resource: this broker's ("1") and the
+        # cluster-wide default (""), as Kafka keeps them under /config/brokers/<id> and <default>.
+        self.dynamic_broker: dict[str, Any] = {}
+        self.dynamic_default: dict[str, Any] = {}
         node = values["node.id"] if values["node.id"] >= 0 else values["broker.id"]
         self.node_id: int = node if node >= 0 else 1
         self.listeners = [parse_listener(s, "listeners") for s in values["listeners"]]
@@ -216,6 +226,30 @@ class BrokerConfig:
         self.log_dirs = [Path(d) for d in dirs]
 
     def __getitem__(self, key: str) -> Any:
+        if key in self.dynamic_broker:
+            return self.dynamic_broker[key]
+        if key in self.dynamic_default:
+            return self.dynamic_default[key]
+        return self._values[key]
+
+    def layers(self, key: str) -> list[tuple[str, Any]]:
+        """Every value ``key`` has, most specific first, with its DescribeConfigs source name."""
+        found = []
+        if key in self.dynamic_broker:
+            found.append(("DYNAMIC_BROKER_CONFIG", self.dynamic_broker[key]))
+        if key in self.dynamic_default:
+            found.append(("DYNAMIC_DEFAULT_BROKER_CONFIG", self.dynamic_default[key]))
+        if key in self.explicit:
+            found.append(("STATIC_BROKER_CONFIG", self._values[key]))
+        found.append(("DEFAULT_CONFIG", KEYS[key].default))
+        return found
+
+    def source_of(self, key: str) -> str:
+        """Where ``key``'s value comes from, as DescribeConfigs names it."""
+        return self.layers(key)[0][0]
+
+    def static_value(self, key: str) -> Any:
+        """The value from the file or default, under any dynamic layer."""
         return self._values[key]
 
     def items(self) -> Iterable[tuple[str, Any]]:
@@ -244,6 +278,19 @@ class BrokerConfig:
         return self["log.roll.hours"] * 3_600_000
 
 
+def parse_value(name: str, raw: str) -> Any:
+    """One key's value parsed and checked, or ConfigError naming the key."""
+    key = KEYS.get(name)
+    if key is None:
+        raise ConfigError(f"Unknown broker config {name}")
+    value = _parse(key, raw)
+    if key.check is not None:
+        problem = key.check(value)
+        if problem:
+            raise ConfigError(f"{name}={raw!r}: {problem}")
+    return value
+
+
 def build_config(props: dict[str, str]) -> BrokerConfig:
     """Validate raw key/value strings into a BrokerConfig, or raise ConfigError naming the key."""
     values = {name: key.default for name, key in KEYS.items()}
@@ -254,12 +301,7 @@ def build_config(props: dict[str, str]) -> BrokerConfig:
             if name not in ACCEPTED_UNUSED:
                 log.warning("unknown configuration key %s is ignored", name)
             continue
-        value = _parse(key, raw)
-        if key.check is not None:
-            problem = key.check(value)
-            if problem:
-                raise ConfigError(f"{name}={raw!r}: {problem}")
-        values[name] = value
+        values[name] = parse_value(name, raw)
         explicit.add(name)
     if values["message.max.bytes"] > values["socket.request.max.bytes"]:
         raise ConfigError("message.max.bytes must not exceed socket.request.max.bytes")

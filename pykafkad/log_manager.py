@@ -19,6 +19,12 @@ log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
+# The settings the storage core takes today; the rest of log_settings() arrives with retention
+# and compaction in rust_log.
+_SETTINGS_IN_STORAGE = frozenset(
+    {"segment_bytes", "index_interval_bytes", "segment_index_bytes", "max_message_bytes", "timestamp_type"}
+)
+
 
 class LogManager:
     """Every partition log of this broker, keyed by (topic, partition)."""
@@ -43,21 +49,48 @@ class LogManager:
         counts = {d: sum(1 for p in d.iterdir() if p.is_dir()) for d in self.config.log_dirs}
         return min(self.config.log_dirs, key=lambda d: counts[d]) / name
 
+    def log_settings(self, topic: TopicInfo) -> dict[str, object]:
+        """The PartitionLog settings a topic's effective configs give."""
+        c, b = topic.configs, self.config
+        codec = topic_setting(c, b, "compression.type") or "producer"
+        level_key = {"gzip": "compression.gzip.level", "lz4": "compression.lz4.level",
+                     "zstd": "compression.zstd.level"}.get(codec)
+        level = topic_int(c, b, level_key) if level_key else None
+        settings: dict[str, object] = {
+            "segment_bytes": topic_int(c, b, "segment.bytes"),
+            "index_interval_bytes": topic_int(c, b, "index.interval.bytes"),
+            "segment_index_bytes": topic_int(c, b, "segment.index.bytes"),
+            "max_message_bytes": topic_int(c, b, "max.message.bytes"),
+            "timestamp_type": topic_setting(c, b, "message.timestamp.type") or "CreateTime",
+            "cleanup_policy": (topic_setting(c, b, "cleanup.policy") or "delete").replace(" ", ""),
+            "compression_type": codec,
+            "compression_level": None if level is None or (codec == "gzip" and level == -1) else level,
+            "retention_ms": topic_int(c, b, "retention.ms"),
+            "retention_bytes": topic_int(c, b, "retention.bytes"),
+            "segment_ms": topic_int(c, b, "segment.ms"),
+            "delete_retention_ms": topic_int(c, b, "delete.retention.ms"),
+            "min_cleanable_dirty_ratio": float(topic_setting(c, b, "min.cleanable.dirty.ratio") or 0.5),
+            "min_compaction_lag_ms": topic_int(c, b, "min.compaction.lag.ms"),
+            "max_compaction_lag_ms": topic_int(c, b, "max.compaction.lag.ms"),
+            "flush_messages": topic_int(c, b, "flush.messages"),
+            "flush_ms": topic_int(c, b, "flush.ms"),
+        }
+        return {k: v for k, v in settings.items() if k in _SETTINGS_IN_STORAGE}
+
     def _open(self, topic: TopicInfo, partition: int) -> PartitionLog:
         path = self._dir_for(topic.name, partition)
         clean = self._clean.get(path.parent, False)
-        c = topic.configs
-        plog = PartitionLog(
-            str(path),
-            segment_bytes=topic_int(c, self.config, "segment.bytes"),
-            index_interval_bytes=topic_int(c, self.config, "index.interval.bytes"),
-            segment_index_bytes=topic_int(c, self.config, "segment.index.bytes"),
-            max_message_bytes=topic_int(c, self.config, "max.message.bytes"),
-            timestamp_type=topic_setting(c, self.config, "message.timestamp.type") or "CreateTime",
-            clean_shutdown=clean,
-        )
+        plog = PartitionLog(str(path), clean_shutdown=clean, **self.log_settings(topic))
         self.logs[(topic.name, partition)] = plog
         return plog
+
+    def apply_settings(self, topic: TopicInfo) -> None:
+        """Push a topic's changed configs to its open logs, without a restart."""
+        settings = self.log_settings(topic)
+        for p in topic.partitions:
+            plog = self.logs.get((topic.name, p.index))
+            if plog is not None and hasattr(plog, "update_config"):
+                plog.update_config(**settings)
 
     def load_all(self, metadata: ClusterMetadata) -> None:
         """Open (and, after a crash, recover) every partition the model knows."""

@@ -69,6 +69,9 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
             "compression.type", "string", ("compression.type",),
             ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
         ),
+        TopicConfigKey("compression.gzip.level", "int", ("compression.gzip.level",)),
+        TopicConfigKey("compression.lz4.level", "int", ("compression.lz4.level",)),
+        TopicConfigKey("compression.zstd.level", "int", ("compression.zstd.level",)),
         TopicConfigKey("delete.retention.ms", "long", ("log.cleaner.delete.retention.ms",), minimum=0),
         TopicConfigKey("file.delete.delay.ms", "long", ("log.segment.delete.delay.ms",), minimum=0),
         TopicConfigKey("flush.messages", "long", ("log.flush.interval.messages",), minimum=1),
@@ -168,8 +171,7 @@ def _broker_value(broker: BrokerConfig, name: str) -> tuple[str | None, ConfigSo
     if value is None:
         return None
     value = value * _BROKER_UNIT_MS.get(name, 1) if name in _BROKER_UNIT_MS else value
-    source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.explicit else ConfigSource.DEFAULT_CONFIG
-    return _render(value), source
+    return _render(value), ConfigSource[broker.source_of(name)]
 
 
 def effective_topic_configs(overrides: dict[str, str], broker: BrokerConfig) -> list[EffectiveConfig]:
@@ -179,15 +181,16 @@ def effective_topic_configs(overrides: dict[str, str], broker: BrokerConfig) -> 
         synonyms: list[Synonym] = []
         if key.name in overrides:
             synonyms.append(Synonym(key.name, overrides[key.name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
+        # Set broker keys (dynamic, then static) in order of precedence...
         for broker_key in key.broker_synonyms:
-            if broker_key in broker.explicit:
+            if broker.source_of(broker_key) != "DEFAULT_CONFIG":
                 found = _broker_value(broker, broker_key)
                 if found is not None:
                     synonyms.append(Synonym(broker_key, found[0], found[1]))
-        # The default comes from the least specific synonym that has one (hours before minutes before ms).
+        # ...then the default, from the least specific synonym that has one (hours before ms).
         for broker_key in reversed(key.broker_synonyms):
             found = _broker_value(broker, broker_key)
-            if found is not None and broker_key not in broker.explicit:
+            if found is not None and found[1] == ConfigSource.DEFAULT_CONFIG:
                 synonyms.append(Synonym(broker_key, found[0], ConfigSource.DEFAULT_CONFIG))
                 break
         if synonyms:

@@ -7,9 +7,11 @@ tested for that whole range.
 from __future__ import annotations
 
 from pykafkad.handlers import (
+    alter_configs,
     api_versions,
     describe_cluster,
     describe_configs,
+    describe_log_dirs,
     fetch,
     find_coordinator,
     group_offsets,
@@ -39,6 +41,8 @@ APIS: dict[int, Api] = {
         find_coordinator,
         groups,
         group_offsets,
+        alter_configs,
+        describe_log_dirs,
     )
     for api in module.APIS
 }

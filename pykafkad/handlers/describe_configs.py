@@ -49,11 +49,10 @@ def _entry(c: EffectiveConfig, read_only: bool, synonyms: bool) -> dict[str, Any
 def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
     result = []
     for name, key in sorted(KEYS.items()):
-        static = name in broker.config.explicit
-        source = ConfigSource.STATIC_BROKER_CONFIG if static else ConfigSource.DEFAULT_CONFIG
-        value = _render(broker.config[name])
+        synonyms = [Synonym(name, _render(v), ConfigSource[src]) for src, v in broker.config.layers(name)]
+        source, value = synonyms[0].source, synonyms[0].value
         config_type = _BROKER_TYPES.get(key.type, ConfigType.UNKNOWN)
-        result.append(EffectiveConfig(name, value, source, [Synonym(name, value, source)], config_type))
+        result.append(EffectiveConfig(name, value, source, synonyms, config_type))
     return result
 
 

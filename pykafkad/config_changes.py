@@ -1,0 +1,105 @@
+"""Live config changes: topic overrides and dynamic broker configs, validated, persisted and applied.
+
+AlterConfigs replaces a resource's whole set of overrides; IncrementalAlterConfigs edits it
+key by key.  Both end here, with the new complete set.  Changes reach the open logs at once,
+with no restart, as Kafka applies dynamic topic and log configs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from pykafkad.config import ConfigError, parse_value
+from pykafkad.errors import KafkaError
+from pykafkad.topic_config import TOPIC_KEYS, validate_topic_config
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+log = logging.getLogger(__name__)
+
+# Broker keys that may change at run time: the broker-wide defaults of topic configs
+# (Kafka's dynamic log configs).
+DYNAMIC_BROKER_KEYS = frozenset(k for key in TOPIC_KEYS.values() for k in key.broker_synonyms)
+
+
+def set_topic_configs(broker: Broker, name: str, overrides: dict[str, str | None], validate_only: bool) -> None:
+    """Make ``overrides`` the topic's complete set of config overrides."""
+    topic = broker.topic(name)
+    if topic is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
+    clean: dict[str, str] = {}
+    for key, value in overrides.items():
+        problem = validate_topic_config(key, value)
+        if problem:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
+        clean[key] = str(value).strip()
+    if validate_only:
+        return
+    broker.metadata.set_topic_configs(name, clean)
+    broker.logs.apply_settings(topic)
+    log.info("topic %s configs are now %s", name, clean or "the broker defaults")
+
+
+def set_broker_configs(broker: Broker, resource: str, values: dict[str, str | None], validate_only: bool) -> None:
+    """Make ``values`` the complete dynamic config of this broker ("<id>") or of the cluster default ("")."""
+    if resource not in ("", str(broker.config.node_id)):
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {broker.config.node_id} or empty string, "
+                         f"but received {resource}")
+    fixed = sorted(k for k in values if k not in DYNAMIC_BROKER_KEYS)
+    if fixed:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Cannot update these configs dynamically: {', '.join(fixed)}. "
+                         "Set them in server.properties and restart the broker.")
+    parsed = {}
+    for key, raw in values.items():
+        if raw is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for {key}")
+        try:
+            parsed[key] = parse_value(key, raw)
+        except ConfigError as e:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    if validate_only:
+        return
+    broker.metadata.set_broker_configs(resource, {k: str(v) for k, v in values.items()})
+    apply_dynamic_broker_configs(broker)
+    for topic in broker.metadata.topics.values():
+        broker.logs.apply_settings(topic)
+    log.info("dynamic broker configs for %s are now %s", repr(resource) if resource else "the cluster default",
+             values or "empty")
+
+
+def apply_dynamic_broker_configs(broker: Broker) -> None:
+    """Load the persisted dynamic broker configs into the running config."""
+    stored = broker.metadata.broker_configs
+    config = broker.config
+    config.dynamic_default = {k: parse_value(k, v) for k, v in stored.get("", {}).items()}
+    config.dynamic_broker = {k: parse_value(k, v) for k, v in stored.get(str(config.node_id), {}).items()}
+
+
+def current_overrides(broker: Broker, resource_type: int, name: str) -> dict[str, str]:
+    """The overrides a resource has now (topic configs or dynamic broker configs), as strings."""
+    if resource_type == TOPIC_RESOURCE:
+        topic = broker.topic(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
+        return dict(topic.configs)
+    return dict(broker.metadata.broker_configs.get(name, {}))
+
+
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+
+
+def set_configs(broker: Broker, resource_type: int, name: str, values: dict[str, str | None],
+                validate_only: bool) -> None:
+    if resource_type == TOPIC_RESOURCE:
+        set_topic_configs(broker, name, values, validate_only)
+    elif resource_type == BROKER_RESOURCE:
+        set_broker_configs(broker, name, values, validate_only)
+    else:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Altering configs of resource type {resource_type} "
+                         "is not supported.")

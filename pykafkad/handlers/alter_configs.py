@@ -1,0 +1,90 @@
+"""AlterConfigs (33) and IncrementalAlterConfigs (44): change topic and dynamic broker configs live."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.config_changes import TOPIC_RESOURCE, current_overrides, set_configs
+from pykafkad.errors import KafkaError
+from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.topic_config import TOPIC_KEYS
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+def _result(resource: dict[str, Any], error: KafkaError | None = None) -> dict[str, Any]:
+    return {"error_code": error.code if error else ErrorCode.NONE, "error_message": error.message if error else None,
+            "resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
+
+
+async def alter_configs(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    for resource in body["resources"]:
+        values = {c["name"]: c["value"] for c in resource["configs"]}
+        try:
+            set_configs(broker, resource["resource_type"], resource["resource_name"], values, body["validate_only"])
+        except KafkaError as e:
+            results.append(_result(resource, e))
+            continue
+        results.append(_result(resource))
+    return {"throttle_time_ms": 0, "responses": results}
+
+
+def _is_list(resource_type: int, name: str) -> bool:
+    key = TOPIC_KEYS.get(name) if resource_type == TOPIC_RESOURCE else None
+    return key is not None and key.type == "list"
+
+
+def _edited(broker: Broker, resource: dict[str, Any]) -> dict[str, str | None]:
+    rtype, rname = resource["resource_type"], resource["resource_name"]
+    values: dict[str, str | None] = dict(current_overrides(broker, rtype, rname))
+    seen = set()
+    for change in resource["configs"]:
+        name, op, value = change["name"], change["config_operation"], change["value"]
+        if name in seen:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Config {name} appears more than once in the request.")
+        seen.add(name)
+        if op == SET:
+            values[name] = value
+        elif op == DELETE:
+            values.pop(name, None)
+        elif op in (APPEND, SUBTRACT):
+            if not _is_list(rtype, name):
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
+                                 f"Config {name} is not a list: APPEND and SUBTRACT need a list-type config.")
+            from pykafkad.topic_config import topic_setting
+
+            current = values.get(name) or topic_setting({}, broker.config, name) or ""
+            items = [i for i in current.split(",") if i]
+            given = [i.strip() for i in (value or "").split(",") if i.strip()]
+            if op == APPEND:
+                items += [i for i in given if i not in items]
+            else:
+                items = [i for i in items if i not in given]
+            values[name] = ",".join(items)
+        else:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown config operation {op} for {name}.")
+    return values
+
+
+async def incremental_alter_configs(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    for resource in body["resources"]:
+        try:
+            values = _edited(broker, resource)
+            set_configs(broker, resource["resource_type"], resource["resource_name"], values, body["validate_only"])
+        except KafkaError as e:
+            results.append(_result(resource, e))
+            continue
+        results.append(_result(resource))
+    return {"throttle_time_ms": 0, "responses": results}
+
+
+APIS = [
+    Api(33, "AlterConfigs", 0, 2, alter_configs),
+    Api(44, "IncrementalAlterConfigs", 0, 1, incremental_alter_configs),
+]

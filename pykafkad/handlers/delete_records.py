@@ -1,0 +1,37 @@
+"""DeleteRecords (key 21): move a partition's log start offset forward on demand."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pykafkad._rust_log import LogError
+from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+
+async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    topics = []
+    for wanted in body["topics"]:
+        name = wanted["name"]
+        results = []
+        for part in wanted["partitions"]:
+            index = part["partition_index"]
+            plog = broker.logs.get(name, index)
+            if plog is None:
+                results.append({"partition_index": index, "low_watermark": -1,
+                                "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+                continue
+            try:
+                low = plog.delete_records(part["offset"])
+            except LogError as e:
+                results.append({"partition_index": index, "low_watermark": -1, "error_code": e.code})
+                continue
+            results.append({"partition_index": index, "low_watermark": low, "error_code": ErrorCode.NONE})
+        topics.append({"name": name, "partitions": results})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+APIS = [Api(21, "DeleteRecords", 0, 2, handle)]

@@ -1,0 +1,39 @@
+"""DescribeLogDirs (key 35): each log dir with the size of every partition in it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+
+async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    wanted: dict[str, set[int] | None] | None = None
+    if body["topics"] is not None:
+        wanted = {t["topic"]: set(t["partitions"]) for t in body["topics"]}
+    results = []
+    for log_dir in broker.config.log_dirs:
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (topic, partition), plog in sorted(broker.logs.logs.items()):
+            if wanted is not None and (topic not in wanted or partition not in wanted[topic]):
+                continue
+            if Path(plog.dir).parent != log_dir:
+                continue
+            by_topic.setdefault(topic, []).append({"partition_index": partition, "partition_size": plog.size_bytes(),
+                                                   "offset_lag": 0, "is_future_key": False})
+        usage = shutil.disk_usage(log_dir)
+        results.append({
+            "error_code": ErrorCode.NONE, "log_dir": str(log_dir.resolve()),
+            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+            "total_bytes": usage.total, "usable_bytes": usage.free,
+        })
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results": results}
+
+
+APIS = [Api(35, "DescribeLogDirs", 1, 4, handle)]
