@@ -7,7 +7,6 @@ this runs on the Trio thread, so the model needs no locks.
 from __future__ import annotations
 
 import logging
-import time
 
 import trio
 
@@ -22,10 +21,6 @@ from pykafkad.topic_config import validate_topic_config
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Broker:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykafkad._rust_log import LogError
-from pykafkad.broker import now_ms
+from pykafkad.clock import now_ms
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode

@@ -1,0 +1,84 @@
+"""Periodic log work: retention, compaction (the cleaner), segment rolling by age, and timed flushes.
+
+Python only decides when; the work itself is in the Rust log, run on worker threads with the
+GIL released so produce and fetch keep flowing while a partition is cleaned.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import trio
+
+from pykafkad._rust_log import LogError, PartitionLog
+from pykafkad.clock import now_ms
+from pykafkad.config import LONG_MAX
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+log = logging.getLogger(__name__)
+
+FLUSH_CHECK_MS = 1000
+
+
+class LogHousekeeper:
+    """Runs each kind of periodic log work on its own interval, over every partition."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        config = self.broker.config
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._every, "log.retention.check.interval.ms", self.retention_pass)
+            if config["log.cleaner.enable"]:
+                nursery.start_soon(self._every, "log.cleaner.backoff.ms", self.cleaner_pass)
+            nursery.start_soon(self._flush_loop)
+            task_status.started()
+
+    async def _every(self, interval_key: str, work: Callable[[], Awaitable[None]]) -> None:
+        while True:
+            await trio.sleep(max(self.broker.config[interval_key], 10) / 1000)
+            await work()
+
+    def _logs(self) -> list[tuple[tuple[str, int], PartitionLog]]:
+        return list(self.broker.logs.logs.items())
+
+    async def _each(self, what: str, call: Callable[[PartitionLog], object]) -> list[tuple[tuple[str, int], object]]:
+        """Run ``call`` for every open log on a worker thread; a closed or failing log is skipped and logged."""
+        done = []
+        for key, plog in self._logs():
+            try:
+                result = await trio.to_thread.run_sync(call, plog)
+            except LogError as e:
+                if not plog.closed:
+                    log.error("%s of %s-%d failed: %s", what, *key, e)
+                continue
+            done.append((key, result))
+        return done
+
+    async def retention_pass(self) -> None:
+        """Roll aged active segments and delete segments past retention.ms / retention.bytes."""
+        now = now_ms()
+        for (topic, partition), result in await self._each("retention", lambda p: p.enforce_retention(now)):
+            deleted, freed = result  # type: ignore[misc]
+            if deleted:
+                log.info("retention deleted %d segment(s), %d bytes, of %s-%d", deleted, freed, topic, partition)
+
+    async def cleaner_pass(self) -> None:
+        """Compact the partitions whose cleanup.policy includes compact and that are dirty enough."""
+        now = now_ms()
+        for (topic, partition), stats in await self._each("cleaning", lambda p: p.clean(now)):
+            if stats:
+                log.info("cleaned %s-%d: %s", topic, partition, stats)
+
+    async def _flush_loop(self) -> None:
+        """flush.ms / log.flush.interval.ms: fsync partitions whose unflushed data is old enough."""
+        while True:
+            interval = self.broker.config["log.flush.scheduler.interval.ms"]
+            await trio.sleep((FLUSH_CHECK_MS if interval >= LONG_MAX else interval) / 1000)
+            now = now_ms()
+            await self._each("flush", lambda p, now=now: p.flush_if_due(now))
