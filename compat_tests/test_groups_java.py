@@ -2,7 +2,9 @@
 
 The console consumer with ``--group`` consumes part of a topic, stops, and a second run resumes
 where the first stopped.  kafka-consumer-groups then lists the group, describes it (positions,
-log-end offsets, lag), resets its offsets to the earliest, and deletes it.
+log-end offsets, lag), resets its offsets to the earliest, and deletes it.  Kafka's
+OffsetsMessageFormatter and GroupMetadataMessageFormatter decode the records the broker wrote
+to ``__consumer_offsets``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import pytest
 from compat_tests.clients import create_topic, unique_topic
 from compat_tests.groups_support import GROUP_BROKER_OVERRIDES, produce_spread
 from compat_tests.java_tools import run_tool
+from pykafkad.groups.offsets_store import partition_for
 
 PARTITIONS = 2
 
@@ -69,6 +72,16 @@ def test_console_consumer_group_resumes_and_consumer_groups_tool(broker_factory)
     # After the reset a consumer of the group reads from the start again.
     again = _console_consume(broker.bootstrap, topic, group, 20)
     assert sorted(again) == sorted(values)
+
+    # Kafka's own formatters read the group's records in __consumer_offsets (Kafka's key/value schemas).
+    partition = str(partition_for(group, 50))
+    for formatter, expected in (("OffsetsMessageFormatter", f'"topic":"{topic}"'),
+                                ("GroupMetadataMessageFormatter", '"protocolType":"consumer"')):
+        out = run_tool("kafka-console-consumer", [
+            "--bootstrap-server", broker.bootstrap, "--topic", "__consumer_offsets", "--partition", partition,
+            "--offset", "earliest", "--timeout-ms", "5000",
+            "--formatter", f"org.apache.kafka.tools.consumer.{formatter}"], check=False).stdout
+        assert f'"group":"{group}"' in out and expected in out, (formatter, out[-2000:])
 
     deleted = run_tool("kafka-consumer-groups", ["--bootstrap-server", broker.bootstrap, "--delete",
                                                  "--group", group]).stdout
