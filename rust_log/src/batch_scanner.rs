@@ -3,6 +3,7 @@
 //! checks and record-level lookups).
 
 use std::fs::File;
+use std::sync::Arc;
 use std::os::unix::fs::FileExt;
 
 use crate::error::{LogError, Result};
@@ -11,17 +12,17 @@ use crate::record_batch::{self, BatchHeader, HEADER_SIZE, MIN_BATCH_LENGTH};
 const CHUNK: usize = 64 * 1024;
 
 /// Iterator-like reader over batches between two file positions.
-pub struct BatchScanner<'f> {
-    file: &'f File,
+pub struct BatchScanner {
+    file: Arc<File>,
     pos: u64,
     end: u64,
     buf: Vec<u8>,
     buf_start: u64,
 }
 
-impl<'f> BatchScanner<'f> {
+impl BatchScanner {
     /// Scans `file` from `start` up to (not including) `end`.
-    pub fn new(file: &'f File, start: u64, end: u64) -> Self {
+    pub fn new(file: Arc<File>, start: u64, end: u64) -> Self {
         BatchScanner {
             file,
             pos: start,

@@ -1,8 +1,10 @@
-//! Decompression of batch record payloads (gzip, snappy in raw or xerial
-//! "snappy-java" framing, lz4 frame, zstd). Only used off the append path,
-//! to look at record timestamps; compressed batches are stored as received.
+//! The batch codecs: decompression of record payloads (gzip, snappy in raw
+//! or xerial "snappy-java" framing, lz4 frame, zstd) and compression in the
+//! formats Kafka's own broker writes (gzip, snappy-java framing with 32 KiB
+//! blocks, lz4 frames of independent 64 KiB blocks, zstd), used when a topic's
+//! `compression.type` makes the broker recompress.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 
 use crate::error::{LogError, Result};
 
@@ -65,6 +67,63 @@ pub fn decompressing_reader<'a>(codec: u8, payload: &'a [u8]) -> Result<Box<dyn 
                 .map_err(|e| LogError::corrupt(format!("invalid zstd data: {e}")))?;
             Ok(Box::new(dec))
         }
+        other => Err(LogError::invalid_record(format!(
+            "unknown compression codec {other}"
+        ))),
+    }
+}
+
+/// Default compression levels (Kafka's): gzip 6 (zlib default), zstd 3.
+pub const GZIP_DEFAULT_LEVEL: i32 = 6;
+/// Kafka's default zstd level.
+pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
+/// Block size snappy-java uses for its framing.
+const XERIAL_BLOCK: usize = 32 * 1024;
+
+fn compress_err(e: impl std::fmt::Display) -> LogError {
+    LogError::storage(format!("compression failed: {e}"))
+}
+
+/// Compresses `raw` record bytes with `codec` at `level` (codec default when
+/// `None`; lz4 ignores the level: only the fast compressor is available).
+pub fn compress(codec: u8, level: Option<i32>, raw: &[u8]) -> Result<Vec<u8>> {
+    match codec {
+        NONE => Ok(raw.to_vec()),
+        GZIP => {
+            let lvl = level.unwrap_or(GZIP_DEFAULT_LEVEL).clamp(1, 9) as u32;
+            let mut e = flate2::write::GzEncoder::new(
+                Vec::with_capacity(raw.len() / 2 + 64),
+                flate2::Compression::new(lvl),
+            );
+            e.write_all(raw).map_err(compress_err)?;
+            e.finish().map_err(compress_err)
+        }
+        SNAPPY => {
+            let mut out = Vec::with_capacity(raw.len() / 2 + 64);
+            out.extend_from_slice(&XERIAL_MAGIC);
+            out.extend_from_slice(&1u32.to_be_bytes()); // version
+            out.extend_from_slice(&1u32.to_be_bytes()); // compatible version
+            let mut enc = snap::raw::Encoder::new();
+            for chunk in raw.chunks(XERIAL_BLOCK) {
+                let block = enc.compress_vec(chunk).map_err(compress_err)?;
+                let len = u32::try_from(block.len()).map_err(compress_err)?;
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(&block);
+            }
+            Ok(out)
+        }
+        LZ4 => {
+            let info = lz4_flex::frame::FrameInfo::new()
+                .block_size(lz4_flex::frame::BlockSize::Max64KB)
+                .block_mode(lz4_flex::frame::BlockMode::Independent);
+            let mut e = lz4_flex::frame::FrameEncoder::with_frame_info(
+                info,
+                Vec::with_capacity(raw.len() / 2 + 64),
+            );
+            e.write_all(raw).map_err(compress_err)?;
+            e.finish().map_err(compress_err)
+        }
+        ZSTD => zstd::bulk::compress(raw, level.unwrap_or(ZSTD_DEFAULT_LEVEL)).map_err(compress_err),
         other => Err(LogError::invalid_record(format!(
             "unknown compression codec {other}"
         ))),

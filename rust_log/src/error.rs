@@ -24,6 +24,8 @@ pub mod codes {
     pub const INVALID_PRODUCER_EPOCH: i16 = 47;
     /// KAFKA_STORAGE_ERROR
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
+    /// UNSUPPORTED_COMPRESSION_TYPE (zstd for a fetch version below 10)
+    pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
     /// INVALID_RECORD
     pub const INVALID_RECORD: i16 = 87;
 }

@@ -1,13 +1,16 @@
 //! File plumbing shared by the offset and time indexes: loading fixed-size
 //! entries, recognising Kafka-style zero-filled preallocation, writing one
 //! entry at a time with positional writes and trimming to the real size.
+//! Handles come from [`crate::file_cache`], so an idle index holds no file
+//! descriptor.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{LogError, Result};
+use crate::file_cache;
 
 /// How an index file looked when it was opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,11 +25,10 @@ pub enum IndexLoad {
     Corrupt(String),
 }
 
-/// An open index file with fixed-size entries.
+/// An index file with fixed-size entries (opened lazily).
 #[derive(Debug)]
 pub struct IndexFile {
     path: PathBuf,
-    file: File,
     entry_size: usize,
 }
 
@@ -34,7 +36,7 @@ impl IndexFile {
     /// Opens (creating if missing) the file and returns its raw content.
     pub fn open(path: &Path, entry_size: usize) -> Result<(IndexFile, Option<Vec<u8>>)> {
         let existed = path.exists();
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
@@ -43,17 +45,16 @@ impl IndexFile {
             .map_err(|e| LogError::io(format!("opening index {}", path.display()), e))?;
         let content = if existed {
             let mut buf = Vec::new();
-            (&file)
-                .read_to_end(&mut buf)
+            file.read_to_end(&mut buf)
                 .map_err(|e| LogError::io(format!("reading index {}", path.display()), e))?;
             Some(buf)
         } else {
             None
         };
+        drop(file);
         Ok((
             IndexFile {
                 path: path.to_path_buf(),
-                file,
                 entry_size,
             },
             content,
@@ -65,24 +66,38 @@ impl IndexFile {
         &self.path
     }
 
+    /// Renames the file (closing any cached handle first).
+    pub fn rename(&mut self, to: &Path) -> Result<()> {
+        file_cache::evict(&self.path);
+        file_cache::evict(to);
+        fs::rename(&self.path, to).map_err(|e| {
+            LogError::io(
+                format!("renaming {} to {}", self.path.display(), to.display()),
+                e,
+            )
+        })?;
+        self.path = to.to_path_buf();
+        Ok(())
+    }
+
     /// Writes entry number `n` (positional write: lands in the page cache).
     pub fn write_entry(&self, n: usize, entry: &[u8]) -> Result<()> {
         debug_assert_eq!(entry.len(), self.entry_size);
-        self.file
+        file_cache::get(&self.path)?
             .write_all_at(entry, (n * self.entry_size) as u64)
             .map_err(|e| LogError::io(format!("writing index {}", self.path.display()), e))
     }
 
     /// Truncates the file to exactly `entries` entries.
     pub fn set_entries(&self, entries: usize) -> Result<()> {
-        self.file
+        file_cache::get(&self.path)?
             .set_len((entries * self.entry_size) as u64)
             .map_err(|e| LogError::io(format!("truncating index {}", self.path.display()), e))
     }
 
     /// fsyncs the file.
     pub fn flush(&self) -> Result<()> {
-        match self.file.sync_data() {
+        match file_cache::get(&self.path)?.sync_data() {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::Interrupted => Ok(()),
             Err(e) => Err(LogError::io(

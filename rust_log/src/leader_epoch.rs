@@ -71,6 +71,28 @@ impl LeaderEpochCache {
         before != self.entries.len()
     }
 
+    /// Forgets epochs that end before `start_offset` (the new log start);
+    /// true if the cache changed.
+    pub fn truncate_from_start(&mut self, start_offset: i64) -> bool {
+        // Entries wholly below the new start go; the last of them is kept,
+        // moved up to the start offset (as Kafka's truncateFromStart).
+        let below = self
+            .entries
+            .iter()
+            .take_while(|&&(_, s)| s <= start_offset)
+            .count();
+        if below == 0 {
+            return false;
+        }
+        let (epoch, old_start) = self.entries[below - 1];
+        if below == 1 && old_start == start_offset {
+            return false;
+        }
+        self.entries.drain(..below - 1);
+        self.entries[0] = (epoch, start_offset);
+        true
+    }
+
     /// Drops everything (before a rebuild).
     pub fn clear(&mut self) {
         self.entries.clear();

@@ -5,17 +5,26 @@
 //! the `python` feature so the core builds and tests without libpython.
 
 pub mod batch_scanner;
+pub mod cleaner;
 pub mod compression;
 pub mod error;
+pub mod file_cache;
+pub mod flush_policy;
 pub mod index_file;
 pub mod leader_epoch;
+pub mod log_config;
+pub mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_log;
 pub mod producer_state;
 pub mod record_batch;
+pub mod record_view;
 pub mod records;
+pub mod recompress;
 pub mod recovery;
+pub mod retention;
 pub mod segment;
+pub mod segment_swap;
 pub mod time_index;
 pub mod timestamp_search;
 pub mod validator;

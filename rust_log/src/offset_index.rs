@@ -161,4 +161,9 @@ impl OffsetIndex {
     pub fn path(&self) -> &Path {
         self.file.path()
     }
+
+    /// Renames the index file.
+    pub fn rename(&mut self, to: &Path) -> Result<()> {
+        self.file.rename(to)
+    }
 }

@@ -1,7 +1,9 @@
 //! A partition's log: the ordered segments of `<topic>-<partition>/`, with
-//! append (validate, dedupe, assign offsets, roll, write), batch-aligned
-//! reads, timestamp and leader-epoch lookups, flush/close, and the open-time
-//! loading and crash recovery of segments, producer state and epoch cache.
+//! append (validate, recompress, dedupe, assign offsets, roll, write),
+//! batch-aligned reads, timestamp and leader-epoch lookups, retention,
+//! DeleteRecords, compaction hand-off, flush policy, flush/close, and the
+//! open-time loading and crash recovery of segments, producer state and
+//! epoch cache.
 
 use std::fs::{self, File};
 use std::os::unix::fs::FileExt;
@@ -9,67 +11,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::cleaner::{self, CleanOutput, CleanPlan, CleanStats, CleanerSegment, SegmentSummary};
+use crate::compression;
 use crate::error::{LogError, Result, codes};
+use crate::file_cache;
+use crate::flush_policy::FlushPolicy;
 use crate::leader_epoch::LeaderEpochCache;
+pub use crate::log_config::LogConfig;
+use crate::offset_checkpoint;
 use crate::producer_state::{ProducerStateManager, SequenceCheck};
+use crate::recompress;
 use crate::record_batch::{BatchHeader, LOG_OVERHEAD};
 use crate::recovery::recover_segment;
-use crate::segment::{Segment, SegmentConfig};
+use crate::retention::{self, RetentionRules, SegmentFacts};
+use crate::segment::Segment;
+use crate::segment_swap;
 use crate::timestamp_search;
-use crate::validator;
-
-/// Log configuration (Kafka topic config names in the docs).
-#[derive(Debug, Clone, Copy)]
-pub struct LogConfig {
-    /// `segment.bytes`
-    pub segment_bytes: u64,
-    /// `index.interval.bytes`
-    pub index_interval_bytes: u64,
-    /// `segment.index.bytes`
-    pub segment_index_bytes: usize,
-    /// `max.message.bytes`
-    pub max_message_bytes: usize,
-    /// `message.timestamp.type` == LogAppendTime
-    pub log_append_time: bool,
-}
-
-impl Default for LogConfig {
-    fn default() -> Self {
-        LogConfig {
-            segment_bytes: 1 << 30,
-            index_interval_bytes: 4096,
-            segment_index_bytes: 10 * 1024 * 1024,
-            max_message_bytes: 1_048_588,
-            log_append_time: false,
-        }
-    }
-}
-
-impl LogConfig {
-    fn segment_config(&self) -> SegmentConfig {
-        SegmentConfig {
-            segment_bytes: self.segment_bytes,
-            index_interval_bytes: self.index_interval_bytes,
-            segment_index_bytes: self.segment_index_bytes,
-        }
-    }
-
-    fn validate(&self) -> Result<()> {
-        if self.segment_bytes < 14 || self.segment_bytes > i32::MAX as u64 {
-            return Err(LogError::new(
-                codes::INVALID_CONFIG,
-                format!("invalid segment_bytes {}", self.segment_bytes),
-            ));
-        }
-        if self.segment_index_bytes < 8 {
-            return Err(LogError::new(
-                codes::INVALID_CONFIG,
-                format!("invalid segment_index_bytes {}", self.segment_index_bytes),
-            ));
-        }
-        Ok(())
-    }
-}
+use crate::validator::{self, ValidateOptions, ValidatedBatch};
 
 /// Result of an append, as the Produce response needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +62,13 @@ pub struct PartitionLog {
     first_dirty_segment: Option<usize>,
     dir_dirty: bool,
     closed: bool,
+    log_start_offset: i64,
+    flush_policy: FlushPolicy,
+    /// Cleaner's first dirty offset (persisted).
+    cleaner_checkpoint: Option<i64>,
+    /// Earliest tombstone delete horizon in cleaned segments; outer `None`
+    /// = not known yet (computed on the first cleaning after open).
+    tombstone_expiry: Option<Option<i64>>,
 }
 
 fn parse_stem(name: &str, ext: &str) -> Option<i64> {
@@ -128,6 +93,7 @@ impl PartitionLog {
         fs::create_dir_all(&dir)
             .map_err(|e| LogError::io(format!("creating {}", dir.display()), e))?;
         let mut report = Vec::new();
+        segment_swap::recover(&dir, &mut report)?;
 
         // Inventory of the directory.
         let mut log_bases = Vec::new();
@@ -215,6 +181,11 @@ impl PartitionLog {
             segments.push(Segment::create(&dir, 0, &scfg)?);
         }
 
+        let first_base = segments.first().map_or(0, |s| s.base_offset());
+        let leo = segments.last().map_or(0, |s| s.next_offset());
+        let checkpointed = offset_checkpoint::read(&dir, offset_checkpoint::LOG_START_OFFSET);
+        let log_start_offset = checkpointed.unwrap_or(first_base).max(first_base).min(leo);
+        let cleaner_checkpoint = offset_checkpoint::read(&dir, offset_checkpoint::CLEANER_OFFSET);
         let mut log = PartitionLog {
             dir,
             config,
@@ -225,6 +196,10 @@ impl PartitionLog {
             first_dirty_segment: None,
             dir_dirty: false,
             closed: false,
+            log_start_offset,
+            flush_policy: FlushPolicy::new(now_ms()),
+            cleaner_checkpoint,
+            tombstone_expiry: None,
         };
         let leo = log.log_end_offset();
         if log.epochs.truncate_from_end(leo) {
@@ -294,7 +269,7 @@ impl PartitionLog {
             } else {
                 0
             };
-            let mut scan = seg.scanner(u64::from(pos));
+            let mut scan = seg.scanner(u64::from(pos))?;
             while let Some((_, h)) = scan.next_header()? {
                 if h.last_offset() >= from {
                     f(&h);
@@ -320,12 +295,6 @@ impl PartitionLog {
         Ok(())
     }
 
-    fn active(&self) -> Result<&Segment> {
-        self.segments
-            .last()
-            .ok_or_else(|| LogError::storage("log has no segments"))
-    }
-
     /// Directory of the log.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -334,9 +303,10 @@ impl PartitionLog {
     pub fn config(&self) -> &LogConfig {
         &self.config
     }
-    /// First offset in the log.
+    /// First offset in the log (the low watermark: DeleteRecords and
+    /// retention advance it; it may sit in the middle of a segment).
     pub fn log_start_offset(&self) -> i64 {
-        self.segments.first().map_or(0, |s| s.base_offset())
+        self.log_start_offset
     }
     /// Next offset to be assigned.
     pub fn log_end_offset(&self) -> i64 {
@@ -370,22 +340,16 @@ impl PartitionLog {
     /// Validates and appends the `records` of a Produce request.
     pub fn append(
         &mut self,
-        mut records: Vec<u8>,
+        records: Vec<u8>,
         leader_epoch: i32,
         now_ms: Option<i64>,
     ) -> Result<AppendInfo> {
         self.ensure_open()?;
-        let mut batches = validator::validate(&records, self.config.max_message_bytes)?;
-        if records.len() as u64 > self.config.segment_bytes {
-            return Err(LogError::new(
-                codes::RECORD_LIST_TOO_LARGE,
-                format!(
-                    "append of {} bytes is larger than segment_bytes {}",
-                    records.len(),
-                    self.config.segment_bytes
-                ),
-            ));
-        }
+        let opts = ValidateOptions {
+            max_message_bytes: self.config.max_message_bytes,
+            compacted: self.config.cleanup_policy.compact,
+        };
+        let batches = validator::validate_with(&records, &opts)?;
         if let [single] = batches.as_slice()
             && single.header.has_producer_id()
             && let SequenceCheck::Duplicate(dup) = self.producers.check(&single.header)?
@@ -396,6 +360,17 @@ impl PartitionLog {
                 log_append_time: dup.append_time,
                 duplicate: true,
             });
+        }
+        let (mut records, mut batches) = self.apply_topic_compression(records, batches)?;
+        if records.len() as u64 > self.config.segment_bytes {
+            return Err(LogError::new(
+                codes::RECORD_LIST_TOO_LARGE,
+                format!(
+                    "append of {} bytes is larger than segment_bytes {}",
+                    records.len(),
+                    self.config.segment_bytes
+                ),
+            ));
         }
         let now = now_ms.unwrap_or_else(crate::partition_log::now_ms);
         let append_time = self.config.log_append_time.then_some(now);
@@ -408,10 +383,20 @@ impl PartitionLog {
             append_time,
         )?;
         let last_offset = next - 1;
+        let max_ts = batches
+            .iter()
+            .map(|b| b.header.max_timestamp)
+            .max()
+            .unwrap_or(now);
 
-        if self
-            .active()?
-            .should_roll(records.len() as u64, last_offset, self.config.segment_bytes)
+        let segment_ms = self.config.segment_ms;
+        let segment_bytes = self.config.segment_bytes;
+        let active = self
+            .segments
+            .last_mut()
+            .ok_or_else(|| LogError::storage("log has no segments"))?;
+        if active.should_roll(records.len() as u64, last_offset, segment_bytes)
+            || active.should_roll_by_time(max_ts, segment_ms)?
         {
             self.roll(base_offset)?;
         }
@@ -428,12 +413,71 @@ impl PartitionLog {
         if self.epochs.assign(leader_epoch, base_offset) {
             self.epochs.persist()?;
         }
+        if self
+            .flush_policy
+            .on_append(next - base_offset, self.config.flush_messages)
+        {
+            self.flush_inner()?;
+        }
         Ok(AppendInfo {
             base_offset,
             last_offset,
             log_append_time: append_time.unwrap_or(-1),
             duplicate: false,
         })
+    }
+
+    /// Recompresses batches whose codec differs from the topic's
+    /// `compression.type` (no-op for `producer`).
+    fn apply_topic_compression(
+        &self,
+        records: Vec<u8>,
+        batches: Vec<ValidatedBatch>,
+    ) -> Result<(Vec<u8>, Vec<ValidatedBatch>)> {
+        let topic = self.config.compression;
+        if batches
+            .iter()
+            .all(|b| recompress::target_codec(topic, b.header.compression()).is_none())
+        {
+            return Ok((records, batches));
+        }
+        let mut out = Vec::with_capacity(records.len());
+        let mut new_batches = Vec::with_capacity(batches.len());
+        for b in batches {
+            let bytes = &records[b.start..b.start + b.size];
+            let start = out.len();
+            match recompress::target_codec(topic, b.header.compression()) {
+                None => out.extend_from_slice(bytes),
+                Some(target) => {
+                    let rebuilt = recompress::recompress_batch(
+                        bytes,
+                        &b.header,
+                        target,
+                        self.config.compression_level,
+                    )?;
+                    if rebuilt.len() > self.config.max_message_bytes {
+                        return Err(LogError::new(
+                            codes::MESSAGE_TOO_LARGE,
+                            format!(
+                                "record batch of {} bytes after recompression exceeds max.message.bytes {}",
+                                rebuilt.len(),
+                                self.config.max_message_bytes
+                            ),
+                        ));
+                    }
+                    out.extend_from_slice(&rebuilt);
+                }
+            }
+            let size = out.len() - start;
+            let header = BatchHeader::parse(&out[start..])?;
+            new_batches.push(ValidatedBatch {
+                start,
+                size,
+                header,
+                record_max_timestamp: b.record_max_timestamp,
+            });
+        }
+        Ok((out, new_batches))
     }
 
     fn roll(&mut self, new_base: i64) -> Result<()> {
@@ -447,13 +491,44 @@ impl PartitionLog {
         Ok(())
     }
 
+    /// Rolls the active segment if it is older than `segment.ms` at
+    /// `now_ms` (Kafka rolls on the next append; this lets retention act on
+    /// an idle partition). Returns true if a new segment was started.
+    pub fn maybe_roll(&mut self, now_ms: i64) -> Result<bool> {
+        self.ensure_open()?;
+        let segment_ms = self.config.segment_ms;
+        let leo = self.log_end_offset();
+        let active = self
+            .segments
+            .last_mut()
+            .ok_or_else(|| LogError::storage("log has no segments"))?;
+        if active.should_roll_by_time(now_ms, segment_ms)? {
+            self.roll(leo)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// Batch-aligned bytes starting with the batch containing `offset`, then
     /// whole batches of the same segment while the total stays within
     /// `max_bytes`. With `min_one`, a first batch larger than `max_bytes`
     /// is returned whole (KIP-74). `offset == log_end_offset` gives empty.
     /// Like Kafka, one read never spans two segments.
     pub fn read(&self, offset: i64, max_bytes: usize, min_one: bool) -> Result<Vec<u8>> {
-        let plan = self.read_plan(offset, max_bytes, min_one)?;
+        self.read_with(offset, max_bytes, min_one, true)
+    }
+
+    /// [`Self::read`]; with `allow_zstd == false` (Fetch < v10) a zstd
+    /// first batch is UNSUPPORTED_COMPRESSION_TYPE (76) and the result stops
+    /// before any later zstd batch.
+    pub fn read_with(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+        allow_zstd: bool,
+    ) -> Result<Vec<u8>> {
+        let plan = self.read_plan_with(offset, max_bytes, min_one, allow_zstd)?;
         let mut data = vec![0u8; plan.len];
         let n = plan.read_into(&mut data)?;
         data.truncate(n);
@@ -464,6 +539,17 @@ impl PartitionLog {
     /// record data. The plan can be executed after releasing any lock on
     /// the log: it only touches bytes that are already immutable.
     pub fn read_plan(&self, offset: i64, max_bytes: usize, min_one: bool) -> Result<ReadPlan> {
+        self.read_plan_with(offset, max_bytes, min_one, true)
+    }
+
+    /// [`Self::read_plan`] with the zstd rule of [`Self::read_with`].
+    pub fn read_plan_with(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+        allow_zstd: bool,
+    ) -> Result<ReadPlan> {
         self.ensure_open()?;
         let (start, end) = (self.log_start_offset(), self.log_end_offset());
         if offset < start || offset > end {
@@ -476,16 +562,41 @@ impl PartitionLog {
                 let Some((pos, first)) = seg.locate(offset)? else {
                     continue;
                 };
+                if !allow_zstd && first.compression() == compression::ZSTD {
+                    return Err(LogError::new(
+                        codes::UNSUPPORTED_COMPRESSION_TYPE,
+                        format!(
+                            "batch at offset {} is zstd-compressed, which this fetch version cannot carry",
+                            first.base_offset
+                        ),
+                    ));
+                }
                 let first_size = first.total_size();
-                let (len, exact) = if first_size > max_bytes {
+                let (mut len, mut exact) = if first_size > max_bytes {
                     (if min_one { first_size } else { 0 }, true)
                 } else {
                     let remaining = seg.size() - pos;
                     let len = remaining.min(max_bytes as u64) as usize;
                     (len, len as u64 == remaining)
                 };
+                if !allow_zstd && len > first_size {
+                    // Stop before the first zstd batch in range.
+                    let mut scan = seg.scanner(pos)?;
+                    let mut cut = 0usize;
+                    while let Some((at, h)) = scan.next_header()? {
+                        let rel = (at - pos) as usize;
+                        if rel >= len || h.compression() == compression::ZSTD {
+                            break;
+                        }
+                        cut = (rel + h.total_size()).min(len);
+                    }
+                    if cut < len {
+                        len = cut;
+                        exact = false;
+                    }
+                }
                 return Ok(ReadPlan {
-                    file: Some(Arc::clone(seg.file())),
+                    file: Some(seg.file()?),
                     pos,
                     len,
                     exact,
@@ -511,7 +622,7 @@ impl PartitionLog {
             let (_, indexed_offset) = seg.time_index.lookup(timestamp);
             let from = indexed_offset.max(log_start);
             let (_, pos) = seg.offset_index.lookup(from);
-            let mut scan = seg.scanner(u64::from(pos));
+            let mut scan = seg.scanner(u64::from(pos))?;
             while let Some((_, h, bytes)) = scan.next_batch(false)? {
                 if h.last_offset() < from || h.max_timestamp < timestamp {
                     continue;
@@ -560,6 +671,295 @@ impl PartitionLog {
             .end_offset_for(leader_epoch, self.log_end_offset()))
     }
 
+    /// fsyncs if `flush.ms` has passed since the last flush and something
+    /// was appended since. Returns true if it flushed.
+    pub fn flush_if_due(&mut self, now_ms: i64) -> Result<bool> {
+        self.ensure_open()?;
+        if !self.flush_policy.time_due(now_ms, self.config.flush_ms) {
+            return Ok(false);
+        }
+        self.flush_inner()?;
+        Ok(true)
+    }
+
+    /// Messages appended since the last fsync.
+    pub fn unflushed_messages(&self) -> i64 {
+        self.flush_policy.unflushed_messages()
+    }
+
+    /// Applies a new configuration live. Segment sizing applies to segments
+    /// created from now on.
+    pub fn update_config(&mut self, config: LogConfig) -> Result<()> {
+        self.ensure_open()?;
+        config.validate()?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// Number of this log's files currently holding a descriptor.
+    pub fn open_file_count(&self) -> usize {
+        file_cache::open_count_in(&self.dir)
+    }
+
+    fn segment_facts(&self) -> Vec<SegmentFacts> {
+        self.segments
+            .iter()
+            .map(|s| SegmentFacts {
+                base_offset: s.base_offset(),
+                next_offset: s.next_offset(),
+                size: s.size(),
+                largest_timestamp: if s.max_timestamp() >= 0 {
+                    s.max_timestamp()
+                } else {
+                    modified_ms(s.log_path())
+                },
+            })
+            .collect()
+    }
+
+    /// Deletes the `count` oldest segments (rolling first if that is all of
+    /// them), advances the log start offset to the next segment's base and
+    /// persists it. Returns (segments deleted, bytes freed).
+    fn delete_oldest(&mut self, count: usize) -> Result<(usize, u64)> {
+        if count == 0 {
+            return Ok((0, 0));
+        }
+        if count >= self.segments.len() {
+            let leo = self.log_end_offset();
+            self.roll(leo)?;
+        }
+        let count = count.min(self.segments.len() - 1);
+        let new_start = self.segments[count].base_offset();
+        if new_start > self.log_start_offset {
+            self.log_start_offset = new_start;
+            offset_checkpoint::write(
+                &self.dir,
+                offset_checkpoint::LOG_START_OFFSET,
+                self.log_start_offset,
+            )?;
+        }
+        let mut freed = 0u64;
+        let removed: Vec<Segment> = self.segments.drain(..count).collect();
+        for seg in removed {
+            freed += seg.size();
+            seg.delete_files()?;
+        }
+        self.first_dirty_segment = self
+            .first_dirty_segment
+            .map(|d| d.saturating_sub(count));
+        self.dir_dirty = true;
+        if self.epochs.truncate_from_start(self.log_start_offset) {
+            self.epochs.persist()?;
+        }
+        Ok((count, freed))
+    }
+
+    /// Retention (cleanup.policy containing `delete`; the log start rule
+    /// always applies): rolls the active segment first if `segment.ms` says
+    /// so, then deletes whole segments from the oldest while they are older
+    /// than `retention.ms`, or while the log stays at least
+    /// `retention.bytes` big without them, or while they lie entirely below
+    /// the log start offset. Returns (segments deleted, bytes freed).
+    pub fn enforce_retention(&mut self, now_ms: i64) -> Result<(usize, u64)> {
+        self.ensure_open()?;
+        self.maybe_roll(now_ms)?;
+        let rules = RetentionRules {
+            delete_policy: self.config.cleanup_policy.delete,
+            retention_ms: self.config.retention_ms,
+            retention_bytes: self.config.retention_bytes,
+            log_start_offset: self.log_start_offset,
+            log_end_offset: self.log_end_offset(),
+            now_ms,
+        };
+        let count = retention::deletable_prefix(&self.segment_facts(), &rules);
+        self.delete_oldest(count)
+    }
+
+    /// DeleteRecords: moves the log start offset up to `offset` (-1 = the
+    /// high watermark, i.e. the log end) and deletes the segments entirely
+    /// below it. An offset beyond the log end is OFFSET_OUT_OF_RANGE (1); an
+    /// offset below the current start changes nothing. Returns the new low
+    /// watermark.
+    pub fn delete_records(&mut self, offset: i64) -> Result<i64> {
+        self.ensure_open()?;
+        let leo = self.log_end_offset();
+        let target = if offset == -1 { leo } else { offset };
+        if target < 0 || target > leo {
+            return Err(LogError::offset_out_of_range(format!(
+                "cannot delete records before offset {offset}: log end offset is {leo}"
+            )));
+        }
+        if target > self.log_start_offset {
+            self.log_start_offset = target;
+            offset_checkpoint::write(
+                &self.dir,
+                offset_checkpoint::LOG_START_OFFSET,
+                self.log_start_offset,
+            )?;
+            let rules = RetentionRules {
+                delete_policy: false,
+                retention_ms: -1,
+                retention_bytes: -1,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: leo,
+                now_ms: 0,
+            };
+            let count = retention::deletable_prefix(&self.segment_facts(), &rules);
+            self.delete_oldest(count)?;
+        }
+        Ok(self.log_start_offset)
+    }
+
+    /// First step of a cleaning pass (under the lock): decides whether the
+    /// log needs compaction and captures what the pass reads. `None` when
+    /// the policy has no `compact` or nothing is due.
+    pub fn prepare_clean(&mut self, now_ms: i64) -> Result<Option<CleanPlan>> {
+        self.ensure_open()?;
+        if !self.config.cleanup_policy.compact || self.segments.len() < 2 {
+            return Ok(None);
+        }
+        let closed_count = self.segments.len() - 1;
+        let active_base = self.segments[closed_count].base_offset();
+        let mut summaries = Vec::with_capacity(closed_count);
+        for i in 0..closed_count {
+            let upper = self.segments[i + 1].base_offset();
+            let seg = &mut self.segments[i];
+            if upper <= self.log_start_offset {
+                continue;
+            }
+            let first_ts = seg.first_batch_timestamp()?;
+            summaries.push(SegmentSummary {
+                base_offset: seg.base_offset(),
+                next_offset: seg.next_offset(),
+                upper,
+                size: seg.size(),
+                largest_timestamp: if seg.max_timestamp() >= 0 {
+                    seg.max_timestamp()
+                } else {
+                    modified_ms(seg.log_path())
+                },
+                first_batch_timestamp: first_ts,
+            });
+        }
+        let first_dirty = self
+            .cleaner_checkpoint
+            .filter(|c| *c >= self.log_start_offset && *c <= active_base)
+            .unwrap_or(self.log_start_offset);
+        let c = cleaner::cleanability(&summaries, active_base, first_dirty, &self.config, now_ms);
+        let snapshot = |s: &SegmentSummary, seg: &Segment| -> Result<CleanerSegment> {
+            Ok(CleanerSegment {
+                base_offset: s.base_offset,
+                upper: s.upper,
+                size: s.size,
+                index_entries: seg.offset_index_entries(),
+                file: seg.file()?,
+            })
+        };
+        let mut chosen = Vec::new();
+        for s in summaries.iter().filter(|s| s.upper <= c.first_uncleanable) {
+            let idx = self.segment_index_for(s.base_offset);
+            chosen.push(snapshot(s, &self.segments[idx])?);
+        }
+        if chosen.is_empty() {
+            return Ok(None);
+        }
+        let due = if c.should_clean(&self.config) {
+            true
+        } else {
+            if self.tombstone_expiry.is_none() {
+                let mut best: Option<i64> = None;
+                for seg in &chosen {
+                    if let Some(t) = cleaner::earliest_horizon(seg)? {
+                        best = Some(best.map_or(t, |b| b.min(t)));
+                    }
+                }
+                self.tombstone_expiry = Some(best);
+            }
+            self.tombstone_expiry.flatten().is_some_and(|t| t <= now_ms)
+        };
+        if !due {
+            return Ok(None);
+        }
+        Ok(Some(CleanPlan {
+            dir: self.dir.clone(),
+            config: self.config,
+            now_ms,
+            segments: chosen,
+            first_dirty: c.first_dirty,
+            end: c.first_uncleanable.max(c.first_dirty),
+            producer_last_offsets: self.producers.last_batch_offsets(),
+        }))
+    }
+
+    /// Last step of a cleaning pass (under the lock): swaps the cleaned
+    /// segments in (crash-safely) if the segments they replace are still
+    /// in place, else discards them. Returns the pass's counters, or
+    /// `None` if it was abandoned.
+    pub fn finish_clean(&mut self, output: CleanOutput) -> Result<Option<CleanStats>> {
+        if self.closed {
+            output.discard();
+            return Err(LogError::storage(format!(
+                "log {} is closed",
+                self.dir.display()
+            )));
+        }
+        // Every replaced segment must still be a closed segment, unchanged.
+        let still_there = output.groups.iter().all(|g| {
+            g.replaced.iter().all(|&(base, size)| {
+                self.segments[..self.segments.len().saturating_sub(1)]
+                    .iter()
+                    .any(|s| s.base_offset() == base && s.size() == size)
+            })
+        });
+        if !still_there {
+            output.discard();
+            return Ok(None);
+        }
+        let stats = output.stats;
+        let checkpoint = output.new_checkpoint;
+        let expiry = output.next_tombstone_expiry;
+        for group in output.groups {
+            let first = group.replaced.first().map(|r| r.0);
+            let Some(first) = first else {
+                let _ = group.segment.delete_files();
+                continue;
+            };
+            let pos = self
+                .segments
+                .iter()
+                .position(|s| s.base_offset() == first)
+                .ok_or_else(|| LogError::storage("cleaned segment vanished"))?;
+            let n = group.replaced.len();
+            let old: Vec<Segment> = self.segments.drain(pos..pos + n).collect();
+            let installed = segment_swap::install(&self.dir, group, old)?;
+            self.segments.insert(pos, installed);
+            if let Some(d) = self.first_dirty_segment
+                && d >= pos
+            {
+                self.first_dirty_segment = Some(pos.max(d.saturating_sub(n - 1)));
+            }
+        }
+        self.cleaner_checkpoint = Some(checkpoint);
+        offset_checkpoint::write(&self.dir, offset_checkpoint::CLEANER_OFFSET, checkpoint)?;
+        self.tombstone_expiry = Some(expiry);
+        Ok(Some(stats))
+    }
+
+    /// A whole cleaning pass in one call (prepare, run, finish). The
+    /// Python binding runs the middle step without the log's lock.
+    pub fn clean(&mut self, now_ms: i64) -> Result<Option<CleanStats>> {
+        let Some(plan) = self.prepare_clean(now_ms)? else {
+            return Ok(None);
+        };
+        let output = cleaner::run(&plan)?;
+        self.finish_clean(output)
+    }
+
+    /// Cleaner checkpoint (first dirty offset), if any.
+    pub fn cleaner_checkpoint(&self) -> Option<i64> {
+        self.cleaner_checkpoint
+    }
+
     /// fsyncs every segment written since the last flush (and the directory
     /// after a roll).
     pub fn flush(&mut self) -> Result<()> {
@@ -568,6 +968,7 @@ impl PartitionLog {
     }
 
     fn flush_inner(&mut self) -> Result<()> {
+        self.flush_policy.flushed(now_ms());
         if let Some(from) = self.first_dirty_segment.take() {
             for seg in &self.segments[from.min(self.segments.len())..] {
                 seg.flush()?;
@@ -622,6 +1023,15 @@ impl Drop for PartitionLog {
         // the snapshot and trims indexes so the next open is cheap.
         let _ = self.close();
     }
+}
+
+/// Modification time of a file in ms (0 if unknown).
+fn modified_ms(path: &Path) -> i64 {
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A file range to read for a fetch (see [`PartitionLog::read_plan`]).

@@ -93,6 +93,15 @@ impl ProducerStateManager {
         self.producers.get(&producer_id)
     }
 
+    /// Last offset of every producer's most recent batch (the cleaner keeps
+    /// those batches, even emptied, so sequence state survives compaction).
+    pub fn last_batch_offsets(&self) -> std::collections::HashSet<i64> {
+        self.producers
+            .values()
+            .filter_map(|e| e.batches.back().map(|b| b.last_offset))
+            .collect()
+    }
+
     /// Checks an incoming batch (with a producer id) before it is written.
     pub fn check(&self, h: &BatchHeader) -> Result<SequenceCheck> {
         let Some(entry) = self.producers.get(&h.producer_id) else {

@@ -146,6 +146,10 @@ pub struct RecordMeta {
     pub timestamp_delta: i64,
     /// Offset delta relative to the batch's baseOffset.
     pub offset_delta: i32,
+    /// False for a record with a null key.
+    pub has_key: bool,
+    /// False for a record with a null value (a tombstone).
+    pub has_value: bool,
 }
 
 /// Counting wrapper so a record body can be checked against its length prefix.
@@ -169,17 +173,19 @@ impl<S: ByteSource> ByteSource for Counted<'_, S> {
     }
 }
 
-fn skip_bytes_field<S: ByteSource>(src: &mut S, allow_null: bool, what: &str) -> Result<()> {
+/// Skips a length-prefixed bytes field; returns false if it was null.
+fn skip_bytes_field<S: ByteSource>(src: &mut S, allow_null: bool, what: &str) -> Result<bool> {
     let len = varint(src)?;
     if len < 0 {
         if allow_null && len == -1 {
-            return Ok(());
+            return Ok(false);
         }
         return Err(LogError::invalid_record(format!(
             "invalid {what} length {len}"
         )));
     }
-    src.skip(len as usize)
+    src.skip(len as usize)?;
+    Ok(true)
 }
 
 /// Parses the next record, fully walking its key, value and headers so that
@@ -198,8 +204,8 @@ pub fn next_record<S: ByteSource>(src: &mut S) -> Result<Option<RecordMeta>> {
         .ok_or_else(|| LogError::invalid_record("truncated record"))?; // attributes
     let timestamp_delta = varlong(&mut body)?;
     let offset_delta = varint(&mut body)?;
-    skip_bytes_field(&mut body, true, "key")?;
-    skip_bytes_field(&mut body, true, "value")?;
+    let has_key = skip_bytes_field(&mut body, true, "key")?;
+    let has_value = skip_bytes_field(&mut body, true, "value")?;
     let headers = varint(&mut body)?;
     if headers < 0 {
         return Err(LogError::invalid_record(format!(
@@ -219,6 +225,8 @@ pub fn next_record<S: ByteSource>(src: &mut S) -> Result<Option<RecordMeta>> {
     Ok(Some(RecordMeta {
         timestamp_delta,
         offset_delta,
+        has_key,
+        has_value,
     }))
 }
 
@@ -229,14 +237,20 @@ pub struct RecordsSummary {
     pub count: i32,
     /// Largest timestamp delta seen (None if no records).
     pub max_timestamp_delta: Option<i64>,
+    /// Number of records with a null key.
+    pub keyless: i32,
 }
 
 /// Walks all records, checking offset deltas run 0..n-1 in order and that
 /// nothing trails the last record.
 pub fn validate_records<S: ByteSource>(src: &mut S) -> Result<RecordsSummary> {
     let mut count: i32 = 0;
+    let mut keyless: i32 = 0;
     let mut max_delta: Option<i64> = None;
     while let Some(rec) = next_record(src)? {
+        if !rec.has_key {
+            keyless = keyless.saturating_add(1);
+        }
         if rec.offset_delta != count {
             return Err(LogError::invalid_record(format!(
                 "record offset delta {} where {} was expected",
@@ -251,5 +265,6 @@ pub fn validate_records<S: ByteSource>(src: &mut S) -> Result<RecordsSummary> {
     Ok(RecordsSummary {
         count,
         max_timestamp_delta: max_delta,
+        keyless,
     })
 }

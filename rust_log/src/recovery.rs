@@ -2,8 +2,6 @@
 //! magic, CRC, offset order), cut the `.log` at the end of the last valid
 //! batch, and rebuild `.index` / `.timeindex` from what remains.
 
-use std::sync::Arc;
-
 use crate::batch_scanner::BatchScanner;
 use crate::error::Result;
 use crate::record_batch::BatchHeader;
@@ -40,8 +38,7 @@ pub fn recover_segment(
     seg.reset_indexes()?;
     let base = seg.base_offset();
     let original = seg.size();
-    let file = Arc::clone(seg.file());
-    let mut scan = BatchScanner::new(&file, 0, original);
+    let mut scan = BatchScanner::new(seg.file()?, 0, original);
     let mut valid = 0u64;
     let mut batches = 0u64;
     let mut reason = None;

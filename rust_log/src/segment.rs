@@ -1,6 +1,9 @@
 //! One log segment: the `.log` file of verbatim batches plus its `.index`
 //! and `.timeindex`, with append, positional reads, batch location by
-//! offset, index maintenance and the cheap open-time sanity check.
+//! offset, index maintenance and the cheap open-time sanity check. File
+//! handles are taken from [`crate::file_cache`] on use, so an idle segment
+//! holds no descriptor. A segment may carry a file-name suffix (`.cleaned`,
+//! `.swap`) while the cleaner builds and installs it.
 
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -9,6 +12,7 @@ use std::sync::Arc;
 
 use crate::batch_scanner::BatchScanner;
 use crate::error::{LogError, Result};
+use crate::file_cache;
 use crate::index_file::IndexLoad;
 use crate::offset_index::OffsetIndex;
 use crate::record_batch::BatchHeader;
@@ -36,12 +40,18 @@ pub fn segment_path(dir: &Path, base_offset: i64, ext: &str) -> PathBuf {
     dir.join(format!("{}.{ext}", file_stem(base_offset)))
 }
 
+/// Path of a segment file with an extra suffix (`""`, `".cleaned"`, ...).
+pub fn suffixed_path(dir: &Path, base_offset: i64, ext: &str, suffix: &str) -> PathBuf {
+    dir.join(format!("{}.{ext}{suffix}", file_stem(base_offset)))
+}
+
 /// A segment and its in-memory bookkeeping.
 #[derive(Debug)]
 pub struct Segment {
     base_offset: i64,
+    dir: PathBuf,
+    suffix: String,
     log_path: PathBuf,
-    file: Arc<File>,
     size: u64,
     pub(crate) offset_index: OffsetIndex,
     pub(crate) time_index: TimeIndex,
@@ -50,6 +60,12 @@ pub struct Segment {
     max_timestamp: i64,
     offset_of_max_timestamp: i64,
     next_offset: i64,
+    /// Max timestamp of the first batch (what time-based rolling measures
+    /// from); `None` until known.
+    first_batch_timestamp: Option<i64>,
+    /// Wall-clock time the segment object was created (roll fallback when
+    /// batches carry no timestamp).
+    created_ms: i64,
 }
 
 impl Segment {
@@ -58,8 +74,12 @@ impl Segment {
         base_offset: i64,
         cfg: &SegmentConfig,
         truncate: bool,
-    ) -> Result<(Segment, IndexLoad, IndexLoad)> {
-        let log_path = segment_path(dir, base_offset, "log");
+        suffix: &str,
+    ) -> Result<(Segment, File, IndexLoad, IndexLoad)> {
+        let log_path = suffixed_path(dir, base_offset, "log", suffix);
+        if truncate {
+            file_cache::evict(&log_path);
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -73,7 +93,8 @@ impl Segment {
             .len();
         if truncate {
             for ext in ["index", "timeindex"] {
-                let p = segment_path(dir, base_offset, ext);
+                let p = suffixed_path(dir, base_offset, ext, suffix);
+                file_cache::evict(&p);
                 if p.exists() {
                     fs::remove_file(&p)
                         .map_err(|e| LogError::io(format!("removing {}", p.display()), e))?;
@@ -81,19 +102,20 @@ impl Segment {
             }
         }
         let (offset_index, oload) = OffsetIndex::open(
-            &segment_path(dir, base_offset, "index"),
+            &suffixed_path(dir, base_offset, "index", suffix),
             base_offset,
             cfg.segment_index_bytes,
         )?;
         let (time_index, tload) = TimeIndex::open(
-            &segment_path(dir, base_offset, "timeindex"),
+            &suffixed_path(dir, base_offset, "timeindex", suffix),
             base_offset,
             cfg.segment_index_bytes,
         )?;
         let seg = Segment {
             base_offset,
+            dir: dir.to_path_buf(),
+            suffix: suffix.to_string(),
             log_path,
-            file: Arc::new(file),
             size,
             offset_index,
             time_index,
@@ -102,13 +124,27 @@ impl Segment {
             max_timestamp: -1,
             offset_of_max_timestamp: -1,
             next_offset: base_offset,
+            first_batch_timestamp: None,
+            created_ms: crate::partition_log::now_ms(),
         };
-        Ok((seg, oload, tload))
+        Ok((seg, file, oload, tload))
     }
 
     /// Creates a new, empty segment (replacing any leftover files).
     pub fn create(dir: &Path, base_offset: i64, cfg: &SegmentConfig) -> Result<Segment> {
-        Ok(Self::open_files(dir, base_offset, cfg, true)?.0)
+        Self::create_with_suffix(dir, base_offset, cfg, "")
+    }
+
+    /// Creates a new, empty segment whose file names carry `suffix`.
+    pub fn create_with_suffix(
+        dir: &Path,
+        base_offset: i64,
+        cfg: &SegmentConfig,
+        suffix: &str,
+    ) -> Result<Segment> {
+        let (seg, file, _, _) = Self::open_files(dir, base_offset, cfg, true, suffix)?;
+        file_cache::insert(&seg.log_path, file);
+        Ok(seg)
     }
 
     /// Opens an existing segment. Returns the segment and, if it looks
@@ -119,12 +155,28 @@ impl Segment {
         base_offset: i64,
         cfg: &SegmentConfig,
     ) -> Result<(Segment, Option<String>)> {
-        let (mut seg, oload, tload) = Self::open_files(dir, base_offset, cfg, false)?;
-        let problem = seg.sanity_check(&oload, &tload);
+        Self::open_with_suffix(dir, base_offset, cfg, "")
+    }
+
+    /// [`Self::open`] for files named with `suffix`.
+    pub fn open_with_suffix(
+        dir: &Path,
+        base_offset: i64,
+        cfg: &SegmentConfig,
+        suffix: &str,
+    ) -> Result<(Segment, Option<String>)> {
+        let (mut seg, file, oload, tload) =
+            Self::open_files(dir, base_offset, cfg, false, suffix)?;
+        let problem = seg.sanity_check(Arc::new(file), &oload, &tload);
         Ok((seg, problem))
     }
 
-    fn sanity_check(&mut self, oload: &IndexLoad, tload: &IndexLoad) -> Option<String> {
+    fn sanity_check(
+        &mut self,
+        file: Arc<File>,
+        oload: &IndexLoad,
+        tload: &IndexLoad,
+    ) -> Option<String> {
         if self.size > 0 {
             if *oload == IndexLoad::Missing {
                 return Some("offset index missing".into());
@@ -149,7 +201,7 @@ impl Segment {
             }
             start = u64::from(pos);
             // The entry must name the last offset of the batch it points to.
-            let mut scan = BatchScanner::new(&self.file, start, self.size);
+            let mut scan = BatchScanner::new(Arc::clone(&file), start, self.size);
             match scan.next_header() {
                 Ok(Some((_, h))) if h.last_offset() == off => {}
                 Ok(_) => {
@@ -166,7 +218,7 @@ impl Segment {
         }
         // Walk the batch headers after the last index entry to find the end.
         let mut next = self.base_offset;
-        let mut scan = BatchScanner::new(&self.file, start, self.size);
+        let mut scan = BatchScanner::new(file, start, self.size);
         loop {
             match scan.next_header() {
                 Ok(Some((_, h))) => {
@@ -220,8 +272,47 @@ impl Segment {
         self.offset_of_max_timestamp
     }
     /// Shared handle to the log file (for reads outside the partition lock).
-    pub fn file(&self) -> &Arc<File> {
-        &self.file
+    pub fn file(&self) -> Result<Arc<File>> {
+        file_cache::get(&self.log_path)
+    }
+    /// Directory holding the segment.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    /// File-name suffix (`""` for a live segment).
+    pub fn suffix(&self) -> &str {
+        &self.suffix
+    }
+    /// Number of offset index entries.
+    pub fn offset_index_entries(&self) -> usize {
+        self.offset_index.len()
+    }
+
+    /// Max timestamp of the first batch (loaded from the file if needed);
+    /// `None` for an empty segment.
+    pub fn first_batch_timestamp(&mut self) -> Result<Option<i64>> {
+        if self.first_batch_timestamp.is_none() && self.size > 0 {
+            let mut scan = self.scanner(0)?;
+            if let Some((_, h)) = scan.next_header()? {
+                self.first_batch_timestamp = Some(h.max_timestamp);
+            }
+        }
+        Ok(self.first_batch_timestamp)
+    }
+
+    /// Whether the segment is old enough to roll by `segment.ms`: the time
+    /// since its first batch's timestamp (`at_ms` is the incoming batch's
+    /// max timestamp on append, the wall clock otherwise) exceeds
+    /// `segment_ms`. Empty segments never roll.
+    pub fn should_roll_by_time(&mut self, at_ms: i64, segment_ms: i64) -> Result<bool> {
+        if self.size == 0 {
+            return Ok(false);
+        }
+        let from = match self.first_batch_timestamp()? {
+            Some(t) if t >= 0 => t,
+            _ => self.created_ms,
+        };
+        Ok(at_ms.saturating_sub(from) > segment_ms)
     }
     /// Path of the `.log` file.
     pub fn log_path(&self) -> &Path {
@@ -242,6 +333,9 @@ impl Segment {
 
     /// Updates max timestamp and sparse indexes for a batch written at `pos`.
     pub(crate) fn index_batch(&mut self, pos: u64, h: &BatchHeader) -> Result<()> {
+        if pos == 0 {
+            self.first_batch_timestamp = Some(h.max_timestamp);
+        }
         if h.max_timestamp > self.max_timestamp {
             self.max_timestamp = h.max_timestamp;
             self.offset_of_max_timestamp = h.last_offset();
@@ -267,8 +361,9 @@ impl Segment {
     /// failure the file is cut back to its previous size.
     pub fn append(&mut self, buf: &[u8], batches: &[ValidatedBatch]) -> Result<()> {
         let start = self.size;
-        if let Err(e) = self.file.write_all_at(buf, start) {
-            let _ = self.file.set_len(start);
+        let file = self.file()?;
+        if let Err(e) = file.write_all_at(buf, start) {
+            let _ = file.set_len(start);
             return Err(LogError::io(
                 format!("appending to {}", self.log_path.display()),
                 e,
@@ -284,22 +379,22 @@ impl Segment {
     /// Reads `len` bytes at `pos`.
     pub fn read_at(&self, pos: u64, len: usize) -> Result<Vec<u8>> {
         let mut out = vec![0u8; len];
-        self.file
+        self.file()?
             .read_exact_at(&mut out, pos)
             .map_err(|e| LogError::io(format!("reading {}", self.log_path.display()), e))?;
         Ok(out)
     }
 
     /// Scanner over the segment's batches from `pos`.
-    pub fn scanner(&self, pos: u64) -> BatchScanner<'_> {
-        BatchScanner::new(&self.file, pos, self.size)
+    pub fn scanner(&self, pos: u64) -> Result<BatchScanner> {
+        Ok(BatchScanner::new(self.file()?, pos, self.size))
     }
 
     /// Finds the batch containing `offset` (or the first batch after it);
     /// `None` if the segment has nothing at or after `offset`.
     pub fn locate(&self, offset: i64) -> Result<Option<(u64, BatchHeader)>> {
         let (_, pos) = self.offset_index.lookup(offset);
-        let mut scan = self.scanner(u64::from(pos));
+        let mut scan = self.scanner(u64::from(pos))?;
         while let Some((at, h)) = scan.next_header()? {
             if h.last_offset() >= offset {
                 return Ok(Some((at, h)));
@@ -311,7 +406,7 @@ impl Segment {
     /// Cuts the log back to `size` bytes, dropping index entries past it.
     /// Bookkeeping (next offset, max timestamp) must be rebuilt by the caller.
     pub(crate) fn truncate_log(&mut self, size: u64) -> Result<()> {
-        self.file
+        self.file()?
             .set_len(size)
             .map_err(|e| LogError::io(format!("truncating {}", self.log_path.display()), e))?;
         self.size = size;
@@ -326,6 +421,7 @@ impl Segment {
         self.max_timestamp = -1;
         self.offset_of_max_timestamp = -1;
         self.next_offset = self.base_offset;
+        self.first_batch_timestamp = None;
         Ok(())
     }
 
@@ -342,20 +438,44 @@ impl Segment {
 
     /// fsyncs log and indexes.
     pub fn flush(&self) -> Result<()> {
-        self.file
+        self.file()?
             .sync_data()
             .map_err(|e| LogError::io(format!("syncing {}", self.log_path.display()), e))?;
         self.offset_index.flush()?;
         self.time_index.flush()
     }
 
-    /// Deletes the segment's files.
+    /// Renames the three files to carry `suffix` instead of the current one
+    /// (log file last, so a `.log<suffix>` file implies the indexes moved).
+    pub fn change_suffix(&mut self, suffix: &str) -> Result<()> {
+        let (dir, base) = (self.dir.clone(), self.base_offset);
+        self.offset_index
+            .rename(&suffixed_path(&dir, base, "index", suffix))?;
+        self.time_index
+            .rename(&suffixed_path(&dir, base, "timeindex", suffix))?;
+        let to = suffixed_path(&dir, base, "log", suffix);
+        file_cache::evict(&self.log_path);
+        file_cache::evict(&to);
+        fs::rename(&self.log_path, &to).map_err(|e| {
+            LogError::io(
+                format!("renaming {} to {}", self.log_path.display(), to.display()),
+                e,
+            )
+        })?;
+        self.log_path = to;
+        self.suffix = suffix.to_string();
+        Ok(())
+    }
+
+    /// Deletes the segment's files. Readers holding a handle keep reading
+    /// the unlinked file until they drop it.
     pub fn delete_files(self) -> Result<()> {
         for p in [
             self.log_path.clone(),
             self.offset_index.path().to_path_buf(),
             self.time_index.path().to_path_buf(),
         ] {
+            file_cache::evict(&p);
             match fs::remove_file(&p) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

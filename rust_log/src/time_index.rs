@@ -167,4 +167,9 @@ impl TimeIndex {
     pub fn path(&self) -> &Path {
         self.file.path()
     }
+
+    /// Renames the index file.
+    pub fn rename(&mut self, to: &Path) -> Result<()> {
+        self.file.rename(to)
+    }
 }

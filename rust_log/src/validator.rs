@@ -1,11 +1,22 @@
 //! Validation of a Produce request's `records` for one partition, and the
 //! in-place rewrite that assigns offsets, leader epoch and timestamps (the
-//! magic-2 subset of Kafka's LogValidator).
+//! magic-2 subset of Kafka's LogValidator). The records inside every batch,
+//! compressed ones included, are parsed: count and offset deltas must match
+//! the header, and a compacted topic refuses records without a key.
 
 use crate::compression;
 use crate::error::{LogError, Result, codes};
 use crate::record_batch::{self, BatchHeader, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH};
-use crate::records::{SliceSource, validate_records};
+use crate::records::{ReadSource, SliceSource, validate_records};
+
+/// Per-log settings validation depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct ValidateOptions {
+    /// `max.message.bytes`: largest accepted batch.
+    pub max_message_bytes: usize,
+    /// The topic is compacted: every record needs a key.
+    pub compacted: bool,
+}
 
 /// Where a batch sits in the append buffer and what it contains.
 #[derive(Debug, Clone, Copy)]
@@ -16,8 +27,8 @@ pub struct ValidatedBatch {
     pub size: usize,
     /// Header as received (updated by [`assign_in_place`]).
     pub header: BatchHeader,
-    /// Largest record timestamp, computed from the records of uncompressed
-    /// batches; `None` for compressed batches (header value is trusted).
+    /// Largest record timestamp, computed from the records; `None` for a
+    /// batch without records.
     pub record_max_timestamp: Option<i64>,
 }
 
@@ -30,6 +41,19 @@ pub struct ValidatedBatch {
 /// inconsistencies, control batches, unknown codecs and invalid producer
 /// fields are INVALID_RECORD (87).
 pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBatch>> {
+    validate_with(
+        buf,
+        &ValidateOptions {
+            max_message_bytes,
+            compacted: false,
+        },
+    )
+}
+
+/// [`validate`] with all per-log options; a keyless record on a compacted
+/// topic is INVALID_RECORD (87), as in Kafka.
+pub fn validate_with(buf: &[u8], opts: &ValidateOptions) -> Result<Vec<ValidatedBatch>> {
+    let max_message_bytes = opts.max_message_bytes;
     if buf.is_empty() {
         return Err(LogError::invalid_record(
             "produce request contains no record batch",
@@ -87,7 +111,7 @@ pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBat
                 record_batch::compute_crc(batch)
             )));
         }
-        let record_max_timestamp = validate_batch(batch, &header)?;
+        let record_max_timestamp = validate_batch(batch, &header, opts.compacted)?;
         out.push(ValidatedBatch {
             start,
             size,
@@ -103,7 +127,7 @@ pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBat
     Ok(out)
 }
 
-fn validate_batch(batch: &[u8], header: &BatchHeader) -> Result<Option<i64>> {
+fn validate_batch(batch: &[u8], header: &BatchHeader, compacted: bool) -> Result<Option<i64>> {
     if header.last_offset_delta < 0 {
         return Err(LogError::invalid_record(format!(
             "invalid lastOffsetDelta {}",
@@ -138,11 +162,18 @@ fn validate_batch(batch: &[u8], header: &BatchHeader) -> Result<Option<i64>> {
             "unknown compression codec {codec}"
         )));
     }
-    if codec != compression::NONE {
-        return Ok(None);
+    let payload = &batch[HEADER_SIZE..];
+    let summary = if codec == compression::NONE {
+        validate_records(&mut SliceSource::new(payload))?
+    } else {
+        let reader = compression::decompressing_reader(codec, payload)?;
+        validate_records(&mut ReadSource::new(reader))?
+    };
+    if compacted && summary.keyless > 0 {
+        return Err(LogError::invalid_record(
+            "Compacted topic cannot accept message without key",
+        ));
     }
-    let mut src = SliceSource::new(&batch[HEADER_SIZE..]);
-    let summary = validate_records(&mut src)?;
     if summary.count != header.records_count {
         return Err(LogError::invalid_record(format!(
             "batch declares {} records but contains {}",
