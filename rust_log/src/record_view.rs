@@ -18,6 +18,8 @@ pub struct RecordView<'a> {
     pub key: Option<&'a [u8]>,
     /// False for a tombstone (null value).
     pub has_value: bool,
+    /// Value bytes; `None` for a tombstone.
+    pub value: Option<&'a [u8]>,
     /// Bytes from the key length to the end of the record (key, value,
     /// headers), copied verbatim when re-encoding.
     pub tail: &'a [u8],
@@ -114,6 +116,7 @@ pub fn parse_records(payload: &[u8]) -> Result<Vec<RecordView<'_>>> {
             offset_delta,
             key,
             has_value: value.is_some(),
+            value,
             tail: &body[tail_start..],
             raw,
         });

@@ -221,3 +221,70 @@ pub fn batches_in(data: &[u8]) -> Vec<(i64, i64)> {
     assert_eq!(p, data.len(), "read result not batch aligned");
     out
 }
+
+/// A keyed record (`value == None` is a tombstone).
+pub fn keyed(ts: i64, key: &str, value: Option<&str>) -> Rec {
+    Rec {
+        timestamp: ts,
+        key: Some(key.as_bytes().to_vec()),
+        value: value.map(|v| v.as_bytes().to_vec()),
+        headers: vec![],
+    }
+}
+
+/// One decoded record of a read result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Got {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+}
+
+/// Decodes every record of batch-aligned log data (any codec), checking
+/// each batch's CRC.
+pub fn records_of(data: &[u8]) -> Vec<Got> {
+    use _rust_log::record_batch::{BatchHeader, crc_matches};
+    let mut out = vec![];
+    let mut p = 0;
+    while p < data.len() {
+        let h = BatchHeader::parse(&data[p..]).unwrap();
+        let batch = &data[p..p + h.total_size()];
+        assert!(crc_matches(batch, &h), "bad CRC at offset {}", h.base_offset);
+        let raw = _rust_log::recompress::raw_records(batch, &h).unwrap();
+        for r in _rust_log::record_view::parse_records(&raw).unwrap() {
+            let ts = if h.is_log_append_time() {
+                h.max_timestamp
+            } else {
+                h.base_timestamp + r.timestamp_delta
+            };
+            out.push(Got {
+                offset: h.base_offset + r.offset_delta as i64,
+                timestamp: ts,
+                key: r.key.map(|k| k.to_vec()),
+                value: r.value.map(|v| v.to_vec()),
+            });
+        }
+        p += h.total_size();
+    }
+    out
+}
+
+/// Every record of the log, reading segment after segment.
+pub fn all_records(log: &PartitionLog) -> Vec<Got> {
+    let mut out = vec![];
+    let mut off = log.log_start_offset();
+    while off < log.log_end_offset() {
+        let data = log.read(off, 1 << 24, true).unwrap();
+        if data.is_empty() {
+            break;
+        }
+        let mut next = off;
+        for (_, last) in batches_in(&data) {
+            next = next.max(last + 1);
+        }
+        out.extend(records_of(&data).into_iter().filter(|g| g.offset >= off));
+        off = next;
+    }
+    out
+}
