@@ -3,8 +3,8 @@
 //! checks and record-level lookups).
 
 use std::fs::File;
-use std::sync::Arc;
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use crate::error::{LogError, Result};
 use crate::record_batch::{self, BatchHeader, HEADER_SIZE, MIN_BATCH_LENGTH};

@@ -26,9 +26,9 @@ use crate::batch_scanner::BatchScanner;
 use crate::compression;
 use crate::error::Result;
 use crate::log_config::LogConfig;
+use crate::recompress::{build_batch, raw_records};
 use crate::record_batch::{BatchHeader, HEADER_SIZE};
 use crate::record_view::{RecordView, encode_record, parse_records};
-use crate::recompress::{build_batch, raw_records};
 use crate::segment::Segment;
 use crate::validator::ValidatedBatch;
 

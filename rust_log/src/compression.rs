@@ -123,7 +123,9 @@ pub fn compress(codec: u8, level: Option<i32>, raw: &[u8]) -> Result<Vec<u8>> {
             e.write_all(raw).map_err(compress_err)?;
             e.finish().map_err(compress_err)
         }
-        ZSTD => zstd::bulk::compress(raw, level.unwrap_or(ZSTD_DEFAULT_LEVEL)).map_err(compress_err),
+        ZSTD => {
+            zstd::bulk::compress(raw, level.unwrap_or(ZSTD_DEFAULT_LEVEL)).map_err(compress_err)
+        }
         other => Err(LogError::invalid_record(format!(
             "unknown compression codec {other}"
         ))),

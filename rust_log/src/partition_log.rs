@@ -744,9 +744,7 @@ impl PartitionLog {
             freed += seg.size();
             seg.delete_files()?;
         }
-        self.first_dirty_segment = self
-            .first_dirty_segment
-            .map(|d| d.saturating_sub(count));
+        self.first_dirty_segment = self.first_dirty_segment.map(|d| d.saturating_sub(count));
         self.dir_dirty = true;
         if self.epochs.truncate_from_start(self.log_start_offset) {
             self.epochs.persist()?;

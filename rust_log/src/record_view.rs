@@ -40,7 +40,10 @@ impl<'a> Cursor<'a> {
     fn unsigned(&mut self, max_bytes: u32) -> Result<u64> {
         let mut value = 0u64;
         for i in 0..max_bytes {
-            let b = *self.data.get(self.pos).ok_or_else(|| bad("truncated varint"))?;
+            let b = *self
+                .data
+                .get(self.pos)
+                .ok_or_else(|| bad("truncated varint"))?;
             self.pos += 1;
             value |= u64::from(b & 0x7f) << (7 * i);
             if b & 0x80 == 0 {

@@ -165,8 +165,7 @@ impl Segment {
         cfg: &SegmentConfig,
         suffix: &str,
     ) -> Result<(Segment, Option<String>)> {
-        let (mut seg, file, oload, tload) =
-            Self::open_files(dir, base_offset, cfg, false, suffix)?;
+        let (mut seg, file, oload, tload) = Self::open_files(dir, base_offset, cfg, false, suffix)?;
         let problem = seg.sanity_check(Arc::new(file), &oload, &tload);
         Ok((seg, problem))
     }

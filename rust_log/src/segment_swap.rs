@@ -88,14 +88,10 @@ pub fn recover(dir: &Path, report: &mut Vec<String>) -> Result<()> {
             remove(&path, report, "unfinished cleaning");
         } else if name.ends_with(".deleted") {
             remove(&path, report, "leftover of a deletion");
-        } else if let Some(stem) = name.strip_suffix(".log.swap") {
-            if let Some(b) = parse_base(stem) {
-                swaps.push(b);
-            }
-        } else if let Some(stem) = name.strip_suffix(".swaprange") {
-            if let Some(b) = parse_base(stem) {
-                ranges.push(b);
-            }
+        } else if let Some(b) = name.strip_suffix(".log.swap").and_then(parse_base) {
+            swaps.push(b);
+        } else if let Some(b) = name.strip_suffix(".swaprange").and_then(parse_base) {
+            ranges.push(b);
         }
     }
     // Index swap files without their log swap: the rename was cut short
@@ -133,9 +129,8 @@ pub fn recover(dir: &Path, report: &mut Vec<String>) -> Result<()> {
             let to: PathBuf = suffixed_path(dir, b, ext, "");
             if from.exists() {
                 file_cache::evict(&to);
-                fs::rename(&from, &to).map_err(|e| {
-                    LogError::io(format!("renaming {}", from.display()), e)
-                })?;
+                fs::rename(&from, &to)
+                    .map_err(|e| LogError::io(format!("renaming {}", from.display()), e))?;
             }
         }
         report.push(format!(

@@ -10,6 +10,8 @@ use _rust_log::log_config::CleanupPolicy;
 use _rust_log::{LogConfig, PartitionLog, cleaner};
 use common::*;
 
+type Newest = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
 fn compact_cfg(segment_bytes: u64) -> LogConfig {
     LogConfig {
         segment_bytes,
@@ -26,7 +28,7 @@ fn put(log: &mut PartitionLog, ts: i64, key: &str, value: Option<&str>) -> i64 {
     log.append(b, 0, Some(ts)).unwrap().base_offset
 }
 
-fn newest(log: &PartitionLog) -> BTreeMap<Vec<u8>, Option<Vec<u8>>> {
+fn newest(log: &PartitionLog) -> Newest {
     let mut m = BTreeMap::new();
     for g in all_records(log) {
         m.insert(g.key.unwrap(), g.value);
@@ -36,7 +38,7 @@ fn newest(log: &PartitionLog) -> BTreeMap<Vec<u8>, Option<Vec<u8>>> {
 
 /// Writes 300 updates over 10 keys (plus a multi-record gzip batch), keeps
 /// the expected newest values.
-fn fill(log: &mut PartitionLog) -> BTreeMap<Vec<u8>, Option<Vec<u8>>> {
+fn fill(log: &mut PartitionLog) -> Newest {
     let mut expect = BTreeMap::new();
     for i in 0..300i64 {
         let k = format!("k{}", i % 10);
@@ -123,7 +125,10 @@ fn tombstones_live_for_delete_retention_after_first_cleaning() {
     let got = all_records(&log);
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!(got[0].key.as_deref(), Some(&b"b"[..]));
-    assert_eq!((got[1].key.as_deref(), got[1].value.clone()), (Some(&b"a"[..]), None));
+    assert_eq!(
+        (got[1].key.as_deref(), got[1].value.clone()),
+        (Some(&b"a"[..]), None)
+    );
     // Record timestamps survive the delete-horizon re-basing.
     assert_eq!(got[1].timestamp, 102);
     // Not yet expired: nothing to do.
@@ -177,10 +182,15 @@ fn keyless_records_are_rejected_on_compacted_topics() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = open(dir.path(), compact_cfg(1 << 20), true);
     for codec in 0..=4u8 {
-        let b = build(&BatchSpec::new(vec![keyed(1, "k", Some("v")), Rec::new(2, b"nokey")]).codec(codec));
+        let b = build(
+            &BatchSpec::new(vec![keyed(1, "k", Some("v")), Rec::new(2, b"nokey")]).codec(codec),
+        );
         let e = log.append(b, 0, None).unwrap_err();
         assert_eq!(e.code, codes::INVALID_RECORD, "codec {codec}");
-        assert!(e.message.contains("Compacted topic cannot accept message without key"));
+        assert!(
+            e.message
+                .contains("Compacted topic cannot accept message without key")
+        );
     }
     assert_eq!(log.log_end_offset(), 0);
     // The same batch is fine on a delete topic.
@@ -227,7 +237,7 @@ fn names(dir: &Path) -> Vec<String> {
 
 /// Builds a compactable log, runs a cleaning pass up to its `.cleaned`
 /// output without installing it, and "crashes" (forgets the log).
-fn crashed_mid_clean(dir: &Path) -> (LogConfig, BTreeMap<Vec<u8>, Option<Vec<u8>>>, i64) {
+fn crashed_mid_clean(dir: &Path) -> (LogConfig, Newest, i64) {
     let c = compact_cfg(2000);
     let mut log = open(dir, c, true);
     let expect = fill(&mut log);
@@ -264,10 +274,19 @@ fn crash_before_swap_commit_rolls_back() {
         .find(|n| n.ends_with(".index.cleaned"))
         .unwrap();
     let stem = idx.strip_suffix(".cleaned").unwrap().to_string();
-    std::fs::rename(dir.path().join(&idx), dir.path().join(format!("{stem}.swap"))).unwrap();
+    std::fs::rename(
+        dir.path().join(&idx),
+        dir.path().join(format!("{stem}.swap")),
+    )
+    .unwrap();
     let log = open(dir.path(), c, false);
     let left = names(dir.path());
-    assert!(!left.iter().any(|n| n.ends_with(".cleaned") || n.ends_with(".swap")), "{left:?}");
+    assert!(
+        !left
+            .iter()
+            .any(|n| n.ends_with(".cleaned") || n.ends_with(".swap")),
+        "{left:?}"
+    );
     assert_eq!(log.log_end_offset(), leo);
     assert_eq!(newest(&log), expect);
     assert_eq!(all_records(&log).len() as i64, leo, "nothing was compacted");
@@ -283,10 +302,7 @@ fn crash_after_swap_commit_completes() {
             .into_iter()
             .filter(|n| n.ends_with(".log.cleaned"))
             .collect();
-        let mut bases: Vec<i64> = cleaned
-            .iter()
-            .map(|n| n[..20].parse().unwrap())
-            .collect();
+        let mut bases: Vec<i64> = cleaned.iter().map(|n| n[..20].parse().unwrap()).collect();
         bases.sort();
         let mut all_bases: Vec<i64> = names(dir.path())
             .iter()
@@ -297,12 +313,8 @@ fn crash_after_swap_commit_completes() {
         let active_base = *all_bases.last().unwrap();
         for (i, b) in bases.iter().enumerate() {
             let end = bases.get(i + 1).copied().unwrap_or(active_base);
-            _rust_log::offset_checkpoint::write(
-                dir.path(),
-                &format!("{b:020}.swaprange"),
-                end,
-            )
-            .unwrap();
+            _rust_log::offset_checkpoint::write(dir.path(), &format!("{b:020}.swaprange"), end)
+                .unwrap();
         }
         rename_suffix(dir.path(), ".cleaned", ".swap", false);
         if delete_old {
@@ -315,7 +327,9 @@ fn crash_after_swap_commit_completes() {
         let left = names(dir.path());
         assert!(!left.iter().any(|n| n.contains(".swap")), "{left:?}");
         assert!(
-            log.recovery_report().iter().any(|l| l.contains("completed interrupted cleaner swap")),
+            log.recovery_report()
+                .iter()
+                .any(|l| l.contains("completed interrupted cleaner swap")),
             "{:?}",
             log.recovery_report()
         );

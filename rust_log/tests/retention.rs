@@ -36,7 +36,10 @@ fn time_retention_deletes_old_closed_segments() {
     assert!(freed > 0);
     assert_eq!(log.segment_base_offsets(), vec![3, 4]);
     assert_eq!(log.log_start_offset(), 3);
-    assert_eq!(log.read(2, 1000, true).unwrap_err().code, codes::OFFSET_OUT_OF_RANGE);
+    assert_eq!(
+        log.read(2, 1000, true).unwrap_err().code,
+        codes::OFFSET_OUT_OF_RANGE
+    );
     assert_eq!(batches_in(&log.read(3, 1000, true).unwrap()), vec![(3, 3)]);
     for base in [0i64, 1, 2] {
         assert!(!dir.path().join(format!("{base:020}.log")).exists());
@@ -92,7 +95,10 @@ fn segment_ms_rolls_on_append_and_on_maybe_roll() {
         ..cfg()
     };
     let mut log = open(dir.path(), c, true);
-    assert!(!log.maybe_roll(1 << 40).unwrap(), "empty segment never rolls");
+    assert!(
+        !log.maybe_roll(1 << 40).unwrap(),
+        "empty segment never rolls"
+    );
     log.append(simple(1, 5000, 10), 0, None).unwrap();
     log.append(simple(1, 5900, 10), 0, None).unwrap();
     assert_eq!(log.segment_base_offsets(), vec![0]);
@@ -130,8 +136,14 @@ fn delete_records_moves_log_start_and_persists() {
         log.read(target - 1, 100, true).unwrap_err().code,
         codes::OFFSET_OUT_OF_RANGE
     );
-    assert_eq!(batches_in(&log.read(target, 100, true).unwrap()), vec![(target, target)]);
-    assert_eq!(log.offset_for_timestamp(0).unwrap(), Some((target, 1000 + target)));
+    assert_eq!(
+        batches_in(&log.read(target, 100, true).unwrap()),
+        vec![(target, target)]
+    );
+    assert_eq!(
+        log.offset_for_timestamp(0).unwrap(),
+        Some((target, 1000 + target))
+    );
     // Lower offsets change nothing.
     assert_eq!(log.delete_records(1).unwrap(), target);
     // Beyond the end.
@@ -146,7 +158,10 @@ fn delete_records_moves_log_start_and_persists() {
     assert_eq!(log.log_start_offset(), 20);
     assert_eq!(log.segment_base_offsets(), vec![20]);
     assert_eq!(log.read(20, 100, true).unwrap(), Vec::<u8>::new());
-    assert_eq!(log.append(simple(1, 1, 5), 0, None).unwrap().base_offset, 20);
+    assert_eq!(
+        log.append(simple(1, 1, 5), 0, None).unwrap().base_offset,
+        20
+    );
     log.close().unwrap();
     drop(log);
     let log = open(dir.path(), c, true);

@@ -250,7 +250,11 @@ pub fn records_of(data: &[u8]) -> Vec<Got> {
     while p < data.len() {
         let h = BatchHeader::parse(&data[p..]).unwrap();
         let batch = &data[p..p + h.total_size()];
-        assert!(crc_matches(batch, &h), "bad CRC at offset {}", h.base_offset);
+        assert!(
+            crc_matches(batch, &h),
+            "bad CRC at offset {}",
+            h.base_offset
+        );
         let raw = _rust_log::recompress::raw_records(batch, &h).unwrap();
         for r in _rust_log::record_view::parse_records(&raw).unwrap() {
             let ts = if h.is_log_append_time() {
