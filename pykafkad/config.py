@@ -303,8 +303,6 @@ def build_config(props: dict[str, str]) -> BrokerConfig:
             continue
         values[name] = parse_value(name, raw)
         explicit.add(name)
-    if values["message.max.bytes"] > values["socket.request.max.bytes"]:
-        raise ConfigError("message.max.bytes must not exceed socket.request.max.bytes")
     return BrokerConfig(values, explicit)
 
 

@@ -78,14 +78,16 @@ def _view(frame: bytes | bytearray | memoryview) -> memoryview:
     return frame if isinstance(frame, memoryview) else memoryview(frame)
 
 
-def _decode_body(decoder: StructDecoder, buf: memoryview, offset: int, what: str) -> dict[str, Any]:
+def _decode_body(
+    decoder: StructDecoder, buf: memoryview, offset: int, what: str, allow_trailing: bool = False
+) -> dict[str, Any]:
     try:
         body, end = decoder(buf, offset)
     except DecodeError:
         raise
     except _DECODE_FAILURES as exc:
         raise DecodeError(f"malformed {what}: {exc}") from exc
-    if end != len(buf):
+    if end != len(buf) and not allow_trailing:
         raise DecodeError(f"{len(buf) - end} trailing bytes after {what}")
     return body
 
@@ -138,10 +140,15 @@ def _skip_tagged_fields(buf: memoryview, pos: int) -> int:
 
 
 def decode_request(api_key: int, api_version: int, frame: bytes | memoryview, offset: int) -> dict:
-    """Decode a request body starting at ``offset`` of ``frame``; the body must end the frame."""
+    """Decode a request body starting at ``offset`` of ``frame``.
+
+    Bytes after the body are ignored, as Kafka's request parser ignores them: librdkafka sends
+    some (its all-topics Metadata v12 request ends with three).
+    """
     api = _api(api_key, api_version)
     return _decode_body(
-        _decoder(api, api_version, True), _view(frame), offset, f"{api.name} v{api_version} request"
+        _decoder(api, api_version, True), _view(frame), offset, f"{api.name} v{api_version} request",
+        allow_trailing=True,
     )
 
 

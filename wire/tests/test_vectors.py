@@ -144,12 +144,18 @@ def test_request_header_too_short() -> None:
             wire.decode_request_header(frame)
 
 
-def test_trailing_bytes_are_rejected() -> None:
+def test_trailing_bytes_after_a_request_are_ignored_as_kafka_does() -> None:
     frame = wire.encode_request(12, 0, 3, "c", {"group_id": "g", "generation_id": 1, "member_id": "m"})
     header = wire.decode_request_header(frame[4:])
     assert wire.decode_request(12, 0, frame[4:], header.body_offset)["group_id"] == "g"
+    assert wire.decode_request(12, 0, frame[4:] + b"\x01\x00\x00", header.body_offset)["member_id"] == "m"
+
+
+def test_trailing_bytes_after_a_response_are_rejected() -> None:
+    frame = wire.encode_response(12, 0, 3, {"error_code": 0})
+    assert wire.decode_response(12, 0, frame[4:])[1]["error_code"] == 0
     with pytest.raises(DecodeError):
-        wire.decode_request(12, 0, frame[4:] + b"\x00", header.body_offset)
+        wire.decode_response(12, 0, frame[4:] + b"\x00")
 
 
 def test_records_are_a_view_of_the_frame() -> None:
