@@ -11,10 +11,12 @@ batched FindCoordinator, DescribeGroups / DeleteGroups / OffsetDelete answers.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
 
+from compat_tests.clients import create_topic
 from compat_tests.raw_kafka import RawConnection
 from wire.error_codes import ErrorCode as E
 
@@ -33,7 +35,7 @@ def join(conn: RawConnection, group: str, member_id: str = "", *, version: int =
 
 def sync(conn: RawConnection, group: str, member_id: str, generation: int,
          assignments: dict[str, bytes] | None = None, instance: str | None = None,
-         protocol_name: str | None = None) -> dict[str, Any]:
+         protocol_name: str | None = "range") -> dict[str, Any]:
     return conn.request(SYNC, 5, {
         "group_id": group, "generation_id": generation, "member_id": member_id, "group_instance_id": instance,
         "protocol_type": "consumer", "protocol_name": protocol_name,
@@ -46,13 +48,27 @@ def heartbeat(conn: RawConnection, group: str, member_id: str, generation: int,
                                        "group_instance_id": instance})["error_code"]
 
 
-def commit(conn: RawConnection, group: str, member_id: str, generation: int, offset: int = 5) -> int:
+def commit(conn: RawConnection, group: str, member_id: str, generation: int, offset: int = 5,
+           topic: str = "topic") -> int:
     r = conn.request(OFFSET_COMMIT, 8, {
         "group_id": group, "generation_id_or_member_epoch": generation, "member_id": member_id,
-        "group_instance_id": None, "topics": [{"name": "topic", "partitions": [
+        "group_instance_id": None, "topics": [{"name": topic, "partitions": [
             {"partition_index": 0, "committed_offset": offset, "committed_leader_epoch": -1,
              "committed_metadata": "m"}]}]})
     return r["topics"][0]["partitions"][0]["error_code"]
+
+
+def wait_for_coordinator(conn: RawConnection, *groups: str) -> None:
+    """Until the groups' coordinator answers (Kafka says NOT_COORDINATOR while __consumer_offsets loads)."""
+    deadline = time.monotonic() + 30
+    while True:
+        r = conn.request(FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": list(groups)})
+        if all(x["error_code"] == E.NONE for x in r["coordinators"]):
+            r = conn.request(DESCRIBE, 5, {"groups": list(groups), "include_authorized_operations": False})
+            if all(g["error_code"] == E.NONE for g in r["groups"]):
+                return
+        assert time.monotonic() < deadline, f"no coordinator for {groups}: {r}"
+        time.sleep(0.2)
 
 
 def first_member(conn: RawConnection, group: str) -> tuple[str, int]:
@@ -85,7 +101,11 @@ def group_broker(broker_factory):
 @pytest.mark.compat_timeout(120)
 def test_join_sync_heartbeat_errors_and_rebalance(group_broker) -> None:
     port = group_broker.port
+    create_topic(group_broker.bootstrap, "topic", 2)
     with RawConnection(port) as c1, RawConnection(port) as c2, RawConnection(port) as c3:
+        # The first lookup may find __consumer_offsets still being created (Kafka answers
+        # COORDINATOR_NOT_AVAILABLE meanwhile); clients retry, and so does this.
+        wait_for_coordinator(c1, "g", "h")
         r = c1.request(FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["g", "h"]})
         assert [(x["key"], x["error_code"], x["port"]) for x in r["coordinators"]] == [("g", 0, port), ("h", 0, port)]
         r = c1.request(FIND_COORDINATOR, 3, {"key": "tx", "key_type": 1})
@@ -94,9 +114,11 @@ def test_join_sync_heartbeat_errors_and_rebalance(group_broker) -> None:
         m1, gen = first_member(c1, "g")
         assert gen == 1
         assert sync(c1, "g", m1, gen + 1)["error_code"] == E.ILLEGAL_GENERATION
+        # From v5 protocol type and name are mandatory in SyncGroup.
+        assert sync(c1, "g", m1, gen, protocol_name=None)["error_code"] == E.INCONSISTENT_GROUP_PROTOCOL
         assert sync(c1, "g", "nobody", gen)["error_code"] == E.UNKNOWN_MEMBER_ID
         assert sync(c1, "g", m1, gen, protocol_name="sticky")["error_code"] == E.INCONSISTENT_GROUP_PROTOCOL
-        r = sync(c1, "g", m1, gen, {m1: b"assignment-1"}, protocol_name="range")
+        r = sync(c1, "g", m1, gen, {m1: b"assignment-1"})
         assert (r["error_code"], r["assignment"], r["protocol_name"]) == (E.NONE, b"assignment-1", "range")
         assert heartbeat(c1, "g", m1, gen) == E.NONE
         assert heartbeat(c1, "g", m1, gen + 5) == E.ILLEGAL_GENERATION
@@ -115,6 +137,7 @@ def test_join_sync_heartbeat_errors_and_rebalance(group_broker) -> None:
         else:
             raise AssertionError("heartbeat never reported REBALANCE_IN_PROGRESS")
         assert commit(c1, "g", m1, gen) == E.NONE  # commits with the current generation still count
+        assert commit(c1, "g", m1, gen, topic="no-such-topic") == E.UNKNOWN_TOPIC_OR_PARTITION
         r1 = join(c1, "g", m1, protocols=("range", "roundrobin"))
         t.join(15)
         r2 = second["result"]
@@ -129,9 +152,11 @@ def test_join_sync_heartbeat_errors_and_rebalance(group_broker) -> None:
         gen += 1
         # CompletingRebalance: commits wait for the assignment.
         assert commit(c1, "g", m1, gen) == E.REBALANCE_IN_PROGRESS
-        t, follower_sync = in_thread(sync, c2 if follower is r2 else c1, "g", follower["member_id"], gen)
+        chosen = r1["protocol_name"]
+        t, follower_sync = in_thread(sync, c2 if follower is r2 else c1, "g", follower["member_id"], gen,
+                                     protocol_name=chosen)
         r = sync(c1 if leader is r1 else c2, "g", leader["member_id"], gen,
-                 {m1: b"a1", m2: b"a2"})
+                 {m1: b"a1", m2: b"a2"}, protocol_name=chosen)
         t.join(15)
         assert r["error_code"] == E.NONE and follower_sync["result"]["error_code"] == E.NONE
         assert {r["assignment"], follower_sync["result"]["assignment"]} == {b"a1", b"a2"}
@@ -144,13 +169,14 @@ def test_join_sync_heartbeat_errors_and_rebalance(group_broker) -> None:
         assert commit(c3, "g", m1, gen) == E.NONE
 
         r = c3.request(DESCRIBE, 5, {"groups": ["g", "missing"], "include_authorized_operations": False})
-        g, missing = r["groups"]
+        by_id = {x["group_id"]: x for x in r["groups"]}
+        g, missing = by_id["g"], by_id["missing"]
         assert (g["group_state"], g["protocol_type"], g["protocol_data"]) == ("Stable", "consumer", r1["protocol_name"])
         assert sorted(m["member_assignment"] for m in g["members"]) == [b"a1", b"a2"]
         assert (missing["error_code"], missing["group_state"]) == (E.NONE, "Dead")
-        assert c3.request(DELETE, 2, {"groups_names": ["g", "missing"]})["results"] == [
-            {"group_id": "g", "error_code": E.NON_EMPTY_GROUP},
-            {"group_id": "missing", "error_code": E.GROUP_ID_NOT_FOUND}]
+        r = c3.request(DELETE, 2, {"groups_names": ["g", "missing"]})
+        assert sorted((x["group_id"], x["error_code"]) for x in r["results"]) == [
+            ("g", E.NON_EMPTY_GROUP), ("missing", E.GROUP_ID_NOT_FOUND)]
         r = c3.request(OFFSET_DELETE, 0, {"group_id": "g", "topics": [
             {"name": "topic", "partitions": [{"partition_index": 0}]}]})
         assert r["topics"][0]["partitions"][0]["error_code"] == E.GROUP_SUBSCRIBED_TO_TOPIC
@@ -169,7 +195,8 @@ def test_join_sync_heartbeat_errors_and_rebalance(group_broker) -> None:
         r = c3.request(OFFSET_FETCH, 8, {"groups": [
             {"group_id": "g", "topics": [{"name": "topic", "partition_indexes": [0, 1]}]},
             {"group_id": "other", "topics": None}], "require_stable": True})
-        g, other = r["groups"]
+        by_id = {x["group_id"]: x for x in r["groups"]}
+        g, other = by_id["g"], by_id["other"]
         assert [(p["committed_offset"], p["metadata"]) for p in g["topics"][0]["partitions"]] == [(7, "m"), (-1, "")]
         assert (other["error_code"], other["topics"]) == (E.NONE, [])
         assert c3.request(DELETE, 2, {"groups_names": ["g"]})["results"][0]["error_code"] == E.NONE
@@ -180,6 +207,7 @@ def test_join_sync_heartbeat_errors_and_rebalance(group_broker) -> None:
 @pytest.mark.compat_timeout(60)
 def test_static_member_replaced_without_rebalance_and_old_one_fenced(group_broker) -> None:
     with RawConnection(group_broker.port) as c1, RawConnection(group_broker.port) as c2:
+        wait_for_coordinator(c1, "s")
         r = join(c1, "s", instance="inst-1")  # static members skip MEMBER_ID_REQUIRED
         assert r["error_code"] == E.NONE and r["member_id"].startswith("inst-1-")
         old, gen = r["member_id"], r["generation_id"]

@@ -16,18 +16,32 @@ if TYPE_CHECKING:
 
 async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     group_id = body["group_id"]
+    results: dict[tuple[str, int], ErrorCode] = {}
+    known: list[dict[str, Any]] = []
+    for t in body["topics"]:
+        # As Kafka, partitions the cluster does not have are refused before the group sees them.
+        topic = broker.topic(t["name"])
+        count = len(topic.partitions) if topic is not None else 0
+        parts = []
+        for p in t["partitions"]:
+            if 0 <= p["partition_index"] < count:
+                parts.append(p)
+            else:
+                results[(t["name"], p["partition_index"])] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if parts:
+            known.append({**t, "partitions": parts})
     if not group_id:
-        results = {(t["name"], p["partition_index"]): ErrorCode.INVALID_GROUP_ID
-                   for t in body["topics"] for p in t["partitions"]}
-    else:
+        results.update({(t["name"], p["partition_index"]): ErrorCode.INVALID_GROUP_ID
+                        for t in known for p in t["partitions"]})
+    elif known:
         args = {
             "version": ctx.api_version,
             "generation_id": body["generation_id_or_member_epoch"],
             "member_id": body["member_id"],
             "group_instance_id": body["group_instance_id"] if ctx.api_version >= 7 else None,
-            "topics": body["topics"],
+            "topics": known,
         }
-        results = (await broker.groups.call(group_id, "commit", args))["results"]
+        results.update((await broker.groups.call(group_id, "commit", args))["results"])
     return {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [
             {"partition_index": p["partition_index"], "error_code": results[(t["name"], p["partition_index"])]}

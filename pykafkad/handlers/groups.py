@@ -59,6 +59,9 @@ async def join_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) 
 async def sync_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if not body["group_id"]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID, "assignment": b""}
+    if ctx.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
+        # From v5 both are mandatory, as Kafka checks before looking at the group.
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "assignment": b""}
     args = {
         "member_id": body["member_id"],
         "generation_id": body["generation_id"],
