@@ -1,0 +1,1 @@
+"""Unit tests of pykafkad.groups that need no broker process."""
