@@ -18,15 +18,22 @@ class LogError(Exception):
     Codes raised: 1 OFFSET_OUT_OF_RANGE, 2 CORRUPT_MESSAGE (bad framing / CRC),
     10 MESSAGE_TOO_LARGE (a batch over ``max_message_bytes``), 18 RECORD_LIST_TOO_LARGE
     (an append larger than ``segment_bytes``), 43 UNSUPPORTED_FOR_MESSAGE_FORMAT
-    (magic != 2), 45 OUT_OF_ORDER_SEQUENCE_NUMBER, 47 INVALID_PRODUCER_EPOCH,
+    (magic != 2), 40 INVALID_CONFIG, 76 UNSUPPORTED_COMPRESSION_TYPE (zstd for
+    ``allow_zstd=False``), 45 OUT_OF_ORDER_SEQUENCE_NUMBER, 47 INVALID_PRODUCER_EPOCH,
     56 KAFKA_STORAGE_ERROR (I/O failure, or use after ``close()``), 87 INVALID_RECORD
     (empty request, count/offset mismatch, unparsable records, control batch from a
-    client, unknown codec, several batches in an idempotent produce).
+    client, unknown codec, several batches in an idempotent produce, inner records of
+    a compressed batch with wrong offsets, a keyless record on a compacted topic:
+    "Compacted topic cannot accept message without key").
     """
 
     code: int
     message: str
     def __init__(self, code: int, message: str) -> None: ...
+
+def set_max_open_files(n: int) -> None:
+    """Cap the segment/index file descriptors all logs of the process keep open
+    together (default 256; least recently used ones are closed beyond it)."""
 
 class PartitionLog:
     """The log of one partition."""
@@ -41,6 +48,18 @@ class PartitionLog:
         max_message_bytes: int = 1048588,
         timestamp_type: Literal["CreateTime", "LogAppendTime"] = "CreateTime",
         clean_shutdown: bool = False,
+        cleanup_policy: Literal["delete", "compact", "compact,delete"] = "delete",
+        compression_type: Literal["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"] = "producer",
+        compression_level: int | None = None,
+        retention_ms: int = 604800000,
+        retention_bytes: int = -1,
+        segment_ms: int = 604800000,
+        delete_retention_ms: int = 86400000,
+        min_cleanable_dirty_ratio: float = 0.5,
+        min_compaction_lag_ms: int = 0,
+        max_compaction_lag_ms: int = 9223372036854775807,
+        flush_messages: int = 9223372036854775807,
+        flush_ms: int = 9223372036854775807,
     ) -> None:
         """Open (creating if missing) the partition directory ``dir``.
 
@@ -48,7 +67,15 @@ class PartitionLog:
         re-validated batch by batch and its torn tail cut off (see
         ``recovery_report()``); any segment failing the cheap open-time sanity check
         is recovered the same way in either mode, and segments after a segment that
-        lost data are deleted. Producer state is loaded from the newest snapshot and
+        lost data are deleted. An interrupted cleaner swap is completed (if its
+        ``.log.swap`` was committed) or rolled back (``.cleaned`` leftovers removed).
+
+        The configuration keywords are Kafka's topic settings (``cleanup.policy`` ->
+        ``cleanup_policy``, ...) with Kafka's defaults; ``compression_level`` is the
+        level of ``compression_type`` (gzip 1-9, lz4 1-17 accepted but lz4 always uses
+        the fast compressor, zstd -131072..22; ``None`` = codec default). An unknown
+        keyword raises ``TypeError``, a bad string ``ValueError``, an out-of-range value
+        ``LogError(40 INVALID_CONFIG)``. Producer state is loaded from the newest snapshot and
         completed by replaying batch headers. Raises ``LogError`` (56) on I/O errors
         and ``ValueError`` for an unknown ``timestamp_type``.
         """
@@ -83,7 +110,7 @@ class PartitionLog:
         Raises ``LogError`` (see its codes); nothing is written on error.
         """
 
-    def read(self, offset: int, max_bytes: int, min_one: bool = True) -> bytes:
+    def read(self, offset: int, max_bytes: int, min_one: bool = True, allow_zstd: bool = True) -> bytes:
         """Batch-aligned bytes starting at the batch that contains ``offset``.
 
         Further whole batches follow while the total stays <= ``max_bytes``; a single
@@ -91,6 +118,9 @@ class PartitionLog:
         offset. If the first batch alone exceeds ``max_bytes`` it is returned whole
         when ``min_one`` (KIP-74), else ``b""``. ``offset == log_end_offset`` gives
         ``b""``; outside ``[log_start_offset, log_end_offset]`` raises ``LogError(1)``.
+        With ``allow_zstd=False`` (Fetch < v10) a zstd first batch raises
+        ``LogError(76 UNSUPPORTED_COMPRESSION_TYPE)`` and the result stops before any
+        later zstd batch.
         """
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
@@ -136,3 +166,73 @@ class PartitionLog:
     def recovery_report(self) -> list[str]:
         """What opening the log did: recovered/truncated/deleted segments, removed
         orphan files, ignored snapshots. Empty after a clean open of a healthy log."""
+
+    def update_config(
+        self,
+        *,
+        segment_bytes: int = ...,
+        index_interval_bytes: int = ...,
+        segment_index_bytes: int = ...,
+        max_message_bytes: int = ...,
+        timestamp_type: Literal["CreateTime", "LogAppendTime"] = ...,
+        cleanup_policy: Literal["delete", "compact", "compact,delete"] = ...,
+        compression_type: Literal["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"] = ...,
+        compression_level: int | None = ...,
+        retention_ms: int = ...,
+        retention_bytes: int = ...,
+        segment_ms: int = ...,
+        delete_retention_ms: int = ...,
+        min_cleanable_dirty_ratio: float = ...,
+        min_compaction_lag_ms: int = ...,
+        max_compaction_lag_ms: int = ...,
+        flush_messages: int = ...,
+        flush_ms: int = ...,
+    ) -> None:
+        """Apply any subset of the constructor's settings live (same errors; nothing
+        changes on error). Segment sizing applies to segments created afterwards."""
+
+    def config(self) -> dict[str, int | float | str | None]:
+        """The settings in force, keyed like the constructor's keywords."""
+
+    def enforce_retention(self, now_ms: int) -> tuple[int, int]:
+        """Retention pass: ``(segments_deleted, bytes_freed)``.
+
+        Rolls the active segment first if it is older than ``segment_ms``. Then, from the
+        oldest segment, deletes while the segment lies wholly below ``log_start_offset``
+        (any policy), or (policies with ``delete``) while the log stays >=
+        ``retention_bytes`` without it, or while its largest timestamp is more than
+        ``retention_ms`` before ``now_ms``. As in Kafka, a non-empty active segment that
+        qualifies is rolled and deleted too; an empty active segment never is. The log
+        start offset moves to the next segment's base and is persisted."""
+
+    def maybe_roll(self, now_ms: int) -> bool:
+        """Roll the active segment if ``now_ms`` is more than ``segment_ms`` past its
+        first batch's timestamp (appends do this on their own, using the batch
+        timestamp, as Kafka). True if a segment was rolled."""
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: raise the log start offset to ``offset`` (-1 = high
+        watermark = log end) and delete segments wholly below it; returns the new low
+        watermark. ``offset`` above the log end raises ``LogError(1)``; below the current
+        start it changes nothing. Persisted in ``log-start-offset-checkpoint``."""
+
+    def clean(self, now_ms: int) -> dict[str, int] | None:
+        """One compaction pass (policies with ``compact``); ``None`` when not due.
+
+        Due when the dirty ratio >= ``min_cleanable_dirty_ratio``, a dirty segment's
+        first record is older than ``max_compaction_lag_ms``, or a retained tombstone's
+        delete horizon has passed. Cleans closed segments with records older than
+        ``min_compaction_lag_ms``; keeps the newest record per key with offsets
+        preserved; tombstones live ``delete_retention_ms`` after the pass that first
+        saw them; producers' last batches are kept (possibly empty). Runs without the
+        GIL and holds the log's lock only to plan and to swap (crash-safely), so
+        produce and fetch continue meanwhile. Returns ``{"segments", "bytes_before",
+        "bytes_after", "records_removed"}``."""
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        """fsync if ``flush_ms`` has passed since the last flush and something was
+        appended since; True if it flushed. (``flush_messages`` is applied on append.)"""
+
+    def open_file_count(self) -> int:
+        """How many of this log's files currently hold a descriptor (segment and
+        index files are opened lazily and shared through a process-wide LRU cache)."""

@@ -31,6 +31,8 @@ pub mod validator;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_config;
 
 pub use error::{LogError, Result};
 pub use partition_log::{AppendInfo, LogConfig, PartitionLog, ReadPlan};

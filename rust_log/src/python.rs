@@ -6,21 +6,25 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyType};
 
+use crate::cleaner;
 use crate::error::LogError;
+use crate::file_cache;
 use crate::partition_log::{LogConfig, PartitionLog as CoreLog};
+use crate::python_config;
 
 const ERROR_CLASS_SRC: &std::ffi::CStr = c"
 class LogError(Exception):
     \"\"\"A storage error carrying a Kafka protocol error code.
 
     ``code`` is the Kafka error code (e.g. 1 OFFSET_OUT_OF_RANGE, 2 CORRUPT_MESSAGE,
-    10 MESSAGE_TOO_LARGE, 43 UNSUPPORTED_FOR_MESSAGE_FORMAT, 45 OUT_OF_ORDER_SEQUENCE_NUMBER,
-    47 INVALID_PRODUCER_EPOCH, 56 KAFKA_STORAGE_ERROR, 87 INVALID_RECORD);
+    10 MESSAGE_TOO_LARGE, 40 INVALID_CONFIG, 43 UNSUPPORTED_FOR_MESSAGE_FORMAT,
+    45 OUT_OF_ORDER_SEQUENCE_NUMBER, 47 INVALID_PRODUCER_EPOCH, 56 KAFKA_STORAGE_ERROR,
+    76 UNSUPPORTED_COMPRESSION_TYPE, 87 INVALID_RECORD);
     ``message`` is a readable description. ``args == (code, message)``.
     \"\"\"
 
@@ -61,6 +65,9 @@ fn to_py_err(py: Python<'_>, err: LogError) -> PyErr {
 #[pyclass(module = "pykafkad._rust_log", name = "PartitionLog")]
 pub struct PyPartitionLog {
     inner: Mutex<CoreLog>,
+    /// Serialises cleaning passes (held without `inner` during the heavy
+    /// part of a pass).
+    clean_lock: Mutex<()>,
 }
 
 impl PyPartitionLog {
@@ -87,42 +94,39 @@ impl PyPartitionLog {
 #[pymethods]
 impl PyPartitionLog {
     #[new]
-    #[pyo3(signature = (dir, *, segment_bytes = 1_073_741_824, index_interval_bytes = 4096,
-        segment_index_bytes = 10_485_760, max_message_bytes = 1_048_588,
-        timestamp_type = "CreateTime", clean_shutdown = false))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (dir, *, clean_shutdown = false, **config))]
     fn new(
         py: Python<'_>,
         dir: std::path::PathBuf,
-        segment_bytes: u64,
-        index_interval_bytes: u64,
-        segment_index_bytes: usize,
-        max_message_bytes: usize,
-        timestamp_type: &str,
         clean_shutdown: bool,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let log_append_time = match timestamp_type {
-            "CreateTime" => false,
-            "LogAppendTime" => true,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "timestamp_type must be 'CreateTime' or 'LogAppendTime', not {other:?}"
-                )));
-            }
-        };
-        let config = LogConfig {
-            segment_bytes,
-            index_interval_bytes,
-            segment_index_bytes,
-            max_message_bytes,
-            log_append_time,
-        };
+        let config = python_config::with_kwargs(LogConfig::default(), config)?;
         let log = py
             .detach(|| CoreLog::open(&dir, config, clean_shutdown))
             .map_err(|e| to_py_err(py, e))?;
         Ok(PyPartitionLog {
             inner: Mutex::new(log),
+            clean_lock: Mutex::new(()),
         })
+    }
+
+    /// Applies any subset of the constructor's configuration keywords live.
+    #[pyo3(signature = (**config))]
+    fn update_config(&self, py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        // Parse with the GIL, then merge only the given keys into the
+        // latest configuration under the lock.
+        let (patch, keys) = python_config::patch(config)?;
+        self.with_log(py, move |l| {
+            let merged = python_config::merge(*l.config(), &patch, &keys);
+            l.update_config(merged)
+        })
+    }
+
+    /// The configuration in force, as the constructor's keywords.
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let cfg = self.with_log(py, |l| Ok(*l.config()))?;
+        python_config::to_dict(py, &cfg)
     }
 
     #[getter]
@@ -155,16 +159,19 @@ impl PyPartitionLog {
         ))
     }
 
-    #[pyo3(signature = (offset, max_bytes, min_one = true))]
+    #[pyo3(signature = (offset, max_bytes, min_one = true, allow_zstd = true))]
     fn read<'py>(
         &self,
         py: Python<'py>,
         offset: i64,
         max_bytes: i64,
         min_one: bool,
+        allow_zstd: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let max_bytes = usize::try_from(max_bytes.max(0)).unwrap_or(usize::MAX);
-        let plan = self.with_log(py, |l| l.read_plan(offset, max_bytes, min_one))?;
+        let plan = self.with_log(py, |l| {
+            l.read_plan_with(offset, max_bytes, min_one, allow_zstd)
+        })?;
         if plan.exact {
             // Single copy straight from the file into the bytes object.
             PyBytes::new_with(py, plan.len, |dst| {
@@ -183,6 +190,51 @@ impl PyPartitionLog {
                 .map_err(|e| to_py_err(py, e))?;
             Ok(PyBytes::new(py, &data))
         }
+    }
+
+    fn enforce_retention(&self, py: Python<'_>, now_ms: i64) -> PyResult<(usize, u64)> {
+        self.with_log(py, |l| l.enforce_retention(now_ms))
+    }
+
+    fn maybe_roll(&self, py: Python<'_>, now_ms: i64) -> PyResult<bool> {
+        self.with_log(py, |l| l.maybe_roll(now_ms))
+    }
+
+    fn delete_records(&self, py: Python<'_>, offset: i64) -> PyResult<i64> {
+        self.with_log(py, |l| l.delete_records(offset))
+    }
+
+    fn flush_if_due(&self, py: Python<'_>, now_ms: i64) -> PyResult<bool> {
+        self.with_log(py, |l| l.flush_if_due(now_ms))
+    }
+
+    fn open_file_count(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with_log(py, |l| Ok(l.open_file_count()))
+    }
+
+    /// One compaction pass. The log lock is held only to plan the pass and
+    /// to swap the result in; reading and rewriting segments runs without
+    /// it (closed segments are immutable) and without the GIL.
+    fn clean<'py>(&self, py: Python<'py>, now_ms: i64) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let stats = py
+            .detach(|| -> Result<_, LogError> {
+                let _serial = self
+                    .clean_lock
+                    .lock()
+                    .map_err(|_| LogError::storage("cleaner lock poisoned"))?;
+                let plan = self.lock()?.prepare_clean(now_ms)?;
+                let Some(plan) = plan else { return Ok(None) };
+                let output = cleaner::run(&plan)?;
+                self.lock()?.finish_clean(output)
+            })
+            .map_err(|e| to_py_err(py, e))?;
+        let Some(s) = stats else { return Ok(None) };
+        let d = PyDict::new(py);
+        d.set_item("segments", s.segments)?;
+        d.set_item("bytes_before", s.bytes_before)?;
+        d.set_item("bytes_after", s.bytes_after)?;
+        d.set_item("records_removed", s.records_removed)?;
+        Ok(Some(d))
     }
 
     fn offset_for_timestamp(&self, py: Python<'_>, timestamp: i64) -> PyResult<Option<(i64, i64)>> {
@@ -243,11 +295,19 @@ impl PyPartitionLog {
     }
 }
 
+/// Sets how many segment/index file handles all logs of the process keep
+/// open together (least recently used ones are closed beyond it).
+#[pyfunction]
+fn set_max_open_files(n: usize) {
+    file_cache::set_capacity(n);
+}
+
 /// The `pykafkad._rust_log` extension module.
 #[pymodule]
 fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("LogError", log_error_type(py)?)?;
     m.add_class::<PyPartitionLog>()?;
+    m.add_function(wrap_pyfunction!(set_max_open_files, m)?)?;
     Ok(())
 }
