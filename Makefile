@@ -8,9 +8,10 @@ PIP         := $(VENV)/bin/pip
 CACHE       := .cache
 KAFKA_VERSION := 4.1.1
 JAVA_LIB    := $(CACHE)/java/lib
+SPARK_JARS  := $(CACHE)/spark/jars
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build test test-rust test-python lint java-deps system-deps regen clean
+.PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps regen clean
 
 run: build
 	$(VENV)/bin/pykafkad serve configs/server.properties
@@ -32,20 +33,33 @@ $(JAVA_LIB)/.done: compat_tests/java/pom.xml
 		-Dkafka.version=$(KAFKA_VERSION) -DoutputDirectory=$(abspath $(JAVA_LIB))
 	touch $@
 
+# PySpark (the `spark` extra of pyproject.toml, pinned there) and Spark's Kafka connector
+# (spark-sql-kafka-0-10_2.13 at the same version, with its own jars) from Maven Central, for
+# spark_tests/ and the pipelines.  Spark gets the jars through spark.jars: no ivy at run time.
+spark-deps: $(SPARK_JARS)/.done
+$(SPARK_JARS)/.done: spark_tests/pom.xml pyproject.toml $(VENV)/.created
+	$(PIP) install -q $$($(PY) -c "import tomllib; print(' '.join(\
+		tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['spark']))")
+	rm -rf $(SPARK_JARS)
+	mvn -q -f spark_tests/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+		-Dspark.version=$$($(PY) -c "import pyspark; print(pyspark.__version__)") \
+		-DoutputDirectory=$(abspath $(SPARK_JARS))
+	touch $@
+
 # Debian packages the tests drive (kcat).
 system-deps:
 	@command -v kcat >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat; }
 
-test: build java-deps system-deps test-rust test-python
+test: build java-deps spark-deps system-deps test-rust test-python
 
 test-rust:
 	cargo test --release -q -p rust_log
 
 test-python:
-	JAVA_LIB=$(abspath $(JAVA_LIB)) $(PY) -m pytest -q
+	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) $(PY) -m pytest -q
 
 lint:
-	$(VENV)/bin/ruff check pykafkad wire compat_tests benchmarks
+	$(VENV)/bin/ruff check pykafkad wire compat_tests spark_tests benchmarks
 	cargo clippy -q -p rust_log -- -D warnings
 
 # Regenerate wire/messages from the pinned kafka-clients jar.
