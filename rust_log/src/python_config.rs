@@ -70,7 +70,10 @@ pub(crate) fn apply(cfg: &mut LogConfig, key: &str, value: &Bound<'_, PyAny>) ->
 }
 
 /// `base` with every entry of `kwargs` applied.
-pub(crate) fn with_kwargs(base: LogConfig, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<LogConfig> {
+pub(crate) fn with_kwargs(
+    base: LogConfig,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<LogConfig> {
     let mut cfg = base;
     if let Some(kw) = kwargs {
         for (k, v) in kw.iter() {
