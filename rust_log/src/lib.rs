@@ -4,6 +4,7 @@
 //! cache and crash recovery. The PyO3 bindings live in `python.rs` behind
 //! the `python` feature so the core builds and tests without libpython.
 
+pub mod batch_codec;
 pub mod batch_scanner;
 pub mod cleaner;
 pub mod compression;

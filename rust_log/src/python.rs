@@ -54,7 +54,7 @@ fn log_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     Ok(ty.bind(py))
 }
 
-fn to_py_err(py: Python<'_>, err: LogError) -> PyErr {
+pub(crate) fn to_py_err(py: Python<'_>, err: LogError) -> PyErr {
     match log_error_type(py).and_then(|t| t.call1((err.code, err.message.clone()))) {
         Ok(inst) => PyErr::from_value(inst),
         Err(e) => e,
@@ -309,5 +309,11 @@ fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LogError", log_error_type(py)?)?;
     m.add_class::<PyPartitionLog>()?;
     m.add_function(wrap_pyfunction!(set_max_open_files, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::batch_codec::py::encode_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::batch_codec::py::decode_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        crate::batch_codec::py::decode_batch_headers,
+        m
+    )?)?;
     Ok(())
 }

@@ -188,3 +188,110 @@ def test_kill_minus_nine_loses_nothing_acknowledged(tmp_path):
     assert log.append(batch([b"v299"], producer_id=3, epoch=0, seq=299))[3] is True
     assert log.append(batch([b"next"], producer_id=3, epoch=0, seq=300))[:2] == (300, 300)
     log.close()
+
+
+# --- batch codec ---------------------------------------------------------------
+
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+
+
+def test_batch_codec_round_trip_through_log(tmp_path):
+    from pykafkad._rust_log import decode_batch_headers, decode_batches, encode_batch
+
+    log = PartitionLog(str(tmp_path / "codec-0"))
+    records = [
+        (b"k0", b"v0"),
+        (None, b"no key", [("h1", b"x"), ("h2", None), ("caf\u00e9", b"\x00\xff")]),
+        (b"tombstone", None),
+        (None, None, []),
+        (bytearray(b"ba"), memoryview(b"mv"), [(b"bytes-key", b"")]),
+    ]
+    want = []
+    for i, codec in enumerate(CODECS):
+        ts = 1_700_000_000_000 + i
+        data = encode_batch(records, ts, compression=codec)
+        assert isinstance(data, bytes)
+        base, last, _, dup = log.append(data, leader_epoch=2)
+        assert (base, last, dup) == (5 * i, 5 * i + 4, False)
+        for j, r in enumerate(records):
+            headers = [(k.decode() if isinstance(k, bytes) else k, v) for k, v in (r[2] if len(r) > 2 else [])]
+            key = None if r[0] is None else bytes(r[0])
+            value = None if r[1] is None else bytes(r[1])
+            want.append((base + j, ts, key, value, headers))
+    data = log.read(0, 1 << 20)
+    assert decode_batches(data) == want
+    assert decode_batches(bytearray(data)) == want
+    assert decode_batches(memoryview(data)) == want
+    # A trailing partial batch (as fetch can return) is ignored.
+    assert decode_batches(data[:-1]) == want[:20]
+    hdrs = decode_batch_headers(data)
+    assert [h["compression"] for h in hdrs] == [0, 1, 2, 3, 4]
+    assert [(h["base_offset"], h["last_offset"], h["record_count"]) for h in hdrs] == [
+        (5 * i, 5 * i + 4, 5) for i in range(5)
+    ]
+    assert all(h["partition_leader_epoch"] == 2 and not h["is_control"] for h in hdrs)
+    assert sum(h["size"] for h in hdrs) == len(data)
+    assert log.offset_for_timestamp(1_700_000_000_003) == (15, 1_700_000_000_003)
+    log.close()
+
+
+def test_batch_codec_producer_fields_and_log_append_time(tmp_path):
+    from pykafkad._rust_log import decode_batch_headers, decode_batches, encode_batch
+
+    log = PartitionLog(str(tmp_path / "lat-0"), timestamp_type="LogAppendTime")
+    b = encode_batch([(b"k", b"v")] * 3, 5, producer_id=8, producer_epoch=1, base_sequence=0, compression="lz4")
+    assert log.append(b, now_ms=99) == (0, 2, 99, False)
+    assert log.append(b, now_ms=100)[3] is True
+    data = log.read(0, 1 << 20)
+    assert [r[:2] for r in decode_batches(data)] == [(0, 99), (1, 99), (2, 99)]
+    (h,) = decode_batch_headers(data)
+    assert (h["producer_id"], h["producer_epoch"], h["base_sequence"]) == (8, 1, 0)
+    assert h["is_log_append_time"] and h["max_timestamp"] == 99 and not h["is_transactional"]
+    marker = encode_batch(
+        [(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x05")],
+        7,
+        base_offset=3,
+        producer_id=8,
+        producer_epoch=1,
+        transactional=True,
+        control=True,
+    )
+    (h,) = decode_batch_headers(marker)
+    assert h["is_control"] and h["is_transactional"] and h["base_offset"] == 3
+    assert decode_batches(marker) == [(3, 7, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x05", [])]
+    # Clients may not produce control batches.
+    with pytest.raises(LogError) as ei:
+        log.append(marker)
+    assert ei.value.code == 87
+
+
+def test_batch_codec_errors():
+    from pykafkad._rust_log import decode_batch_headers, decode_batches, encode_batch
+
+    with pytest.raises(ValueError):
+        encode_batch([], 0)
+    with pytest.raises(ValueError):
+        encode_batch([(b"k", b"v")], 0, compression="brotli")
+    with pytest.raises(ValueError):
+        encode_batch([(b"k",)], 0)
+    with pytest.raises(TypeError):
+        encode_batch([(b"k", "str value")], 0)
+    with pytest.raises(TypeError):
+        encode_batch([(b"k", b"v", [("h", 5)])], 0)
+    assert decode_batches(b"") == [] and decode_batch_headers(b"") == []
+    good = encode_batch([(b"k", b"v")], 0, compression="gzip")
+    for pos in range(21, len(good)):
+        bad = bytearray(good)
+        bad[pos] ^= 0x20
+        with pytest.raises(LogError) as ei:
+            decode_batches(bytes(bad))
+        assert ei.value.code == 2
+    bad = bytearray(good)
+    bad[16] = 1
+    with pytest.raises(LogError) as ei:
+        decode_batch_headers(bad)
+    assert ei.value.code == 2
+    with pytest.raises(TypeError):
+        decode_batches("not bytes")
+    # Agrees with the test's independent encoder.
+    assert decode_batches(batch([b"a", b"b"], base_ts=50)) == [(0, 50, None, b"a", []), (1, 51, None, b"b", [])]
