@@ -15,6 +15,7 @@ from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.errors import KafkaError
 from pykafkad.groups import GroupCoordinator
+from pykafkad.log_housekeeping import LogHousekeeper
 from pykafkad.log_manager import LogManager
 from pykafkad.producer_ids import ProducerIdAllocator
 from pykafkad.topic_config import validate_topic_config
@@ -40,6 +41,8 @@ class Broker:
         self.shutting_down = trio.Event()
         # Each is started with nursery.start() before the listeners accept, and stopped at shutdown.
         self.background_tasks: list = []
+        self.housekeeping = LogHousekeeper(self)
+        self.background_tasks.append(self.housekeeping.run)
         self.groups = GroupCoordinator(self)
         self.background_tasks.append(self.groups.run)
 

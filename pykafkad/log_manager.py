@@ -19,11 +19,9 @@ log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
-# The settings the storage core takes today; the rest of log_settings() arrives with retention
-# and compaction in rust_log.
-_SETTINGS_IN_STORAGE = frozenset(
-    {"segment_bytes", "index_interval_bytes", "segment_index_bytes", "max_message_bytes", "timestamp_type"}
-)
+def _canonical_policy(text: str) -> str:
+    """"delete,compact" and "compact, delete" are the same policy: storage takes "compact,delete"."""
+    return ",".join(sorted({p.strip() for p in text.split(",") if p.strip()}))
 
 
 class LogManager:
@@ -62,7 +60,7 @@ class LogManager:
             "segment_index_bytes": topic_int(c, b, "segment.index.bytes"),
             "max_message_bytes": topic_int(c, b, "max.message.bytes"),
             "timestamp_type": topic_setting(c, b, "message.timestamp.type") or "CreateTime",
-            "cleanup_policy": (topic_setting(c, b, "cleanup.policy") or "delete").replace(" ", ""),
+            "cleanup_policy": _canonical_policy(topic_setting(c, b, "cleanup.policy") or "delete"),
             "compression_type": codec,
             "compression_level": None if level is None or (codec == "gzip" and level == -1) else level,
             "retention_ms": topic_int(c, b, "retention.ms"),
@@ -75,7 +73,7 @@ class LogManager:
             "flush_messages": topic_int(c, b, "flush.messages"),
             "flush_ms": topic_int(c, b, "flush.ms"),
         }
-        return {k: v for k, v in settings.items() if k in _SETTINGS_IN_STORAGE}
+        return settings
 
     def _open(self, topic: TopicInfo, partition: int) -> PartitionLog:
         path = self._dir_for(topic.name, partition)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pykafkad.handlers import (
     alter_configs,
     api_versions,
+    delete_records,
     describe_cluster,
     describe_configs,
     describe_log_dirs,
@@ -43,6 +44,7 @@ APIS: dict[int, Api] = {
         group_offsets,
         alter_configs,
         describe_log_dirs,
+        delete_records,
     )
     for api in module.APIS
 }

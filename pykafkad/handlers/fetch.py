@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 INT32_MAX = 2**31 - 1
 TOPIC_IDS_FROM = 13
+ZSTD_FROM = 10  # older fetchers get UNSUPPORTED_COMPRESSION_TYPE for zstd batches, as from Kafka
 
 
 def _partition_error(index: int, code: ErrorCode | int) -> dict[str, Any]:
@@ -37,6 +38,7 @@ def _read_all(broker: Broker, body: dict[str, Any], version: int) -> tuple[list[
     errored = False
     responses = []
     by_id = version >= TOPIC_IDS_FROM
+    allow_zstd = version >= ZSTD_FROM
     for wanted in body["topics"]:
         topic = (broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id
                  else broker.topic(wanted["topic"]))
@@ -57,7 +59,7 @@ def _read_all(broker: Broker, body: dict[str, Any], version: int) -> tuple[list[
                 continue
             limit = max(0, min(part["partition_max_bytes"], remaining))
             try:
-                data = plog.read(part["fetch_offset"], limit, min_one=(total == 0))
+                data = plog.read(part["fetch_offset"], limit, min_one=(total == 0), allow_zstd=allow_zstd)
             except LogError as e:
                 errored = True
                 partitions.append(_partition_error(index, e.code))
