@@ -165,14 +165,15 @@ class ClusterMetadata:
                              isr=list(replicas))
 
     def create_topic(self, name: str, num_partitions: int, configs: dict[str, str],
-                     assignments: list[list[int]] | None = None) -> TopicInfo:
+                     assignments: list[list[int]] | None = None, internal: bool = False) -> TopicInfo:
         topic_id = uuid.uuid4()
         while topic_id in self.topics_by_id or topic_id.int == 0:
             topic_id = uuid.uuid4()
         partitions = [
             self._new_partition(i, assignments[i] if assignments else None) for i in range(num_partitions)
         ]
-        topic = TopicInfo(name=name, topic_id=topic_id, partitions=partitions, configs=dict(configs))
+        topic = TopicInfo(name=name, topic_id=topic_id, partitions=partitions, configs=dict(configs),
+                          internal=internal)
         self._index(topic)
         self._persist()
         return topic

@@ -74,9 +74,7 @@ class GroupCoordinator:
             return
         md = self.broker.metadata
         topic = md.create_topic(OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"],
-                                dict(OFFSETS_TOPIC_CONFIGS))
-        topic.internal = True
-        md._persist()  # noqa: SLF001 - ClusterMetadata has no public way to mark a topic internal yet
+                                dict(OFFSETS_TOPIC_CONFIGS), internal=True)
         self.broker.logs.create(topic, range(len(topic.partitions)))
         log.info("created %s with %d partitions", OFFSETS_TOPIC, len(topic.partitions))
 
