@@ -5,8 +5,7 @@ this topic: OffsetCommitKey v1 / OffsetCommitValue v3 for a committed offset,
 GroupMetadataKey v2 / GroupMetadataValue v3 for a group's generation and members, and a
 null value (tombstone) for a deletion.  A group lives in partition
 ``abs(javaHashCode(group_id)) % partitions``.  Records go through the Rust log as real
-magic-2 batches (``_rust_log.encode_batch`` / ``decode_batches``; a small pure-Python codec
-stands in while the extension lacks them).
+magic-2 batches built and read by the Rust core (``_rust_log.encode_batch`` / ``decode_batches``).
 """
 
 from __future__ import annotations
@@ -222,114 +221,9 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey | None:
 
 # -- record batches --------------------------------------------------------------------------------
 
-def _crc32c_table() -> list[int]:
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def _crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def _varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    shift = z = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        z |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-    return (z >> 1) ^ -(z & 1), pos
-
-
-def _py_encode_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
-    body = bytearray()
-    for i, (key, value) in enumerate(records):
-        rec = bytearray(b"\x00") + _varint(0) + _varint(i)
-        rec += _varint(-1) if key is None else _varint(len(key)) + key
-        rec += _varint(-1) if value is None else _varint(len(value)) + value
-        rec += _varint(0)
-        body += _varint(len(rec)) + rec
-    after_crc = (struct.pack(">hiqqqhii", 0, len(records) - 1, timestamp_ms, timestamp_ms, -1, -1, -1,
-                             len(records)) + bytes(body))
-    header_rest = struct.pack(">ib", 0, 2) + struct.pack(">I", _crc32c(after_crc))
-    batch_len = len(header_rest) + len(after_crc)
-    return struct.pack(">qi", 0, batch_len) + header_rest + after_crc
-
-
-def _py_decode_batches(data: bytes) -> list[tuple[int, int, bytes | None, bytes | None]]:
-    out: list[tuple[int, int, bytes | None, bytes | None]] = []
-    for base_offset, batch in iter_batches(data):
-        attributes, _, base_ts = struct.unpack_from(">hiq", batch, 21)
-        if attributes & 0x07:
-            raise ValueError("compressed batch in __consumer_offsets (needs _rust_log.decode_batches)")
-        if attributes & 0x20:  # control batch
-            continue
-        (count,) = _I32.unpack_from(batch, 57)
-        pos = 61
-        for _ in range(count):
-            _, pos = _read_varint(batch, pos)
-            pos += 1
-            ts_delta, pos = _read_varint(batch, pos)
-            off_delta, pos = _read_varint(batch, pos)
-            klen, pos = _read_varint(batch, pos)
-            key = None if klen < 0 else bytes(batch[pos:pos + klen])
-            pos += max(klen, 0)
-            vlen, pos = _read_varint(batch, pos)
-            value = None if vlen < 0 else bytes(batch[pos:pos + vlen])
-            pos += max(vlen, 0)
-            hcount, pos = _read_varint(batch, pos)
-            for _ in range(hcount):
-                hk, pos = _read_varint(batch, pos)
-                pos += hk
-                hv, pos = _read_varint(batch, pos)
-                pos += max(hv, 0)
-            out.append((base_offset + off_delta, base_ts + ts_delta, key, value))
-    return out
-
-
-def iter_batches(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(base offset, whole batch) for each complete batch in ``data``."""
-    pos = 0
-    while pos + 12 <= len(data):
-        base_offset, length = struct.unpack_from(">qi", data, pos)
-        end = pos + 12 + length
-        if end > len(data):
-            break
-        yield base_offset, data[pos:end]
-        pos = end
-
-
 def encode_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
-    rust = getattr(_rust_log, "encode_batch", None)
-    return rust(records, timestamp_ms) if rust else _py_encode_batch(records, timestamp_ms)
-
-
-def decode_batches(data: bytes) -> list[tuple[int, int, bytes | None, bytes | None]]:
-    rust = getattr(_rust_log, "decode_batches", None)
-    return rust(data) if rust else _py_decode_batches(data)
+    """One uncompressed magic-2 batch of ``records``, built by the Rust core."""
+    return _rust_log.encode_batch(records, timestamp_ms)
 
 
 def read_partition(plog: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[tuple[bytes | None, bytes | None]]:
@@ -341,10 +235,9 @@ def read_partition(plog: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[t
         if not data:
             break
         next_offset = offset
-        for base_offset, batch in iter_batches(data):
-            (last_delta,) = _I32.unpack_from(batch, 23)
-            next_offset = max(next_offset, base_offset + last_delta + 1)
-        for rec_offset, _ts, key, value in decode_batches(data):
+        for header in _rust_log.decode_batch_headers(data):
+            next_offset = max(next_offset, int(header["last_offset"]) + 1)
+        for rec_offset, _ts, key, value, _headers in _rust_log.decode_batches(data):
             if rec_offset >= offset:
                 yield key, value
         if next_offset <= offset:

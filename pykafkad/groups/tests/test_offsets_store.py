@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pykafkad import _rust_log
 from pykafkad.groups import offsets_store as s
 
 
@@ -26,8 +27,8 @@ def test_offset_and_group_records_round_trip() -> None:
     assert s.decode_group_value(s.group_value(g)) == g
 
 
-def test_python_batch_codec_round_trip() -> None:
+def test_batch_codec_round_trip() -> None:
     records = [(b"k1", b"v1"), (b"k2", None), (None, b"v3")]
-    batch = s._py_encode_batch(records, 1000)
-    assert [(k, v) for _, _, k, v in s._py_decode_batches(batch)] == records
-    assert [(o, t) for o, t, _, _ in s._py_decode_batches(batch)] == [(0, 1000), (1, 1000), (2, 1000)]
+    decoded = _rust_log.decode_batches(s.encode_batch(records, 1000))
+    assert [(k, v) for _, _, k, v, _ in decoded] == records
+    assert [(o, t) for o, t, _, _, _ in decoded] == [(0, 1000), (1, 1000), (2, 1000)]
