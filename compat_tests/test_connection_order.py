@@ -1,0 +1,60 @@
+"""Per-connection ordering and cross-connection independence.
+
+Responses on one connection leave in request order even when a later request is quicker; a
+long-polling Fetch on one connection never holds up another connection.
+"""
+
+from __future__ import annotations
+
+import select
+import uuid
+
+import wire
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.raw_kafka import RawConnection
+
+FETCH, METADATA, CREATE_TOPICS = 1, 3, 19
+LONG_POLL_MS = 3000
+
+
+def _empty_topic(broker: BrokerProcess) -> str:
+    name = f"order-{uuid.uuid4().hex[:8]}"
+    with RawConnection(broker.port) as conn:
+        created = conn.request(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": 1,
+                                                              "replication_factor": 1}], "timeout_ms": 5000})
+    assert created["topics"][0]["error_code"] == 0
+    return name
+
+
+def _long_poll(name: str, correlation_id: int) -> bytes:
+    body = {"replica_id": -1, "max_wait_ms": LONG_POLL_MS, "min_bytes": 1, "max_bytes": 1 << 20,
+            "session_epoch": -1,
+            "topics": [{"topic": name, "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                      "partition_max_bytes": 1 << 20}]}]}
+    return wire.encode_request(FETCH, 12, correlation_id, "order", body)
+
+
+def test_pipelined_responses_keep_request_order(broker: BrokerProcess) -> None:
+    name = _empty_topic(broker)
+    with RawConnection(broker.port) as conn:
+        conn.send(_long_poll(name, 100) + wire.encode_request(METADATA, 12, 101, "order", {"topics": []}))
+        first, second = conn.recv_frame(), conn.recv_frame()
+    assert first is not None and second is not None
+    assert wire.decode_response(FETCH, 12, first)[0] == 100
+    assert wire.decode_response(METADATA, 12, second)[0] == 101
+
+
+def test_long_poll_on_one_connection_does_not_stall_another(broker: BrokerProcess) -> None:
+    name = _empty_topic(broker)
+    with RawConnection(broker.port) as waiting, RawConnection(broker.port) as other:
+        waiting.send(_long_poll(name, 7))
+        # Answered while the fetch on the first connection is still waiting for data.
+        answer = other.request(METADATA, 12, {"topics": [{"name": name}]})
+        assert answer["topics"][0]["error_code"] == 0
+        readable, _, _ = select.select([waiting.sock], [], [], 0)
+        assert not readable, "the long poll answered before the other connection was served"
+        frame = waiting.recv_frame()
+    assert frame is not None
+    correlation_id, fetched = wire.decode_response(FETCH, 12, frame)
+    assert correlation_id == 7
+    assert not fetched["responses"][0]["partitions"][0]["records"]
