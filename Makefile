@@ -12,6 +12,7 @@ SPARK_JARS  := $(CACHE)/spark/jars
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps regen clean
+.PHONY: bench bench-quick bench-deps
 
 run: build
 	$(VENV)/bin/pykafkad serve configs/server.properties
@@ -65,6 +66,19 @@ lint:
 # Regenerate wire/messages from the pinned kafka-clients jar.
 regen: $(VENV)/.created
 	$(PY) -m wire.codegen --kafka-version $(KAFKA_VERSION)
+
+# pykafkad against Apache Kafka 4.1.1 (fetched by the harness from Maven Central into
+# .cache/bench): writes benchmarks/RESULTS.md and benchmarks/results.png.  bench-quick runs a
+# subset on small sizes (under 5 minutes) into .cache/bench/quick/.
+bench-deps: build
+	$(PIP) install -q $$($(PY) -c "import tomllib; print(' '.join(\
+		tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['bench']))")
+
+bench: bench-deps
+	$(PY) -m benchmarks --profile full
+
+bench-quick: bench-deps
+	$(PY) -m benchmarks --profile quick
 
 clean:
 	rm -rf $(VENV) target $(CACHE)

@@ -1,0 +1,177 @@
+"""pykafkad against Apache Kafka, same machine, same run.
+
+    python -m benchmarks [--profile full|quick|smoke] [--rounds N] [--out DIR] [--only TEXT]
+    python -m benchmarks report DIR/results.json      # re-render RESULTS.md and the chart
+
+For every workload, each round runs it on pykafkad and then on Kafka (A B A B ...), each on a
+freshly started broker with an empty log directory; only one broker runs at a time.  Raw figures
+go to DIR/results.json after every run; DIR/RESULTS.md and DIR/results.png are written at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from benchmarks import kafka_dist, report
+from benchmarks.brokers import ApacheKafka, BrokerUnderTest, Pykafkad, install_cleanup
+from benchmarks.workloads import Latency, Scale, Throughput
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # Every dimension of the issue appears at least once; not the full cross product (see --help).
+    "full": {"rounds": 2, "out": BENCH_DIR, "workloads": [
+        Throughput("java", 100, 1, "1", "none", 2_000_000),
+        Throughput("java", 100, 8, "all", "lz4", 2_000_000),
+        Throughput("java", 1024, 1, "all", "none", 300_000),
+        Throughput("java", 1024, 8, "1", "lz4", 300_000),
+        Throughput("librdkafka", 100, 8, "1", "none", 1_000_000),
+        Throughput("librdkafka", 1024, 1, "all", "lz4", 200_000),
+        Latency("librdkafka", 100, 1000, 10.0, "1"),
+        Latency("librdkafka", 1024, 5000, 10.0, "all"),
+        Latency("java", 1024, 200, 10.0, "1"),
+        Scale(2000, 1000, 10.0),
+    ]},
+    # Under five minutes on an idle 2-core machine: one of each kind, small.
+    "quick": {"rounds": 2, "out": REPO_ROOT / ".cache" / "bench" / "quick", "workloads": [
+        Throughput("java", 100, 1, "1", "none", 300_000),
+        Throughput("librdkafka", 1024, 8, "all", "lz4", 30_000),
+        Latency("librdkafka", 1024, 1000, 4.0, "1"),
+        Scale(200, 200, 2.0),
+    ]},
+    # Tiny sizes for the harness's own smoke test: does every path run and report.
+    "smoke": {"rounds": 1, "out": REPO_ROOT / ".cache" / "bench" / "smoke", "workloads": [
+        Throughput("java", 100, 1, "1", "none", 2000),
+        Throughput("librdkafka", 1024, 2, "all", "lz4", 1000),
+        Latency("librdkafka", 100, 200, 1.0, "1"),
+        Latency("java", 100, 50, 1.0, "1"),
+        Scale(20, 20, 0.5),
+    ]},
+}
+
+
+def loadavg() -> dict[str, float]:
+    with open("/proc/loadavg") as f:
+        a, b, c = (float(x) for x in f.read().split()[:3])
+    return {"t": time.time(), "1m": a, "5m": b, "15m": c}
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or "unknown cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0.0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) / 1e6
+    except OSError:
+        pass
+    disk = "unknown"
+    try:
+        st = os.stat(REPO_ROOT)
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            parts = line.split()
+            if parts[2] == f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}":
+                disk = f"{parts[-2]} ({parts[8] if len(parts) > 8 else '?'}) mounted at {parts[4]}"
+                break
+    except (OSError, IndexError):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count() or 0, "mem_gb": mem, "kernel": platform.platform(), "disk": disk}
+
+
+def versions(lib: Path) -> dict[str, str]:
+    import confluent_kafka
+
+    return {"pykafkad": Pykafkad(REPO_ROOT).version(), "kafka": ApacheKafka(REPO_ROOT, lib).version(),
+            "python": f"Python {platform.python_version()}", "librdkafka": confluent_kafka.libversion()[0],
+            "confluent_kafka": confluent_kafka.version()[0]}
+
+
+def run(args: argparse.Namespace) -> Path:
+    profile = PROFILES[args.profile]
+    rounds = args.rounds or profile["rounds"]
+    out_dir = Path(args.out) if args.out else Path(profile["out"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    workloads = [w for w in profile["workloads"] if not args.only or args.only in w.key]
+    lib = kafka_dist.ensure_jars()
+    work = REPO_ROOT / ".cache" / "bench" / "run"
+    brokers: dict[str, BrokerUnderTest] = {"pykafkad": Pykafkad(work), "kafka": ApacheKafka(work, lib)}
+    order = [b for b in ("pykafkad", "kafka") if b in args.brokers.split(",")]
+    results: dict[str, Any] = {
+        "meta": {"command": args.command_line, "profile": args.profile, "rounds": rounds,
+                 "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
+                 "versions": versions(lib), "loadavg": []},
+        "workloads": [{"description": w.describe(), "runs": []} for w in workloads],
+    }
+    results_path = out_dir / "results.json"
+    for wl, entry in zip(workloads, results["workloads"], strict=True):
+        for rnd in range(rounds):
+            for name in order:
+                broker = brokers[name]
+                results["meta"]["loadavg"].append(loadavg())
+                record: dict[str, Any] = {"broker": name, "round": rnd}
+                print(f"[{time.strftime('%H:%M:%S')}] {wl.key} — {name} round {rnd + 1}/{rounds}", flush=True)
+                try:
+                    record["startup_s"] = broker.start()
+                    if isinstance(broker, ApacheKafka):
+                        record["format_s"] = broker.format_s
+                    record["metrics"] = wl.run(broker, lib)
+                    print(f"    startup {record['startup_s']:.2f}s "
+                          + ", ".join(f"{k}={v:.4g}" for k, v in record["metrics"].items()), flush=True)
+                except Exception as e:  # noqa: BLE001 - one failed run is reported, the rest go on
+                    record["error"] = f"{type(e).__name__}: {e}"
+                    print(f"    FAILED: {record['error'][:2000]}", flush=True)
+                    if args.verbose:
+                        traceback.print_exc()
+                finally:
+                    broker.stop()
+                results["meta"]["loadavg"].append(loadavg())
+                entry["runs"].append(record)
+                results_path.write_text(json.dumps(results, indent=1))
+    results["meta"]["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
+    results_path.write_text(json.dumps(results, indent=1))
+    md = report.write_report(results_path)
+    print(f"wrote {md} and {results_path}", flush=True)
+    return md
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["report"]:
+        if len(argv) != 2:
+            raise SystemExit("usage: python -m benchmarks report DIR/results.json")
+        print(report.write_report(Path(argv[1])))
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="full")
+    parser.add_argument("--rounds", type=int, default=0, help="rounds of A B per workload (default: the profile's)")
+    parser.add_argument("--out", help="directory for results.json, RESULTS.md, results.png")
+    parser.add_argument("--only", help="run only workloads whose name contains this text")
+    parser.add_argument("--brokers", default="pykafkad,kafka", help="comma-separated subset of pykafkad,kafka")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    args.command_line = " ".join(shlex.quote(a) for a in ["python", "-m", "benchmarks", *argv])
+    install_cleanup()
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,297 @@
+"""Start and stop either broker, and watch its process through /proc.
+
+`Pykafkad` and `ApacheKafka` share one interface: `start()` launches the broker on a fresh
+loopback port with a fresh log directory and returns the seconds from process start to the
+first acknowledged produce; `stop()` sends SIGTERM (SIGKILL after a timeout).  Both run with
+their default configuration; the only settings given are the listener, the log directory and
+`group.initial.rebalance.delay.ms=0` (the same for both, so that consumer tools do not wait
+3 s for a first join).  Every broker started here is stopped when the harness exits, also on
+Ctrl-C, and dies with the harness if it is SIGKILLed (PR_SET_PDEATHSIG).
+
+`ProcessWatch` samples a pid's resident set size every 50 ms in a thread and reads its CPU
+seconds (user + system, all threads) from /proc/<pid>/stat at the start and end of a window.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks import kafka_dist
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PYKAFKAD_CONFIG = REPO_ROOT / "configs" / "server.properties"
+COMMON_OVERRIDES = {"group.initial.rebalance.delay.ms": "0"}
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 60.0
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+PR_SET_PDEATHSIG = 1
+
+_LIVE: list[BrokerUnderTest] = []
+
+
+class BrokerStartError(RuntimeError):
+    """A broker did not come up, or never acknowledged a first produce."""
+
+
+def die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL when the harness dies, however it dies."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of every thread of ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
+
+
+@dataclass
+class Usage:
+    """What a broker process consumed during one window."""
+
+    cpu_s: float = 0.0
+    rss_peak: int = 0
+    rss_end: int = 0
+    wall_s: float = 0.0
+
+
+@dataclass
+class ProcessWatch:
+    """Context manager: CPU seconds and peak RSS of ``pid`` while the block runs."""
+
+    pid: int
+    interval: float = 0.05
+    usage: Usage = field(default_factory=Usage)
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.usage.rss_peak = max(self.usage.rss_peak, rss_bytes(self.pid))
+            except (OSError, ValueError, IndexError):
+                return
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> ProcessWatch:
+        self._t0 = time.monotonic()
+        self._cpu0 = cpu_seconds(self.pid)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        try:
+            self.usage.cpu_s = cpu_seconds(self.pid) - self._cpu0
+            self.usage.rss_end = rss_bytes(self.pid)
+            self.usage.rss_peak = max(self.usage.rss_peak, self.usage.rss_end)
+        except (OSError, ValueError, IndexError):
+            pass
+        self.usage.wall_s = time.monotonic() - self._t0
+
+
+class BrokerUnderTest:
+    """One broker process under test; subclasses say how to launch it."""
+
+    name = "broker"
+
+    def __init__(self, work_dir: Path) -> None:
+        self.work_dir = Path(work_dir)
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = self.work_dir / f"{self.name}.out.log"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    @property
+    def data_dir(self) -> Path:
+        return self.work_dir / f"{self.name}-data"
+
+    def version(self) -> str:
+        raise NotImplementedError
+
+    def _prepare(self) -> list[str]:
+        """Write whatever the broker needs and return its command line."""
+        raise NotImplementedError
+
+    def start(self) -> float:
+        """Launch on a fresh port and log directory; seconds from exec to the first acknowledged produce."""
+        if self.data_dir.exists():
+            shutil.rmtree(self.data_dir)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        cmd = self._prepare()
+        with open(self.log_path, "ab") as out:
+            out.write(f"\n===== {' '.join(cmd)}\n".encode())
+            out.flush()
+            t0 = time.monotonic()
+            self.proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                         preexec_fn=die_with_parent)
+        _LIVE.append(self)
+        try:
+            self._wait_first_produce(t0)
+        except BaseException:
+            self.stop()
+            raise
+        return time.monotonic() - t0
+
+    def _wait_first_produce(self, t0: float) -> None:
+        from confluent_kafka import KafkaException, Producer
+
+        deadline = t0 + START_TIMEOUT_S
+        while True:
+            self._check_alive()
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise BrokerStartError(f"{self.name} never listened on {self.port}") from None
+                time.sleep(0.01)
+        producer = Producer({
+            "bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 0,
+            "reconnect.backoff.ms": 10, "reconnect.backoff.max.ms": 100, "retry.backoff.ms": 20,
+            "retry.backoff.max.ms": 100, "topic.metadata.refresh.fast.interval.ms": 20,
+            "message.timeout.ms": int(START_TIMEOUT_S * 1000),
+        })
+        delivered: list[object] = []
+
+        def on_delivery(err: object, msg: object) -> None:
+            delivered.append(err)
+
+        producer.produce("startup-probe", b"first", on_delivery=on_delivery)
+        while not delivered:
+            self._check_alive()
+            if time.monotonic() > deadline:
+                raise BrokerStartError(f"{self.name}: no produce acknowledged within {START_TIMEOUT_S}s")
+            producer.poll(0.005)
+        if delivered[0] is not None:
+            raise BrokerStartError(f"{self.name}: first produce failed: {delivered[0]}")
+        try:
+            producer.flush(5)
+        except KafkaException:
+            pass
+
+    def _check_alive(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            code = None if self.proc is None else self.proc.returncode
+            raise BrokerStartError(f"{self.name} exited (code {code}); see {self.log_path}")
+
+    def stop(self) -> None:
+        if self in _LIVE:
+            _LIVE.remove(self)
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def data_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+
+
+class Pykafkad(BrokerUnderTest):
+    name = "pykafkad"
+
+    def version(self) -> str:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
+
+        try:
+            v = dist_version("pykafkad")
+        except PackageNotFoundError:
+            v = "unknown"
+        try:
+            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                                 text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            rev = ""
+        return f"{v} (git {rev})" if rev else v
+
+    def _prepare(self) -> list[str]:
+        settings = {
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "log.dirs": str(self.data_dir),
+            **COMMON_OVERRIDES,
+        }
+        cmd = [sys.executable, "-m", "pykafkad", "serve", str(PYKAFKAD_CONFIG)]
+        for key, value in settings.items():
+            cmd += ["--override", f"{key}={value}"]
+        return cmd
+
+
+class ApacheKafka(BrokerUnderTest):
+    name = "kafka"
+
+    def __init__(self, work_dir: Path, lib: Path) -> None:
+        super().__init__(work_dir)
+        self.lib = lib
+        self.format_s = 0.0
+
+    def version(self) -> str:
+        return f"{kafka_dist.version(self.lib)} ({kafka_dist.java_version()})"
+
+    def _prepare(self) -> list[str]:
+        config = self.work_dir / "kafka-server.properties"
+        config.write_text(kafka_dist.server_properties(self.port, free_port(), self.data_dir, COMMON_OVERRIDES))
+        t0 = time.monotonic()
+        subprocess.run(kafka_dist.format_command(config, self.lib), check=True, timeout=180,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        self.format_s = time.monotonic() - t0
+        return kafka_dist.broker_command(config, self.lib)
+
+
+def stop_all() -> None:
+    for broker in list(_LIVE):
+        try:
+            broker.stop()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            if broker.proc is not None:
+                broker.proc.kill()
+
+
+def install_cleanup() -> None:
+    """Stop every broker at exit and turn SIGTERM into a clean exit (Ctrl-C already is)."""
+    atexit.register(stop_all)
+
+    def on_term(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
