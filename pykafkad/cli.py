@@ -1,4 +1,5 @@
-"""The ``pykafkad`` command line: ``pykafkad serve [CONFIG_FILE] [--override KEY=VALUE ...]``."""
+"""The ``pykafkad`` command line: ``pykafkad serve [CONFIG_FILE] [--override KEY=VALUE ...]`` and
+``pykafkad pipeline NAME ...`` (the PySpark pipelines of pykafkad.pipelines)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,33 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                        help="set a config key, overriding the file (repeatable)")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    from pykafkad.pipelines import PIPELINES  # names only; pyspark is imported when one runs
+
+    pipeline = commands.add_parser(
+        "pipeline", help="run a PySpark pipeline (needs pyspark)",
+        description="PySpark pipelines: " + "; ".join(f"{k}: {v}" for k, v in PIPELINES.items()),
+    )
+    pipeline.add_argument("name", choices=sorted(PIPELINES), help="the pipeline")
+    pipeline.add_argument("args", nargs=argparse.REMAINDER, help="its options (NAME --help lists them)")
     return parser
+
+
+def _run_pipeline(name: str, args: list[str]) -> int:
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
+        print("pykafkad: pipelines need PySpark: `pip install 'pykafkad[spark]'` "
+              "(or `make spark-deps` in a checkout), and Java 17", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"pykafkad.pipelines.{name}")
+    return int(module.main(args))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "pipeline":
+        return _run_pipeline(args.name, args.args)
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

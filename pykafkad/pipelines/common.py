@@ -202,9 +202,11 @@ class KafkaAdmin:
         props = self._jvm.java.util.Properties()
         for key, value in kafka_options(bootstrap, args).items():
             props.setProperty(key[len("kafka."):], value)
+        from py4j.protocol import Py4JError
+
         try:
             self._admin = self._jvm.org.apache.kafka.clients.admin.Admin.create(props)
-        except Exception as e:  # py4j raises Py4JError subclasses
+        except Py4JError as e:
             raise PipelineError(f"cannot reach the Kafka admin client ({e}); is the connector's "
                                 "kafka-clients jar on the driver classpath?") from e
         self._seconds = self._jvm.java.util.concurrent.TimeUnit.SECONDS
