@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
 _RECEIVE_CHUNK = 256 * 1024
+# Bodies at least this large and not yet buffered are received into their own buffer.
+_DIRECT_RECEIVE_MIN = 64 * 1024
+# Consumed bytes at the front of the receive buffer are dropped once there are this many.
+_COMPACT_AFTER = 1024 * 1024
 
 
 class ConnectionClosed(Exception):
@@ -40,38 +44,84 @@ class Connection:
         self.broker = broker
         self.peer = peer
         self._buffer = bytearray()
+        self._start = 0  # bytes of _buffer already handed out as frames
         self.idle_scope = trio.CancelScope()
         self.max_frame = broker.config["socket.request.max.bytes"]
 
-    async def _receive_exactly(self, count: int) -> bytes | None:
-        """Bytes until ``count`` are buffered; None on a clean EOF before any of them."""
-        while len(self._buffer) < count:
-            chunk = await self.stream.receive_some(max(_RECEIVE_CHUNK, count - len(self._buffer)))
-            if not chunk:
-                if self._buffer:
-                    raise ConnectionClosed(
-                        f"truncated frame: connection closed with {len(self._buffer)} of {count} bytes"
-                    )
-                return None
-            self._buffer += chunk
-        data = bytes(self._buffer[:count])
-        del self._buffer[:count]
+    def _buffered(self) -> int:
+        return len(self._buffer) - self._start
+
+    def _take(self, count: int) -> bytearray:
+        """The next ``count`` buffered bytes, as their own buffer (one copy, or none if they are all of it)."""
+        start = self._start
+        if start == 0 and count == len(self._buffer):
+            data, self._buffer = self._buffer, bytearray()
+            return data
+        data = self._buffer[start:start + count]
+        self._start = start + count
+        if self._start == len(self._buffer):
+            self._buffer.clear()
+            self._start = 0
+        elif self._start > _COMPACT_AFTER:
+            del self._buffer[:self._start]
+            self._start = 0
         return data
 
-    async def _next_frame(self) -> bytes | None:
-        size_bytes = await self._receive_exactly(4)
-        if size_bytes is None:
+    async def _fill(self, count: int) -> bool:
+        """Receive until ``count`` bytes are buffered; False on a clean EOF with nothing buffered."""
+        while self._buffered() < count:
+            chunk = await self.stream.receive_some(max(_RECEIVE_CHUNK, count - self._buffered()))
+            if not chunk:
+                if self._buffered():
+                    raise ConnectionClosed(
+                        f"truncated frame: connection closed with {self._buffered()} of {count} bytes"
+                    )
+                return False
+            self._buffer += chunk
+        return True
+
+    async def _receive_body(self, size: int) -> bytearray:
+        """A frame body of ``size`` bytes.
+
+        A body larger than what is buffered is received straight into a buffer of its own size
+        (``recv_into``), so a large produce request is copied once, not once per chunk and again
+        when it is cut out of the receive buffer.
+        """
+        buffered = self._buffered()
+        sock = getattr(self.stream, "socket", None)
+        if buffered >= size or size < _DIRECT_RECEIVE_MIN or sock is None:
+            if not await self._fill(size):
+                raise ConnectionClosed(f"truncated frame: closed before any of its {size} bytes")
+            return self._take(size)
+        body = bytearray(size)
+        view = memoryview(body)
+        view[:buffered] = memoryview(self._buffer)[self._start:]
+        self._buffer.clear()
+        self._start = 0
+        got = buffered
+        try:
+            while got < size:
+                n = await sock.recv_into(view[got:], size - got)
+                if n == 0:
+                    raise ConnectionClosed(f"truncated frame: connection closed with {got} of {size} bytes")
+                got += n
+        except OSError as e:
+            raise trio.BrokenResourceError(str(e)) from e
+        finally:
+            view.release()
+        return body
+
+    async def _next_frame(self) -> bytearray | None:
+        if not await self._fill(4):
             return None
-        (size,) = _SIZE.unpack(size_bytes)
+        (size,) = _SIZE.unpack_from(self._buffer, self._start)
+        self._start += 4
         if size < 0 or size > self.max_frame:
             raise ConnectionClosed(
                 f"frame of {size} bytes is larger than socket.request.max.bytes={self.max_frame}"
                 if size > 0 else f"invalid frame size {size}"
             )
-        frame = await self._receive_exactly(size)
-        if frame is None:
-            raise ConnectionClosed(f"truncated frame: closed before any of its {size} bytes")
-        return frame
+        return await self._receive_body(size)
 
     async def serve(self) -> None:
         try:
@@ -93,7 +143,7 @@ class Connection:
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
 
-    async def _handle(self, frame: bytes) -> bytes | None:
+    async def _handle(self, frame: bytearray) -> bytes | bytearray | None:
         try:
             header = wire.decode_request_header(frame)
         except wire.DecodeError as e:

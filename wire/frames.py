@@ -171,8 +171,12 @@ def _finish(out: bytearray) -> bytes:
     return bytes(out)
 
 
-def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:
-    """Encode a response frame, with its 4-byte length prefix and the right header version."""
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytearray:
+    """Encode a response frame, with its 4-byte length prefix and the right header version.
+
+    The frame is returned as the bytearray it was built in: a Fetch response holding megabytes of
+    records is not copied once more into a ``bytes`` on its way to the socket.
+    """
     api = _api(api_key, api_version)
     encode_body = _encoder(api, api_version, False)
     out = bytearray(4)
@@ -185,7 +189,8 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
         raise
     except _ENCODE_FAILURES as exc:
         raise EncodeError(f"cannot encode {api.name} v{api_version} response: {exc}") from exc
-    return _finish(out)
+    _LENGTH.pack_into(out, 0, len(out) - 4)
+    return out
 
 
 def encode_request(
