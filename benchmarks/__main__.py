@@ -96,12 +96,16 @@ def machine() -> dict[str, Any]:
     return {"cpu": cpu, "cores": os.cpu_count() or 0, "mem_gb": mem, "kernel": platform.platform(), "disk": disk}
 
 
-def versions(lib: Path) -> dict[str, str]:
+def _first(v: object) -> str:
+    return str(v[0]) if isinstance(v, tuple) else str(v)
+
+
+def versions(lib: Path, root: Path) -> dict[str, str]:
     import confluent_kafka
 
-    return {"pykafkad": Pykafkad(REPO_ROOT).version(), "kafka": ApacheKafka(REPO_ROOT, lib).version(),
-            "python": f"Python {platform.python_version()}", "librdkafka": confluent_kafka.libversion()[0],
-            "confluent_kafka": confluent_kafka.version()[0]}
+    return {"pykafkad": Pykafkad(REPO_ROOT, root).version(), "kafka": ApacheKafka(REPO_ROOT, lib).version(),
+            "python": f"Python {platform.python_version()}", "librdkafka": _first(confluent_kafka.libversion()),
+            "confluent_kafka": _first(confluent_kafka.version())}
 
 
 def run(args: argparse.Namespace) -> Path:
@@ -112,12 +116,13 @@ def run(args: argparse.Namespace) -> Path:
     workloads = [w for w in profile["workloads"] if not args.only or args.only in w.key]
     lib = kafka_dist.ensure_jars()
     work = REPO_ROOT / ".cache" / "bench" / "run"
-    brokers: dict[str, BrokerUnderTest] = {"pykafkad": Pykafkad(work), "kafka": ApacheKafka(work, lib)}
+    root = Path(args.pykafkad_root).resolve() if args.pykafkad_root else REPO_ROOT
+    brokers: dict[str, BrokerUnderTest] = {"pykafkad": Pykafkad(work, root), "kafka": ApacheKafka(work, lib)}
     order = [b for b in ("pykafkad", "kafka") if b in args.brokers.split(",")]
     results: dict[str, Any] = {
         "meta": {"command": args.command_line, "profile": args.profile, "rounds": rounds,
                  "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
-                 "versions": versions(lib), "loadavg": []},
+                 "versions": versions(lib, root), "loadavg": []},
         "workloads": [{"description": w.describe(), "runs": []} for w in workloads],
     }
     results_path = out_dir / "results.json"
@@ -165,6 +170,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", help="directory for results.json, RESULTS.md, results.png")
     parser.add_argument("--only", help="run only workloads whose name contains this text")
     parser.add_argument("--brokers", default="pykafkad,kafka", help="comma-separated subset of pykafkad,kafka")
+    parser.add_argument("--pykafkad-root", help="run pykafkad from this checkout (with its built _rust_log), "
+                        "e.g. a git worktree of a baseline commit; default: this one")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     args.command_line = " ".join(shlex.quote(a) for a in ["python", "-m", "benchmarks", *argv])

@@ -30,7 +30,6 @@ from pathlib import Path
 from benchmarks import kafka_dist
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PYKAFKAD_CONFIG = REPO_ROOT / "configs" / "server.properties"
 COMMON_OVERRIDES = {"group.initial.rebalance.delay.ms": "0"}
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 60.0
@@ -143,6 +142,9 @@ class BrokerUnderTest:
     def version(self) -> str:
         raise NotImplementedError
 
+    def cwd(self) -> Path:
+        return REPO_ROOT
+
     def _prepare(self) -> list[str]:
         """Write whatever the broker needs and return its command line."""
         raise NotImplementedError
@@ -158,7 +160,7 @@ class BrokerUnderTest:
             out.write(f"\n===== {' '.join(cmd)}\n".encode())
             out.flush()
             t0 = time.monotonic()
-            self.proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            self.proc = subprocess.Popen(cmd, cwd=self.cwd(), stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                          preexec_fn=die_with_parent)
         _LIVE.append(self)
         try:
@@ -227,7 +229,13 @@ class BrokerUnderTest:
 
 
 class Pykafkad(BrokerUnderTest):
+    """pykafkad from this checkout, or from ``root`` (another checkout, e.g. a baseline commit)."""
+
     name = "pykafkad"
+
+    def __init__(self, work_dir: Path, root: Path = REPO_ROOT) -> None:
+        super().__init__(work_dir)
+        self.root = Path(root)
 
     def version(self) -> str:
         from importlib.metadata import PackageNotFoundError
@@ -238,11 +246,14 @@ class Pykafkad(BrokerUnderTest):
         except PackageNotFoundError:
             v = "unknown"
         try:
-            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=self.root, capture_output=True,
                                  text=True, timeout=10).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             rev = ""
         return f"{v} (git {rev})" if rev else v
+
+    def cwd(self) -> Path:
+        return self.root  # `python -m pykafkad` imports the package (and wire) from here
 
     def _prepare(self) -> list[str]:
         settings = {
@@ -251,7 +262,7 @@ class Pykafkad(BrokerUnderTest):
             "log.dirs": str(self.data_dir),
             **COMMON_OVERRIDES,
         }
-        cmd = [sys.executable, "-m", "pykafkad", "serve", str(PYKAFKAD_CONFIG)]
+        cmd = [sys.executable, "-m", "pykafkad", "serve", str(self.root / "configs" / "server.properties")]
         for key, value in settings.items():
             cmd += ["--override", f"{key}={value}"]
         return cmd

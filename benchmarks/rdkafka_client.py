@@ -115,7 +115,8 @@ def e2e(args: dict) -> dict:
 
     def read() -> None:
         consumer = Consumer({"bootstrap.servers": args["bootstrap"], "group.id": f"e2e-{os.getpid()}",
-                             "enable.auto.commit": False, "fetch.wait.max.ms": 500})
+                             "enable.auto.commit": False, "fetch.wait.max.ms": 500,
+                             **args.get("consumer_config", {})})
         consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         seen = 0
         while seen < total and not done.is_set():

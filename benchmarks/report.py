@@ -206,10 +206,13 @@ def _workload_sentence(d: dict[str, Any]) -> str:
     if d["kind"] == "latency":
         if d["client"] == "java":
             return (f"Kafka's `EndToEndLatency` tool: {int(d['rate'] * d['seconds']):,} {size}, one in flight "
-                    f"at a time, acks={d['acks']} (the tool reports whole milliseconds).")
-        return (f"librdkafka producer at a fixed {d['rate']:,} records/s for {d['seconds']:g} s (after 1 s of "
-                f"warm-up), {size} stamped with CLOCK_MONOTONIC, acks={d['acks']}, linger.ms=0; a consumer in the "
-                "same process reads them back; latency = receive time − send time.")
+                    f"at a time, acks={d['acks']} (the tool reports whole milliseconds), after an unmeasured "
+                    "warm-up run on another topic.")
+        return (f"librdkafka producer at a fixed {d['rate']:,} records/s for {d['seconds']:g} s, {size} stamped "
+                f"with CLOCK_MONOTONIC, acks={d['acks']}, linger.ms=0; a consumer in the same process reads them "
+                "back; latency = receive time − send time. An unmeasured 5 s warm-up on another topic comes first "
+                "(a fresh JVM answers its first seconds hundreds of milliseconds late), and the first second of "
+                "the measured run is dropped too.")
     return (f"Create one topic of {d['partitions']:,} partitions, write one record to each, then open "
             f"{d['connections']:,} connections that each send one ApiVersions request and stay idle for "
             f"{d['idle_s']:g} s.")

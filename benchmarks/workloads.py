@@ -32,6 +32,7 @@ from benchmarks.brokers import BrokerUnderTest, ProcessWatch, Usage, die_with_pa
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOL_TIMEOUT_S = 900
+LATENCY_WARMUP_S = 5.0
 GB = 1e9
 
 
@@ -212,19 +213,22 @@ class Latency:
     def describe(self) -> dict[str, Any]:
         return {**asdict(self), "key": self.key}
 
-    def run(self, broker: BrokerUnderTest, lib: Path) -> dict[str, Any]:
-        topic = "latency"
+    def _measure(self, broker: BrokerUnderTest, lib: Path, topic: str, seconds: float) -> dict[str, float]:
         create_topic(broker.bootstrap, topic, 1)
+        if self.client == "java":
+            out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.EndToEndLatency", [
+                broker.bootstrap, topic, str(max(10, int(self.rate * seconds))), self.acks,
+                str(self.record_size)], lib))
+            return parse_end_to_end(out)
+        return rdkafka("e2e", {"bootstrap": broker.bootstrap, "topic": topic, "rate": self.rate,
+                               "seconds": seconds, "record_size": self.record_size, "acks": self.acks})
+
+    def run(self, broker: BrokerUnderTest, lib: Path) -> dict[str, Any]:
+        # A fresh JVM answers its first seconds of requests hundreds of milliseconds late (JIT):
+        # an unmeasured warm-up on another topic comes first, for both brokers.
+        self._measure(broker, lib, "latency-warmup", LATENCY_WARMUP_S)
         with ProcessWatch(broker.pid) as watch:
-            if self.client == "java":
-                out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.EndToEndLatency", [
-                    broker.bootstrap, topic, str(int(self.rate * self.seconds)), self.acks,
-                    str(self.record_size)], lib))
-                lat = parse_end_to_end(out)
-            else:
-                lat = rdkafka("e2e", {"bootstrap": broker.bootstrap, "topic": topic, "rate": self.rate,
-                                      "seconds": self.seconds, "record_size": self.record_size,
-                                      "acks": self.acks})
+            lat = self._measure(broker, lib, "latency", self.seconds)
         return {"p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"], "p999_ms": lat["p999_ms"],
                 "rss_peak_mb": watch.usage.rss_peak / 1e6,
                 "cpu_s_per_s": watch.usage.cpu_s / watch.usage.wall_s if watch.usage.wall_s else float("nan")}
