@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
+_SIZE_AND_KEY = struct.Struct(">ih")
+PRODUCE_KEY = 0
+# Pending responses are sent once they add up to this much, however many Produce requests follow.
+_COALESCE_MAX = 256 * 1024
 _RECEIVE_CHUNK = 256 * 1024
 # Bodies at least this large and not yet buffered are received into their own buffer.
 _DIRECT_RECEIVE_MIN = 64 * 1024
@@ -123,7 +127,21 @@ class Connection:
             )
         return await self._receive_body(size)
 
+    def _produce_is_next(self) -> bool:
+        """Whether a whole Produce request is already buffered, to be handled without waiting."""
+        start = self._start
+        if len(self._buffer) - start < 6:
+            return False
+        size, api_key = _SIZE_AND_KEY.unpack_from(self._buffer, start)
+        return api_key == PRODUCE_KEY and len(self._buffer) - start >= 4 + size
+
     async def serve(self) -> None:
+        # Responses to pipelined Produce requests that are already buffered go out in one send
+        # (a producer with several requests in flight gets them in one write, not one each); any
+        # other next request, or none buffered yet, sends what is pending first, so nothing waits
+        # behind a long poll or for the client.
+        pending: list[bytes | bytearray] = []
+        pending_bytes = 0
         try:
             while not self.broker.shutting_down.is_set():
                 frame = None
@@ -134,7 +152,14 @@ class Connection:
                 self.idle_scope = trio.CancelScope()
                 response = await self._handle(frame)
                 if response is not None:
-                    await self.stream.send_all(response)
+                    pending.append(response)
+                    pending_bytes += len(response)
+                if pending and (pending_bytes >= _COALESCE_MAX or not self._produce_is_next()):
+                    await self.stream.send_all(pending[0] if len(pending) == 1 else b"".join(pending))
+                    pending.clear()
+                    pending_bytes = 0
+            if pending:  # shutting down: what was handled is still answered
+                await self.stream.send_all(b"".join(pending))
         except ConnectionClosed as e:
             log.warning("closing connection from %s: %s", self.peer, e)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
