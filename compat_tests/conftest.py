@@ -11,14 +11,14 @@
 
 from __future__ import annotations
 
-import signal
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from compat_tests.broker_process import LIVE, BrokerProcess
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.deadlines import attach_broker_logs, deadline_hook
 
 SHARED_OVERRIDES = {
     "message.max.bytes": "2000000",
@@ -29,40 +29,14 @@ SHARED_OVERRIDES = {
 DEFAULT_TEST_TIMEOUT_S = 180.0
 
 
-class CompatTimeout(Exception):
-    """The test body ran past its deadline."""
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compat_timeout(seconds): deadline for one compat test body")
     # kafka-python 3.0 loads its protocol schemas with a deprecated importlib.resources API.
     config.addinivalue_line("filterwarnings", "ignore:.*is deprecated. Use files:DeprecationWarning")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    marker = item.get_closest_marker("compat_timeout")
-    limit = float(marker.args[0]) if marker else DEFAULT_TEST_TIMEOUT_S
-
-    def on_alarm(signum: int, frame: object) -> None:
-        raise CompatTimeout(f"{item.nodeid} still running after {limit}s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
-    if report.failed:
-        for b in list(LIVE):
-            report.sections.append((f"{b.name} stderr", b.stderr_tail(60)))
+pytest_runtest_call = deadline_hook("compat_timeout", DEFAULT_TEST_TIMEOUT_S)
+pytest_runtest_makereport = attach_broker_logs
 
 
 @pytest.fixture(scope="session")

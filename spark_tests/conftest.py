@@ -5,7 +5,7 @@ by every test (Spark takes ~20 s to start), with Spark's Kafka connector from lo
   partitions per new topic; tests use unique topic names.
 * `spark`: local[2], spark.sql.shuffle.partitions=2, no UI, the connector's jars from
   $SPARK_JARS_DIR (default .cache/spark/jars, filled by `make spark-deps`) via spark.jars, so
-  Spark resolves nothing over the network.  Missing pyspark, jars or Java skip the suite with
+  Spark resolves nothing over the network.  Missing pyspark, jars or Java fail the suite with
   the command to run.
 * Every test body runs under a SIGALRM deadline (default 240 s, or
   @pytest.mark.spark_timeout(seconds)), so a hang becomes a failure.
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from compat_tests.broker_process import LIVE, REPO_ROOT, BrokerProcess
+from compat_tests.broker_process import REPO_ROOT, BrokerProcess
+from compat_tests.deadlines import attach_broker_logs, deadline_hook
 
 DEFAULT_TEST_TIMEOUT_S = 240.0
 BROKER_OVERRIDES = {
@@ -32,38 +32,12 @@ BROKER_OVERRIDES = {
 }
 
 
-class SparkTestTimeout(Exception):
-    """The test body ran past its deadline."""
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "spark_timeout(seconds): deadline for one Spark test body")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    marker = item.get_closest_marker("spark_timeout")
-    limit = float(marker.args[0]) if marker else DEFAULT_TEST_TIMEOUT_S
-
-    def on_alarm(signum: int, frame: object) -> None:
-        raise SparkTestTimeout(f"{item.nodeid} still running after {limit}s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
-    if report.failed:
-        for b in list(LIVE):
-            report.sections.append((f"{b.name} stderr", b.stderr_tail(60)))
+pytest_runtest_call = deadline_hook("spark_timeout", DEFAULT_TEST_TIMEOUT_S)
+pytest_runtest_makereport = attach_broker_logs
 
 
 def spark_jars_dir() -> Path:
@@ -81,12 +55,16 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    pytest.importorskip("pyspark", reason="pyspark is not installed: run `make spark-deps`")
+    # Missing pieces fail the suite rather than skip it: `make test` installs all of them.
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        pytest.fail("pyspark is not installed: run `make spark-deps`", pytrace=False)
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no Java runtime: install Java 17 (apt-get install openjdk-17-jre-headless)")
+        pytest.fail("no Java runtime: install Java 17 (apt-get install openjdk-17-jre-headless)", pytrace=False)
     jars = sorted(str(p) for p in spark_jars_dir().glob("*.jar"))
     if not jars:
-        pytest.skip(f"no Kafka connector jars in {spark_jars_dir()}: run `make spark-deps`")
+        pytest.fail(f"no Kafka connector jars in {spark_jars_dir()}: run `make spark-deps`", pytrace=False)
     from pyspark.sql import SparkSession
 
     session = (
