@@ -253,7 +253,7 @@ def test_search_through_spark_submit(broker: BrokerProcess, tmp_path: Path) -> N
     """The pipeline files copied out of the package and run as a plain spark-submit script."""
     jars = sorted(str(p) for p in spark_jars_dir().glob("*.jar"))
     if not jars:
-        pytest.skip("no connector jars: run `make spark-deps`")
+        pytest.fail("no connector jars: run `make spark-deps`", pytrace=False)
     import pyspark
 
     topic = unique_topic("submit")
