@@ -5,34 +5,9 @@ import threading
 
 import pytest
 
-pytest.importorskip("pykafkad._rust_log")
-from pykafkad import _rust_log  # noqa: E402
-from pykafkad._rust_log import LogError, PartitionLog  # noqa: E402
-
-_CRC_TABLE = []
-for _n in range(256):
-    _c = _n
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC_TABLE.append(_c)
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def varint(v: int) -> bytes:
-    z = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while True:
-        if z < 0x80:
-            out.append(z)
-            return bytes(out)
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
+from pykafkad import _rust_log
+from pykafkad._rust_log import LogError, PartitionLog
+from rust_log.tests_py.handmade_batch import crc32c, varint
 
 
 def field(b):
@@ -143,7 +118,7 @@ def test_compaction_and_keyless_rejection(tmp_path):
     off = log.log_start_offset
     while off < 100:
         data = log.read(off, 1 << 20)
-        for base, _codec, count in batches(data):
+        for base, _codec, _count in batches(data):
             if base < 100:
                 got.append(base)
             off = base + 1

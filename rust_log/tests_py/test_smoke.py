@@ -5,35 +5,8 @@ import threading
 
 import pytest
 
-pytest.importorskip("pykafkad._rust_log")
-from pykafkad._rust_log import LogError, PartitionLog  # noqa: E402
-
-# --- minimal magic-2 batch encoder -------------------------------------------
-
-_CRC_TABLE = []
-for _n in range(256):
-    _c = _n
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC_TABLE.append(_c)
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def varint(v: int) -> bytes:
-    z = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while True:
-        if z < 0x80:
-            out.append(z)
-            return bytes(out)
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
+from pykafkad._rust_log import LogError, PartitionLog
+from rust_log.tests_py.handmade_batch import crc32c, varint
 
 
 def record(i: int, ts_delta: int, value: bytes) -> bytes:
