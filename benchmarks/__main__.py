@@ -1,6 +1,6 @@
 """pykafkad against Apache Kafka, same machine, same run.
 
-    python -m benchmarks [--profile full|quick|smoke] [--rounds N] [--out DIR] [--only TEXT]
+    python -m benchmarks [--profile full|matrix|quick|smoke] [--rounds N] [--out DIR] [--only TEXT]
     python -m benchmarks report DIR/results.json      # re-render RESULTS.md and the chart
 
 For every workload, each round runs it on pykafkad and then on Kafka (A B A B ...), each on a
@@ -30,12 +30,12 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 
 PROFILES: dict[str, dict[str, Any]] = {
-    # Every dimension of the issue appears at least once; not the full cross product (see --help).
+    # Every dimension of the issue appears at least once; `--profile matrix` runs the cross product.
     "full": {"rounds": 2, "out": BENCH_DIR, "workloads": [
-        Throughput("java", 100, 1, "1", "none", 2_000_000),
-        Throughput("java", 100, 8, "all", "lz4", 2_000_000),
-        Throughput("java", 1024, 1, "all", "none", 300_000),
-        Throughput("java", 1024, 8, "1", "lz4", 300_000),
+        Throughput("java", 100, 1, "1", "none", 1_000_000),
+        Throughput("java", 100, 8, "all", "lz4", 1_000_000),
+        Throughput("java", 1024, 1, "all", "none", 200_000),
+        Throughput("java", 1024, 8, "1", "lz4", 200_000),
         Throughput("librdkafka", 100, 8, "1", "none", 1_000_000),
         Throughput("librdkafka", 1024, 1, "all", "lz4", 200_000),
         Latency("librdkafka", 100, 1000, 10.0, "1"),
@@ -43,6 +43,13 @@ PROFILES: dict[str, dict[str, Any]] = {
         Latency("java", 1024, 200, 10.0, "1"),
         Scale(2000, 1000, 10.0),
     ]},
+    # Every combination of record size, partitions, acks and compression, with both clients (long).
+    "matrix": {"rounds": 2, "out": REPO_ROOT / ".cache" / "bench" / "matrix", "workloads": [
+        Throughput(client, size, parts, acks, comp, 1_000_000 if size == 100 else 200_000)
+        for client in ("java", "librdkafka") for size in (100, 1024) for parts in (1, 8)
+        for acks in ("1", "all") for comp in ("none", "lz4")
+    ] + [Latency("librdkafka", 100, 1000, 10.0, "1"), Latency("librdkafka", 1024, 5000, 10.0, "all"),
+         Latency("java", 1024, 200, 10.0, "1"), Scale(2000, 1000, 10.0)]},
     # Under five minutes on an idle 2-core machine: one of each kind, small.
     "quick": {"rounds": 2, "out": REPO_ROOT / ".cache" / "bench" / "quick", "workloads": [
         Throughput("java", 100, 1, "1", "none", 300_000),
