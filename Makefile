@@ -47,9 +47,10 @@ $(SPARK_JARS)/.done: spark_tests/pom.xml pyproject.toml $(VENV)/.created
 		-DoutputDirectory=$(abspath $(SPARK_JARS))
 	touch $@
 
-# Debian packages the tests drive (kcat).
+# Debian packages the tests drive: kcat (a client), strace (counts the broker's fsyncs).
 system-deps:
-	@command -v kcat >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat; }
+	@command -v kcat >/dev/null && command -v strace >/dev/null || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace; }
 
 test: build java-deps spark-deps system-deps test-rust test-python
 

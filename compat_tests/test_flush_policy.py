@@ -31,7 +31,7 @@ class FsyncCounter:
 
     def __init__(self, pid: int, out: Path) -> None:
         if shutil.which("strace") is None:
-            pytest.skip("strace is not installed: fsyncs cannot be observed")
+            pytest.fail("strace is not installed: run `make system-deps`", pytrace=False)
         self.out = out
         self.proc = subprocess.Popen(
             ["strace", "-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", str(out), "-p", str(pid)],
