@@ -11,7 +11,7 @@ import uuid
 
 import wire
 from compat_tests.broker_process import BrokerProcess
-from compat_tests.raw_kafka import RawConnection
+from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
 
 FETCH, METADATA, CREATE_TOPICS = 1, 3, 19
 LONG_POLL_MS = 3000
@@ -58,3 +58,20 @@ def test_long_poll_on_one_connection_does_not_stall_another(broker: BrokerProces
     correlation_id, fetched = wire.decode_response(FETCH, 12, frame)
     assert correlation_id == 7
     assert not fetched["responses"][0]["partitions"][0]["records"]
+
+
+def test_produce_is_acknowledged_before_a_following_bad_frame_closes(broker: BrokerProcess) -> None:
+    name = _empty_topic(broker)
+    produce = wire.encode_request(0, 9, 41, "order", produce_body(name, 0, record_batch([b"kept"], 1_000)))
+    # A Produce header with a body that cannot be decoded: it is only looked at after the first
+    # Produce was handled, while that one's answer may still be waiting to be sent with the next.
+    bad = (0).to_bytes(2, "big") + (9).to_bytes(2, "big") + (42).to_bytes(4, "big") + b"\xff\xff\x00\xff\xff\xff"
+    bad_produce = len(bad).to_bytes(4, "big") + bad
+    with RawConnection(broker.port) as conn:
+        conn.send(produce + bad_produce)
+        frame = conn.recv_frame()
+        assert frame is not None, "the Produce that was appended must be acknowledged"
+        correlation_id, answer = wire.decode_response(0, 9, frame)
+        assert correlation_id == 41
+        assert produce_partition_response(answer)["error_code"] == 0
+        assert conn.wait_closed()

@@ -30,6 +30,7 @@ PRODUCE_KEY = 0
 # Pending responses are sent once they add up to this much, however many Produce requests follow.
 _COALESCE_MAX = 256 * 1024
 _RECEIVE_CHUNK = 256 * 1024
+SEND_ON_CLOSE_TIMEOUT_S = 5.0
 # Bodies at least this large and not yet buffered are received into their own buffer.
 _DIRECT_RECEIVE_MIN = 64 * 1024
 # Consumed bytes at the front of the receive buffer are dropped once there are this many.
@@ -142,24 +143,34 @@ class Connection:
         # behind a long poll or for the client.
         pending: list[bytes | bytearray] = []
         pending_bytes = 0
+
+        async def flush() -> None:
+            nonlocal pending_bytes
+            if pending:
+                await self.stream.send_all(pending[0] if len(pending) == 1 else b"".join(pending))
+                pending.clear()
+                pending_bytes = 0
+
         try:
-            while not self.broker.shutting_down.is_set():
-                frame = None
-                with self.idle_scope:
-                    frame = await self._next_frame()
-                if self.idle_scope.cancelled_caught or frame is None:
-                    return
-                self.idle_scope = trio.CancelScope()
-                response = await self._handle(frame)
-                if response is not None:
-                    pending.append(response)
-                    pending_bytes += len(response)
-                if pending and (pending_bytes >= _COALESCE_MAX or not self._produce_is_next()):
-                    await self.stream.send_all(pending[0] if len(pending) == 1 else b"".join(pending))
-                    pending.clear()
-                    pending_bytes = 0
-            if pending:  # shutting down: what was handled is still answered
-                await self.stream.send_all(b"".join(pending))
+            try:
+                while not self.broker.shutting_down.is_set():
+                    frame = None
+                    with self.idle_scope:
+                        frame = await self._next_frame()
+                    if self.idle_scope.cancelled_caught or frame is None:
+                        return
+                    self.idle_scope = trio.CancelScope()
+                    response = await self._handle(frame)
+                    if response is not None:
+                        pending.append(response)
+                        pending_bytes += len(response)
+                    if pending_bytes >= _COALESCE_MAX or not self._produce_is_next():
+                        await flush()
+            finally:
+                # Whatever was handled is answered, even when the connection then closes: a
+                # Produce that was appended must not lose its acknowledgement to a later bad frame.
+                with trio.CancelScope(shield=True), trio.move_on_after(SEND_ON_CLOSE_TIMEOUT_S):
+                    await flush()
         except ConnectionClosed as e:
             log.warning("closing connection from %s: %s", self.peer, e)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
