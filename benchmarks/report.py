@@ -62,6 +62,12 @@ def _fmt(x: float | None) -> str:
     return f"{x:.3f}"
 
 
+def _ratio(r: float | None) -> str:
+    if r is None:
+        return "–"
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.4f}"
+
+
 def _values(runs: list[dict[str, Any]], broker: str, metric: str) -> list[float]:
     out = []
     for run in runs:
@@ -88,7 +94,7 @@ def _row(label: str, py: list[float], kf: list[float], better: str, target: floa
     mp, mk = _mean(py), _mean(kf)
     ratio = mp / mk if mp is not None and mk else None
     cells = [label, " / ".join(_fmt(x) for x in py) or "–", _fmt(mp), " / ".join(_fmt(x) for x in kf) or "–",
-             _fmt(mk), f"{ratio:.2f}" if ratio is not None else "–", _verdict(ratio, better, target)]
+             _fmt(mk), _ratio(ratio), _verdict(ratio, better, target)]
     return "| " + " | ".join(cells) + " |", ratio
 
 
@@ -153,7 +159,7 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         out += ["## Targets", "", "| workload | metric | ratio pykafkad/Kafka | target |", "|---|---|---:|---|"]
         for row in summary:
             ratio = row["ratio"]
-            out.append(f"| {row['workload']} | {row['metric']} | {f'{ratio:.2f}' if ratio is not None else '–'} | "
+            out.append(f"| {row['workload']} | {row['metric']} | {_ratio(ratio)} | "
                        f"{_verdict(ratio, row['better'], row['target'])} |")
         out.append("")
     if chart_name:
@@ -258,7 +264,8 @@ def render_chart(results: dict[str, Any], path: Path) -> bool:
                    label=f"{broker} {metric.split('_')[0]}" if i == 0 else None)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
-    ax.set_ylabel("ms (mean of rounds)")
+    ax.set_yscale("log")
+    ax.set_ylabel("ms (mean of rounds, log scale)")
     ax.set_title("End-to-end latency (light: p50, solid: p99)")
     ax.legend(fontsize=8)
     fig.suptitle(f"pykafkad vs Apache Kafka {results['meta']['versions']['kafka'].split()[0]} — "
