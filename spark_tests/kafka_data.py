@@ -46,6 +46,14 @@ def delete_topic(bootstrap: str, topic: str) -> None:
     admin.delete_topics([topic], operation_timeout=TIMEOUT_S)[topic].result(TIMEOUT_S)
 
 
+def delete_records_before(bootstrap: str, topic: str, partition: int, offset: int) -> int:
+    """DeleteRecords: move the partition's log start to ``offset``, as retention does; the new low watermark."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    tp = TopicPartition(topic, partition, offset)
+    [result] = admin.delete_records([tp]).values()
+    return result.result(TIMEOUT_S).low_watermark
+
+
 def produce(bootstrap: str, topic: str, records: Iterable[Rec]) -> list[Rec]:
     """Produce `records` in order (idempotent, acks=all); returns them with their offsets."""
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 0})

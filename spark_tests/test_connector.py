@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from compat_tests.broker_process import BrokerProcess
-from spark_tests.kafka_data import Rec, create_topic, delete_topic, produce, read_all, unique_topic
+from spark_tests.kafka_data import (
+    Rec,
+    create_topic,
+    delete_records_before,
+    delete_topic,
+    produce,
+    read_all,
+    unique_topic,
+)
 
 T0 = 1_700_000_000_000  # a fixed epoch-millisecond base for record timestamps
 
@@ -159,6 +167,28 @@ def test_stream_fail_on_data_loss(spark: Any, broker: BrokerProcess, tmp_path: P
     with pytest.raises(StreamingQueryException, match="(?i)data loss|offset was changed|lost"):
         run_available_now(stream_source(spark, broker, src), ckpt_fail, out, broker)
     run_available_now(stream_source(spark, broker, src, failOnDataLoss="false"), ckpt_skip, out, broker)
+
+
+def test_stream_fail_on_data_loss_after_the_log_start_moved(spark: Any, broker: BrokerProcess, tmp_path: Path) -> None:
+    """Records the checkpoint expects next were removed from the log's start (DeleteRecords, the
+    mechanism retention uses): failOnDataLoss=true fails the query, false resumes at the log start."""
+    src, out = unique_topic("gone-src"), unique_topic("gone-out")
+    create_topic(broker.bootstrap, src, 1)
+    produce(broker.bootstrap, src, [Rec(value=f"a{i}".encode()) for i in range(5)])
+    ckpt_fail, ckpt_skip = tmp_path / "fail", tmp_path / "skip"
+    for ckpt in (ckpt_fail, ckpt_skip):
+        run_available_now(stream_source(spark, broker, src), ckpt, out, broker)
+    produce(broker.bootstrap, src, [Rec(value=f"b{i}".encode()) for i in range(5, 10)])
+    assert delete_records_before(broker.bootstrap, src, 0, 8) == 8  # offsets 5..7 are gone
+
+    from pyspark.errors import StreamingQueryException
+
+    with pytest.raises(StreamingQueryException, match="(?i)data loss|lost|out of range"):
+        run_available_now(stream_source(spark, broker, src), ckpt_fail, out, broker)
+    before = len(read_all(broker.bootstrap, out))
+    run_available_now(stream_source(spark, broker, src, failOnDataLoss="false"), ckpt_skip, out, broker)
+    after = read_all(broker.bootstrap, out, expect=before + 2)
+    assert sorted(r.value for r in after[before:]) == [b"b8", b"b9"]
 
 
 # -- writes ---------------------------------------------------------------------------------------
