@@ -18,6 +18,7 @@ import wire
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
+from wire.frames import encode_response_segments
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
 _SIZE_AND_KEY = struct.Struct(">ih")
+_IOV_MAX = 1024  # buffers per sendmsg (Linux's IOV_MAX)
+Buffer = bytes | bytearray | memoryview
 PRODUCE_KEY = 0
 # Pending responses are sent once they add up to this much, however many Produce requests follow.
 _COALESCE_MAX = 256 * 1024
@@ -128,6 +131,30 @@ class Connection:
             )
         return await self._receive_body(size)
 
+    async def _send(self, buffers: list[Buffer]) -> None:
+        """Write ``buffers`` in order: one buffer with send_all, several with sendmsg (no joining copy)."""
+        sock = getattr(self.stream, "socket", None)
+        if len(buffers) == 1 or sock is None:
+            for b in buffers:
+                await self.stream.send_all(b)
+            return
+        views = [memoryview(b) for b in buffers]
+        try:
+            while views:
+                sent = await sock.sendmsg(views[:_IOV_MAX])
+                while sent:
+                    head = views[0].nbytes
+                    if sent >= head:
+                        sent -= head
+                        views.pop(0)
+                    else:
+                        views[0] = views[0][sent:]
+                        sent = 0
+                while views and views[0].nbytes == 0:
+                    views.pop(0)
+        except OSError as e:
+            raise trio.BrokenResourceError(str(e)) from e
+
     def _produce_is_next(self) -> bool:
         """Whether a whole Produce request is already buffered, to be handled without waiting."""
         start = self._start
@@ -141,13 +168,13 @@ class Connection:
         # (a producer with several requests in flight gets them in one write, not one each); any
         # other next request, or none buffered yet, sends what is pending first, so nothing waits
         # behind a long poll or for the client.
-        pending: list[bytes | bytearray] = []
+        pending: list[Buffer] = []
         pending_bytes = 0
 
         async def flush() -> None:
             nonlocal pending_bytes
             if pending:
-                await self.stream.send_all(pending[0] if len(pending) == 1 else b"".join(pending))
+                await self._send(pending)
                 pending.clear()
                 pending_bytes = 0
 
@@ -162,8 +189,8 @@ class Connection:
                     self.idle_scope = trio.CancelScope()
                     response = await self._handle(frame)
                     if response is not None:
-                        pending.append(response)
-                        pending_bytes += len(response)
+                        pending += response
+                        pending_bytes += sum(len(b) for b in response)
                     if pending_bytes >= _COALESCE_MAX or not self._produce_is_next():
                         await flush()
             finally:
@@ -179,7 +206,7 @@ class Connection:
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
 
-    async def _handle(self, frame: bytearray) -> bytes | bytearray | None:
+    async def _handle(self, frame: bytearray) -> list[Buffer] | None:
         try:
             header = wire.decode_request_header(frame)
         except wire.DecodeError as e:
@@ -191,7 +218,7 @@ class Connection:
         if not api.min_version <= version <= api.max_version:
             if header.api_key == API_VERSIONS_KEY:
                 # KIP-511: a newer client learns what we support from a v0 body, and stays connected.
-                return unsupported_version_response(header.correlation_id)
+                return [unsupported_version_response(header.correlation_id)]
             raise ConnectionClosed(
                 f"{api.name} v{version} is not supported (supported: v{api.min_version}-v{api.max_version})"
             )
@@ -213,4 +240,5 @@ class Connection:
             raise ConnectionClosed(f"internal error handling {api.name}: {e!r}") from None
         if result is None:
             return None
-        return wire.encode_response(header.api_key, version, header.correlation_id, result)
+        # Large record sets (Fetch) stay their own buffers on the way to the socket: not copied.
+        return encode_response_segments(header.api_key, version, header.correlation_id, result)

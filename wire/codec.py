@@ -30,6 +30,7 @@ from wire.primitives import (
     read_uuid,
     read_uvarint,
     records_reader,
+    records_writer,
     string_reader,
     string_writer,
     write_array_length,
@@ -262,8 +263,10 @@ def _value_writer(ftype: FieldType, version: int, flexible: bool, compact: bool,
             return fixed_writer(ftype)
         if ftype == "string":
             return string_writer(compact, nullable)
-        if ftype in ("bytes", "records"):
+        if ftype == "bytes":
             return bytes_writer(compact, nullable)
+        if ftype == "records":
+            return records_writer(compact, nullable)
         if ftype == "uuid":
             return write_uuid
         raise ValueError(f"unknown type {ftype!r}")

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from wire.codec import StructDecoder, StructEncoder, message_decoder, message_encoder
 from wire.errors import DecodeError, EncodeError, UnsupportedVersion
 from wire.messages import APIS, REQUEST_HEADER, RESPONSE_HEADER
-from wire.primitives import read_uvarint
+from wire.primitives import SegmentedBuffer, read_uvarint
 from wire.schema import ApiSchema
 
 _LENGTH = struct.Struct(">i")
@@ -191,6 +191,28 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
         raise EncodeError(f"cannot encode {api.name} v{api_version} response: {exc}") from exc
     _LENGTH.pack_into(out, 0, len(out) - 4)
     return out
+
+
+def encode_response_segments(api_key: int, api_version: int, correlation_id: int, body: dict) -> list[Any]:
+    """Like :func:`encode_response`, as buffers to be written in order: large record sets are not copied.
+
+    The record sets of at least ``wire.primitives.DEFER_RECORDS_MIN`` bytes are the caller's own
+    objects, between pieces of one encoded buffer; their concatenation is the frame.
+    """
+    api = _api(api_key, api_version)
+    encode_body = _encoder(api, api_version, False)
+    out = SegmentedBuffer(b"\0\0\0\0")
+    try:
+        _response_header_encoders[api.response_header_version(api_version)](
+            out, {"correlation_id": correlation_id}
+        )
+        encode_body(out, body)
+    except EncodeError:
+        raise
+    except _ENCODE_FAILURES as exc:
+        raise EncodeError(f"cannot encode {api.name} v{api_version} response: {exc}") from exc
+    _LENGTH.pack_into(out, 0, out.total_length() - 4)
+    return out.segments()
 
 
 def encode_request(

@@ -204,6 +204,70 @@ def bytes_writer(compact: bool, nullable: bool) -> Writer:
     return write
 
 
+class SegmentedBuffer(bytearray):
+    """An output buffer that may leave large record sets out of itself, to be sent as they are.
+
+    A records writer that meets a value of at least :data:`DEFER_RECORDS_MIN` bytes writes its
+    length prefix and, instead of copying the value in, notes ``(position, value)`` in
+    ``deferred``: the encoded message is this buffer with each deferred value inserted at its
+    position (see :meth:`segments`).  A Fetch response then reaches the socket without its
+    records being copied into the response first.
+    """
+
+    __slots__ = ("deferred",)
+
+    def __init__(self, initial: bytes = b"") -> None:
+        super().__init__(initial)
+        self.deferred: list[tuple[int, Any]] = []
+
+    def total_length(self) -> int:
+        return len(self) + sum(_nbytes(v) for _, v in self.deferred)
+
+    def segments(self) -> list[Any]:
+        """The message as buffers to be written in order (this buffer's pieces and the deferred values)."""
+        if not self.deferred:
+            return [self]
+        view = memoryview(self)
+        out: list[Any] = []
+        start = 0
+        for pos, value in self.deferred:
+            if pos > start:
+                out.append(view[start:pos])
+            out.append(value)
+            start = pos
+        if start < len(self):
+            out.append(view[start:])
+        return out
+
+
+#: Record sets at least this large are left out of a :class:`SegmentedBuffer` rather than copied in.
+DEFER_RECORDS_MIN = 32 * 1024
+
+
+def _nbytes(value: Any) -> int:
+    return value.nbytes if isinstance(value, memoryview) else len(value)
+
+
+def records_writer(compact: bool, nullable: bool) -> Writer:
+    """Writer for records: like bytes, but a large value is deferred when writing to a SegmentedBuffer."""
+    null = _null_marker(compact, True)
+
+    def write(out: bytearray, value: Any) -> None:
+        if value is None:
+            if not nullable:
+                raise EncodeError("null records in a non-nullable field")
+            out += null
+            return
+        n = _nbytes(value)
+        _write_length(out, n, compact, True)
+        if n >= DEFER_RECORDS_MIN and type(out) is SegmentedBuffer:
+            out.deferred.append((len(out), value))
+        else:
+            out += value
+
+    return write
+
+
 def read_uuid(buf: memoryview, pos: int) -> tuple[uuid.UUID, int]:
     end = pos + _UUID_SIZE
     if end > len(buf):
