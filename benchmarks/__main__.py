@@ -2,6 +2,7 @@
 
     python -m benchmarks [--profile full|matrix|quick|smoke] [--rounds N] [--out DIR] [--only TEXT]
     python -m benchmarks report DIR/results.json      # re-render RESULTS.md and the chart
+    python -m benchmarks report DIR/results.json OTHER/results.json   # add OTHER's workloads first
 
 For every workload, each round runs it on pykafkad and then on Kafka (A B A B ...), each on a
 freshly started broker with an empty log directory; only one broker runs at a time.  Raw figures
@@ -40,6 +41,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         Throughput("librdkafka", 1024, 1, "all", "lz4", 200_000),
         Latency("librdkafka", 100, 1000, 10.0, "1"),
         Latency("librdkafka", 1024, 5000, 10.0, "all"),
+        Latency("librdkafka", 1024, 2000, 10.0, "all"),
         Latency("java", 1024, 200, 10.0, "1"),
         Scale(2000, 1000, 10.0),
     ]},
@@ -166,8 +168,10 @@ def run(args: argparse.Namespace) -> Path:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["report"]:
-        if len(argv) != 2:
-            raise SystemExit("usage: python -m benchmarks report DIR/results.json")
+        if len(argv) < 2:
+            raise SystemExit("usage: python -m benchmarks report DIR/results.json [MORE/results.json ...]")
+        if len(argv) > 2:
+            report.merge_into(Path(argv[1]), [Path(a) for a in argv[2:]])
         print(report.write_report(Path(argv[1])))
         return 0
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,

@@ -137,6 +137,8 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
     out += ["## Run", ""]
     out += [f"- Command: `{meta['command']}` (profile `{meta['profile']}`, {meta['rounds']} round(s))",
             f"- Started {meta['started']}, finished {meta.get('finished', '(unfinished)')}",
+            *[f"- Added from a second run, same machine: `{a['command']}` ({a['started']} to {a.get('finished')})"
+              for a in meta.get("also", [])],
             f"- Machine: {meta['machine']['cpu']}, {meta['machine']['cores']} cores, "
             f"{meta['machine']['mem_gb']:.1f} GB RAM, {meta['machine']['kernel']}; data on {meta['machine']['disk']}",
             f"- pykafkad {meta['versions']['pykafkad']} on {meta['versions']['python']}",
@@ -146,10 +148,11 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
     loads = meta.get("loadavg", [])
     if loads:
         ones = [x["1m"] for x in loads]
-        busy = max(ones) > meta["machine"]["cores"] * 0.75
+        busy = max(ones) > meta["machine"]["cores"] * 1.25
         out += [f"- Load average (1 min) sampled at each run's start and end: min {min(ones):.2f}, "
-                f"mean {statistics.fmean(ones):.2f}, max {max(ones):.2f} on {meta['machine']['cores']} cores"
-                + (" — **the machine was busy with other work during this run; the figures are noisy**"
+                f"mean {statistics.fmean(ones):.2f}, max {max(ones):.2f} on {meta['machine']['cores']} cores; "
+                "the benchmark's own broker and load generator account for up to about 2"
+                + (" — **other work was running on the machine at times during this run; the figures are noisy**"
                    if busy else "")]
     out += ["- Both brokers run their default configuration; the harness sets only the listener (127.0.0.1), "
             "the log directory and `group.initial.rebalance.delay.ms=0` on both.", ""]
@@ -162,6 +165,10 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
             out.append(f"| {row['workload']} | {row['metric']} | {_ratio(ratio)} | "
                        f"{_verdict(ratio, row['better'], row['target'])} |")
         out.append("")
+    notes = NOTES.read_text().rstrip() if NOTES.exists() else ""
+    summary, rest = _split_summary(notes)
+    if summary:
+        out += [summary, ""]
     if chart_name:
         out += [f"![throughput and latency]({chart_name})", ""]
 
@@ -195,9 +202,19 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
             out.append(f"- {r['broker']} round {r['round'] + 1} failed: `{r['error'][:300]}`")
         if errors:
             out.append("")
-    if NOTES.exists():
-        out += [NOTES.read_text().rstrip(), ""]
+    if rest:
+        out += [rest, ""]
     return "\n".join(out)
+
+
+def _split_summary(notes: str) -> tuple[str, str]:
+    """NOTES.md's leading "## Summary" section (shown after the targets) and the rest (shown last)."""
+    if not notes.startswith("## Summary"):
+        return "", notes
+    cut = notes.find("\n## ", 1)
+    if cut < 0:
+        return notes, ""
+    return notes[:cut].rstrip(), notes[cut + 1:].lstrip()
 
 
 def _workload_sentence(d: dict[str, Any]) -> str:
@@ -274,6 +291,20 @@ def render_chart(results: dict[str, Any], path: Path) -> bool:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def merge_into(results_path: Path, others: list[Path]) -> None:
+    """Add the workloads (and load samples, commands) of other runs to ``results_path``."""
+    results = json.loads(results_path.read_text())
+    for other_path in others:
+        other = json.loads(other_path.read_text())
+        keys = {wl["description"]["key"] for wl in results["workloads"]}
+        results["workloads"] += [wl for wl in other["workloads"] if wl["description"]["key"] not in keys]
+        results["meta"]["loadavg"] += other["meta"].get("loadavg", [])
+        results["meta"].setdefault("also", []).append(
+            {"command": other["meta"]["command"], "started": other["meta"]["started"],
+             "finished": other["meta"].get("finished")})
+    results_path.write_text(json.dumps(results, indent=1))
 
 
 def write_report(results_path: Path) -> Path:
