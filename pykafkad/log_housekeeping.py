@@ -24,6 +24,15 @@ log = logging.getLogger(__name__)
 FLUSH_CHECK_MS = 1000
 
 
+def _compacted(settings: dict[str, object]) -> bool:
+    return "compact" in str(settings["cleanup_policy"])
+
+
+def _timed_flush(settings: dict[str, object]) -> bool:
+    flush_ms = settings["flush_ms"]
+    return isinstance(flush_ms, int) and flush_ms < LONG_MAX
+
+
 class LogHousekeeper:
     """Runs each kind of periodic log work on its own interval, over every partition."""
 
@@ -44,13 +53,19 @@ class LogHousekeeper:
             await trio.sleep(max(self.broker.config[interval_key], 10) / 1000)
             await work()
 
-    def _logs(self) -> list[tuple[tuple[str, int], PartitionLog]]:
-        return list(self.broker.logs.logs.items())
+    def _logs(self, wanted: Callable[[dict[str, object]], bool]) -> list[tuple[tuple[str, int], PartitionLog]]:
+        """The open logs whose topic settings call for the work."""
+        settings = self.broker.logs.topic_settings
+        return [(key, plog) for key, plog in list(self.broker.logs.logs.items())
+                if key[0] in settings and wanted(settings[key[0]])]
 
-    async def _each(self, what: str, call: Callable[[PartitionLog], object]) -> list[tuple[tuple[str, int], object]]:
-        """Run ``call`` for every open log on a worker thread; a closed or failing log is skipped and logged."""
+    async def _each(self, what: str, call: Callable[[PartitionLog], object],
+                    wanted: Callable[[dict[str, object]], bool] = lambda _: True,
+                    ) -> list[tuple[tuple[str, int], object]]:
+        """Run ``call`` on a worker thread for every open log ``wanted`` picks; a closed or failing log is
+        skipped and logged."""
         done = []
-        for key, plog in self._logs():
+        for key, plog in self._logs(wanted):
             try:
                 result = await trio.to_thread.run_sync(call, plog)
             except LogError as e:
@@ -71,7 +86,7 @@ class LogHousekeeper:
     async def cleaner_pass(self) -> None:
         """Compact the partitions whose cleanup.policy includes compact and that are dirty enough."""
         now = now_ms()
-        for (topic, partition), stats in await self._each("cleaning", lambda p: p.clean(now)):
+        for (topic, partition), stats in await self._each("cleaning", lambda p: p.clean(now), _compacted):
             if stats:
                 log.info("cleaned %s-%d: %s", topic, partition, stats)
 
@@ -81,4 +96,4 @@ class LogHousekeeper:
             interval = self.broker.config["log.flush.scheduler.interval.ms"]
             await trio.sleep((FLUSH_CHECK_MS if interval >= LONG_MAX else interval) / 1000)
             now = now_ms()
-            await self._each("flush", lambda p, now=now: p.flush_if_due(now))
+            await self._each("flush", lambda p, now=now: p.flush_if_due(now), _timed_flush)

@@ -31,6 +31,9 @@ class LogManager:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.logs: dict[tuple[str, int], PartitionLog] = {}
+        # The storage settings each topic's logs run with, so periodic work can skip logs it has
+        # nothing to do for without asking every log.
+        self.topic_settings: dict[str, dict[str, object]] = {}
         self._clean: dict[Path, bool] = {}
         for d in config.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
@@ -83,13 +86,16 @@ class LogManager:
     def _open(self, topic: TopicInfo, partition: int) -> PartitionLog:
         path = self._dir_for(topic.name, partition)
         clean = self._clean.get(path.parent, False)
-        plog = PartitionLog(str(path), clean_shutdown=clean, **self.log_settings(topic))
+        settings = self.log_settings(topic)
+        plog = PartitionLog(str(path), clean_shutdown=clean, **settings)
         self.logs[(topic.name, partition)] = plog
+        self.topic_settings[topic.name] = settings
         return plog
 
     def apply_settings(self, topic: TopicInfo) -> None:
         """Push a topic's changed configs to its open logs, without a restart."""
         settings = self.log_settings(topic)
+        self.topic_settings[topic.name] = settings
         for p in topic.partitions:
             plog = self.logs.get((topic.name, p.index))
             if plog is not None and hasattr(plog, "update_config"):
@@ -119,6 +125,7 @@ class LogManager:
         return self.logs.get((topic, partition))
 
     def delete_topic(self, topic: TopicInfo) -> None:
+        self.topic_settings.pop(topic.name, None)
         for p in topic.partitions:
             plog = self.logs.pop((topic.name, p.index), None)
             if plog is not None:
