@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.config_changes import TOPIC_RESOURCE, current_overrides, set_configs
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
-from pykafkad.topic_config import TOPIC_KEYS
+from pykafkad.topic_config import TOPIC_KEYS, topic_setting
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -56,8 +56,6 @@ def _edited(broker: Broker, resource: dict[str, Any]) -> dict[str, str | None]:
             if not _is_list(rtype, name):
                 raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  f"Config {name} is not a list: APPEND and SUBTRACT need a list-type config.")
-            from pykafkad.topic_config import topic_setting
-
             current = values.get(name) or topic_setting({}, broker.config, name) or ""
             items = [i for i in current.split(",") if i]
             given = [i.strip() for i in (value or "").split(",") if i.strip()]
