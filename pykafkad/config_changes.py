@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+
 # Broker keys that may change at run time: the broker-wide defaults of topic configs
 # (Kafka's dynamic log configs).
 DYNAMIC_BROKER_KEYS = frozenset(k for key in TOPIC_KEYS.values() for k in key.broker_synonyms)
@@ -88,10 +91,6 @@ def current_overrides(broker: Broker, resource_type: int, name: str) -> dict[str
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
         return dict(topic.configs)
     return dict(broker.metadata.broker_configs.get(name, {}))
-
-
-TOPIC_RESOURCE = 2
-BROKER_RESOURCE = 4
 
 
 def set_configs(broker: Broker, resource_type: int, name: str, values: dict[str, str | None],
