@@ -75,3 +75,20 @@ def test_produce_is_acknowledged_before_a_following_bad_frame_closes(broker: Bro
         assert correlation_id == 41
         assert produce_partition_response(answer)["error_code"] == 0
         assert conn.wait_closed()
+
+
+def test_creating_thousands_of_partitions_does_not_stall_other_connections(broker: BrokerProcess) -> None:
+    name = f"wide-{uuid.uuid4().hex[:8]}"
+    create = wire.encode_request(CREATE_TOPICS, 7, 9, "order", {
+        "topics": [{"name": name, "num_partitions": 3000, "replication_factor": 1}], "timeout_ms": 60000})
+    served_meanwhile = 0
+    with RawConnection(broker.port, timeout=120) as creating, RawConnection(broker.port) as other:
+        creating.send(create)
+        while not select.select([creating.sock], [], [], 0)[0]:
+            answer = other.request(METADATA, 12, {"topics": [{"name": name}], "allow_auto_topic_creation": False})
+            if answer["topics"][0]["error_code"] != 0 and not select.select([creating.sock], [], [], 0)[0]:
+                served_meanwhile += 1
+        frame = creating.recv_frame()
+    assert frame is not None
+    assert wire.decode_response(CREATE_TOPICS, 7, frame)[1]["topics"][0]["error_code"] == 0
+    assert served_meanwhile > 0, "no other request was answered while the partitions were being created"

@@ -41,6 +41,7 @@ class Broker:
         self.shutting_down = trio.Event()
         # Each is started with nursery.start() before the listeners accept, and stopped at shutdown.
         self.background_tasks: list = []
+        self._topics_being_created: set[str] = set()
         self.housekeeping = LogHousekeeper(self)
         self.background_tasks.append(self.housekeeping.run)
         self.groups = GroupCoordinator(self)
@@ -80,10 +81,55 @@ class Broker:
         validate_only: bool = False,
     ) -> TopicInfo | None:
         """Create a topic as Kafka's CreateTopics does, or raise KafkaError with Kafka's code."""
+        num_partitions, clean_configs = self._checked_new_topic(
+            name, num_partitions, replication_factor, configs, assignments)
+        if validate_only:
+            return None
+        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments)
+        self.logs.create(topic, range(num_partitions))
+        log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic.topic_id)
+        return topic
+
+    async def create_topic_off_loop(
+        self,
+        name: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, str | None] | None = None,
+        assignments: list[list[int]] | None = None,
+        validate_only: bool = False,
+    ) -> TopicInfo | None:
+        """``create_topic``, with the partition logs created on a worker thread: each costs a few
+        fsyncs, and a topic of thousands of partitions must not hold every other connection."""
+        num_partitions, clean_configs = self._checked_new_topic(
+            name, num_partitions, replication_factor, configs, assignments)
+        if validate_only:
+            return None
+        self._topics_being_created.add(name)
+        try:
+            settings = self.logs.settings_for(clean_configs)
+            paths = self.logs.plan_new(name, range(num_partitions))
+            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
+        finally:
+            self._topics_being_created.discard(name)
+        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments)
+        self.logs.register(topic, opened, settings)
+        log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic.topic_id)
+        return topic
+
+    def _checked_new_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict[str, str | None] | None,
+        assignments: list[list[int]] | None,
+    ) -> tuple[int, dict[str, str]]:
+        """Kafka's checks of a new topic: (partition count, clean config overrides), or KafkaError."""
         problem = topic_name_problem(name)
         if problem:
             raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
-        if name in self.metadata.topics:
+        if name in self.metadata.topics or name in self._topics_being_created:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if assignments:
             if num_partitions != -1 or replication_factor != -1:
@@ -117,12 +163,7 @@ class Broker:
             if problem:
                 raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
             clean_configs[key] = str(value).strip()
-        if validate_only:
-            return None
-        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments)
-        self.logs.create(topic, range(num_partitions))
-        log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic.topic_id)
-        return topic
+        return num_partitions, clean_configs
 
     def _check_assignments(self, assignments: list[list[int]]) -> None:
         sizes = {len(a) for a in assignments}
@@ -146,7 +187,8 @@ class Broker:
             return self.create_topic(name)
         except KafkaError as e:
             if e.code == ErrorCode.TOPIC_ALREADY_EXISTS:
-                return self.metadata.topics[name]
+                # None while another request is still creating it: the client asks again.
+                return self.metadata.topics.get(name)
             raise
 
     def delete_topic(self, name: str) -> None:

@@ -11,10 +11,12 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from pykafkad._rust_log import PartitionLog
+from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.cluster_metadata import ClusterMetadata, TopicInfo
 from pykafkad.config import BrokerConfig
+from pykafkad.errors import KafkaError
 from pykafkad.topic_config import topic_int, topic_setting
+from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,11 @@ class LogManager:
 
     def log_settings(self, topic: TopicInfo) -> dict[str, object]:
         """The PartitionLog settings a topic's effective configs give."""
-        c, b = topic.configs, self.config
+        return self.settings_for(topic.configs)
+
+    def settings_for(self, configs: dict[str, str]) -> dict[str, object]:
+        """The PartitionLog settings that topic config overrides ``configs`` give."""
+        c, b = configs, self.config
         codec = topic_setting(c, b, "compression.type") or "producer"
         level_key = {"gzip": "compression.gzip.level", "lz4": "compression.lz4.level",
                      "zstd": "compression.zstd.level"}.get(codec)
@@ -120,6 +126,40 @@ class LogManager:
     def create(self, topic: TopicInfo, partitions: range | list[int]) -> None:
         for p in partitions:
             self._open(topic, p)
+
+    def plan_new(self, name: str, partitions: range) -> list[Path]:
+        """The directories new partitions of ``name`` will have: each in the log dir holding the fewest."""
+        if len(self.config.log_dirs) == 1:
+            return [self.config.log_dirs[0] / f"{name}-{p}" for p in partitions]
+        counts = Counter(Path(plog.dir).parent for plog in self.logs.values())
+        paths = []
+        for p in partitions:
+            d = min(self.config.log_dirs, key=lambda d: counts[d])
+            counts[d] += 1
+            paths.append(d / f"{name}-{p}")
+        return paths
+
+    def open_new(self, paths: list[Path], settings: dict[str, object]) -> list[PartitionLog]:
+        """Create the logs at ``paths``; reads no state that changes, so it may run on a worker thread.
+
+        A failure closes what was opened and raises KafkaError(KAFKA_STORAGE_ERROR).
+        """
+        opened: list[PartitionLog] = []
+        try:
+            for path in paths:
+                clean = self._clean.get(path.parent, False)
+                opened.append(PartitionLog(str(path), clean_shutdown=clean, **settings))
+        except LogError as e:
+            for plog in opened:
+                plog.close()
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"creating partition logs failed: {e}") from e
+        return opened
+
+    def register(self, topic: TopicInfo, opened: list[PartitionLog], settings: dict[str, object]) -> None:
+        """Make logs opened by ``open_new`` the topic's, partitions 0..n-1."""
+        self.topic_settings[topic.name] = settings
+        for index, plog in enumerate(opened):
+            self.logs[(topic.name, index)] = plog
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self.logs.get((topic, partition))
