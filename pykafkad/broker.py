@@ -98,6 +98,7 @@ class Broker:
         configs: dict[str, str | None] | None = None,
         assignments: list[list[int]] | None = None,
         validate_only: bool = False,
+        internal: bool = False,
     ) -> TopicInfo | None:
         """``create_topic``, with the partition logs created on a worker thread: each costs a few
         fsyncs, and a topic of thousands of partitions must not hold every other connection."""
@@ -112,7 +113,7 @@ class Broker:
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
         finally:
             self._topics_being_created.discard(name)
-        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments)
+        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments, internal=internal)
         self.logs.register(topic, opened, settings)
         log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic.topic_id)
         return topic

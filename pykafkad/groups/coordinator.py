@@ -78,6 +78,18 @@ class GroupCoordinator:
         self.broker.logs.create(topic, range(len(topic.partitions)))
         log.info("created %s with %d partitions", OFFSETS_TOPIC, len(topic.partitions))
 
+    async def ensure_offsets_topic_off_loop(self) -> None:
+        """``ensure_offsets_topic`` with the partition logs created on a worker thread, for
+        FindCoordinator: other connections are served meanwhile, and a concurrent caller gets
+        KafkaError(TOPIC_ALREADY_EXISTS) while the topic is still being created."""
+        if self.broker.topic(OFFSETS_TOPIC) is not None:
+            return
+        topic = await self.broker.create_topic_off_loop(
+            OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"], 1, dict(OFFSETS_TOPIC_CONFIGS),
+            internal=True)
+        if topic is not None:
+            log.info("created %s with %d partitions", OFFSETS_TOPIC, len(topic.partitions))
+
     def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         """Append a group's records to its ``__consumer_offsets`` partition; Kafka's error on failure."""
         try:

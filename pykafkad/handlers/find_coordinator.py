@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -21,11 +22,15 @@ GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 
 
-def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
+async def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
     me = broker.metadata.brokers[broker.metadata.node_id]
     if key_type == GROUP_KEY_TYPE:
         try:
-            broker.groups.ensure_offsets_topic()
+            await broker.groups.ensure_offsets_topic_off_loop()
+        except KafkaError as e:
+            # Still being created for another request: retriable, as Kafka answers while it loads.
+            log.info("offsets topic not ready for %s: %s", key, e)
+            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         except Exception:  # noqa: BLE001 - cannot host the offsets topic: no coordinator to offer
             log.exception("creating the offsets topic failed")
             return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
@@ -44,8 +49,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     key_type = body["key_type"] if ctx.api_version >= 1 else GROUP_KEY_TYPE
     if ctx.api_version >= 4:
         return {"throttle_time_ms": 0,
-                "coordinators": [_lookup(broker, key, key_type) for key in body["coordinator_keys"]]}
-    found = _lookup(broker, body["key"], key_type)
+                "coordinators": [await _lookup(broker, key, key_type) for key in body["coordinator_keys"]]}
+    found = await _lookup(broker, body["key"], key_type)
     return {"throttle_time_ms": 0, "error_code": found["error_code"], "error_message": found["error_message"],
             "node_id": found["node_id"], "host": found["host"], "port": found["port"]}
 
