@@ -71,26 +71,10 @@ class Broker:
     def topic(self, name: str) -> TopicInfo | None:
         return self.metadata.topics.get(name)
 
-    def create_topic(
-        self,
-        name: str,
-        num_partitions: int = -1,
-        replication_factor: int = -1,
-        configs: dict[str, str | None] | None = None,
-        assignments: list[list[int]] | None = None,
-        validate_only: bool = False,
-    ) -> TopicInfo | None:
-        """Create a topic as Kafka's CreateTopics does, or raise KafkaError with Kafka's code."""
-        num_partitions, clean_configs = self._checked_new_topic(
-            name, num_partitions, replication_factor, configs, assignments)
-        if validate_only:
-            return None
-        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments)
-        self.logs.create(topic, range(num_partitions))
-        log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic.topic_id)
-        return topic
+    def is_being_created(self, name: str) -> bool:
+        return name in self._topics_being_created
 
-    async def create_topic_off_loop(
+    async def create_topic(
         self,
         name: str,
         num_partitions: int = -1,
@@ -100,22 +84,38 @@ class Broker:
         validate_only: bool = False,
         internal: bool = False,
     ) -> TopicInfo | None:
-        """``create_topic``, with the partition logs created on a worker thread: each costs a few
-        fsyncs, and a topic of thousands of partitions must not hold every other connection."""
+        """Create a topic as Kafka's CreateTopics does, or raise KafkaError with Kafka's code.
+
+        The partition logs are created on a worker thread: each costs a few fsyncs, and a topic of
+        thousands of partitions must not hold every other connection.  While it runs, the name is
+        taken (TOPIC_ALREADY_EXISTS) but the topic is not yet visible.
+        """
         num_partitions, clean_configs = self._checked_new_topic(
             name, num_partitions, replication_factor, configs, assignments)
         if validate_only:
             return None
+        settings = self.logs.settings_for(clean_configs)
+        paths = self.logs.plan_new(name, range(num_partitions))
         self._topics_being_created.add(name)
         try:
-            settings = self.logs.settings_for(clean_configs)
-            paths = self.logs.plan_new(name, range(num_partitions))
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
         finally:
             self._topics_being_created.discard(name)
-        topic = self.metadata.create_topic(name, num_partitions, clean_configs, assignments, internal=internal)
-        self.logs.register(topic, opened, settings)
-        log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic.topic_id)
+        return self._add_topic(name, clean_configs, assignments, internal, opened, settings)
+
+    def create_topic_blocking(self, name: str, num_partitions: int, configs: dict[str, str],
+                              internal: bool = False) -> TopicInfo:
+        """``create_topic`` with the logs opened on this thread, for a caller that cannot wait."""
+        num_partitions, clean_configs = self._checked_new_topic(name, num_partitions, -1, configs, None)
+        settings = self.logs.settings_for(clean_configs)
+        opened = self.logs.open_new(self.logs.plan_new(name, range(num_partitions)), settings)
+        return self._add_topic(name, clean_configs, None, internal, opened, settings)
+
+    def _add_topic(self, name: str, configs: dict[str, str], assignments: list[list[int]] | None,
+                   internal: bool, opened: list, settings: dict[str, object]) -> TopicInfo:
+        topic = self.metadata.create_topic(name, len(opened), configs, assignments, internal=internal)
+        self.logs.register(topic, 0, opened, settings)
+        log.info("created topic %s with %d partition(s), id %s", name, len(opened), topic.topic_id)
         return topic
 
     def _checked_new_topic(
@@ -180,12 +180,12 @@ class Broker:
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  f"Duplicate brokers in replica assignment {replicas}.")
 
-    def maybe_auto_create(self, name: str) -> TopicInfo | None:
+    async def maybe_auto_create(self, name: str) -> TopicInfo | None:
         """Create ``name`` with the broker defaults if auto.create.topics.enable allows it."""
         if not self.config["auto.create.topics.enable"]:
             return None
         try:
-            return self.create_topic(name)
+            return await self.create_topic(name)
         except KafkaError as e:
             if e.code == ErrorCode.TOPIC_ALREADY_EXISTS:
                 # None while another request is still creating it: the client asks again.
@@ -223,8 +223,10 @@ class Broker:
             self._check_assignments(assignments)
         if validate_only:
             return
-        added = self.metadata.add_partitions(name, count, assignments)
-        self.logs.create(topic, [p.index for p in added])
+        new = range(current, count)
+        opened = self.logs.open_new(self.logs.plan_new(name, new), self.logs.log_settings(topic))
+        self.metadata.add_partitions(name, count, assignments)
+        self.logs.register(topic, current, opened, self.logs.log_settings(topic))
         log.info("topic %s now has %d partitions", name, count)
 
     # -- lifecycle -----------------------------------------------------------------------------

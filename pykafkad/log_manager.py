@@ -123,10 +123,6 @@ class LogManager:
         if total:
             log.info("opened %d partition logs", total)
 
-    def create(self, topic: TopicInfo, partitions: range | list[int]) -> None:
-        for p in partitions:
-            self._open(topic, p)
-
     def plan_new(self, name: str, partitions: range) -> list[Path]:
         """The directories new partitions of ``name`` will have: each in the log dir holding the fewest."""
         if len(self.config.log_dirs) == 1:
@@ -155,10 +151,11 @@ class LogManager:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"creating partition logs failed: {e}") from e
         return opened
 
-    def register(self, topic: TopicInfo, opened: list[PartitionLog], settings: dict[str, object]) -> None:
-        """Make logs opened by ``open_new`` the topic's, partitions 0..n-1."""
+    def register(self, topic: TopicInfo, first: int, opened: list[PartitionLog],
+                 settings: dict[str, object]) -> None:
+        """Make logs opened by ``open_new`` the topic's partitions ``first``, ``first + 1``, ..."""
         self.topic_settings[topic.name] = settings
-        for index, plog in enumerate(opened):
+        for index, plog in enumerate(opened, start=first):
             self.logs[(topic.name, index)] = plog
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:

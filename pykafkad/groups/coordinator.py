@@ -68,32 +68,23 @@ class GroupCoordinator:
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
 
-    def ensure_offsets_topic(self) -> None:
-        """Create ``__consumer_offsets`` on first use, as Kafka does."""
-        if self.broker.topic(OFFSETS_TOPIC) is not None:
-            return
-        md = self.broker.metadata
-        topic = md.create_topic(OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"],
-                                dict(OFFSETS_TOPIC_CONFIGS), internal=True)
-        self.broker.logs.create(topic, range(len(topic.partitions)))
-        log.info("created %s with %d partitions", OFFSETS_TOPIC, len(topic.partitions))
+    async def create_offsets_topic(self) -> None:
+        """Create ``__consumer_offsets`` on first use, as Kafka does (from FindCoordinator), with its logs
+        opened on a worker thread; a concurrent caller gets KafkaError(TOPIC_ALREADY_EXISTS) meanwhile."""
+        if self.broker.topic(OFFSETS_TOPIC) is None:
+            await self.broker.create_topic(OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"], 1,
+                                           dict(OFFSETS_TOPIC_CONFIGS), internal=True)
 
-    async def ensure_offsets_topic_off_loop(self) -> None:
-        """``ensure_offsets_topic`` with the partition logs created on a worker thread, for
-        FindCoordinator: other connections are served meanwhile, and a concurrent caller gets
-        KafkaError(TOPIC_ALREADY_EXISTS) while the topic is still being created."""
-        if self.broker.topic(OFFSETS_TOPIC) is not None:
-            return
-        topic = await self.broker.create_topic_off_loop(
-            OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"], 1, dict(OFFSETS_TOPIC_CONFIGS),
-            internal=True)
-        if topic is not None:
-            log.info("created %s with %d partitions", OFFSETS_TOPIC, len(topic.partitions))
+    def _ensure_offsets_topic(self) -> None:
+        """A group write before any FindCoordinator (raw clients may skip it): create the topic here."""
+        if self.broker.topic(OFFSETS_TOPIC) is None:
+            self.broker.create_topic_blocking(OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"],
+                                              dict(OFFSETS_TOPIC_CONFIGS), internal=True)
 
     def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         """Append a group's records to its ``__consumer_offsets`` partition; Kafka's error on failure."""
         try:
-            self.ensure_offsets_topic()
+            self._ensure_offsets_topic()
         except Exception:  # noqa: BLE001 - any failure creating the topic means no coordinator
             log.exception("creating %s failed", OFFSETS_TOPIC)
             return ErrorCode.COORDINATOR_NOT_AVAILABLE

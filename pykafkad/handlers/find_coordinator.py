@@ -26,7 +26,7 @@ async def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
     me = broker.metadata.brokers[broker.metadata.node_id]
     if key_type == GROUP_KEY_TYPE:
         try:
-            await broker.groups.ensure_offsets_topic_off_loop()
+            await broker.groups.create_offsets_topic()
         except KafkaError as e:
             # Still being created for another request: retriable, as Kafka answers while it loads.
             log.info("offsets topic not ready for %s: %s", key, e)

@@ -67,12 +67,17 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             topic = broker.topic(name)
             if topic is None and allow_create:
                 try:
-                    topic = broker.maybe_auto_create(name)
+                    topic = await broker.maybe_auto_create(name)
                 except KafkaError as e:
                     topics.append(_error_entry(name, e.code))
                     continue
-            topics.append(_topic_entry(topic) if topic else
-                          _error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            if topic is not None:
+                topics.append(_topic_entry(topic))
+            elif broker.is_being_created(name):
+                # Its logs are still being created: retriable, as Kafka answers for a new topic.
+                topics.append(_error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE))
+            else:
+                topics.append(_error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     md = broker.metadata
     return {
         "throttle_time_ms": 0,

@@ -42,7 +42,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         topic = broker.topic(name)
         if topic is None and global_error is None:
             try:
-                topic = broker.maybe_auto_create(name)
+                topic = await broker.maybe_auto_create(name)
             except KafkaError:
                 topic = None
         for part in topic_data["partition_data"]:

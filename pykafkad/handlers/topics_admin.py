@@ -34,7 +34,7 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
         assignments = [a["broker_ids"] for a in sorted(wanted["assignments"], key=lambda a: a["partition_index"])]
         configs = {c["name"]: c["value"] for c in wanted["configs"]}
         try:
-            topic = await broker.create_topic_off_loop(
+            topic = await broker.create_topic(
                 name, wanted["num_partitions"], wanted["replication_factor"], configs,
                 assignments or None, body["validate_only"],
             )
