@@ -124,6 +124,8 @@ class BrokerUnderTest:
         self.work_dir = Path(work_dir)
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
+        # Settings on top of the defaults and COMMON_OVERRIDES (e.g. advertised.listeners for a proxy).
+        self.extra_settings: dict[str, str] = {}
         self.log_path = self.work_dir / f"{self.name}.out.log"
 
     @property
@@ -149,12 +151,13 @@ class BrokerUnderTest:
         """Write whatever the broker needs and return its command line."""
         raise NotImplementedError
 
-    def start(self) -> float:
-        """Launch on a fresh port and log directory; seconds from exec to the first acknowledged produce."""
+    def start(self, port: int | None = None) -> float:
+        """Launch on a fresh log directory and `port` (a free one by default); seconds from exec to the
+        first acknowledged produce."""
         if self.data_dir.exists():
             shutil.rmtree(self.data_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = port or free_port()
         cmd = self._prepare()
         with open(self.log_path, "ab") as out:
             out.write(f"\n===== {' '.join(cmd)}\n".encode())
@@ -261,6 +264,7 @@ class Pykafkad(BrokerUnderTest):
             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
             "log.dirs": str(self.data_dir),
             **COMMON_OVERRIDES,
+            **self.extra_settings,
         }
         cmd = [sys.executable, "-m", "pykafkad", "serve", str(self.root / "configs" / "server.properties")]
         for key, value in settings.items():
@@ -281,7 +285,8 @@ class ApacheKafka(BrokerUnderTest):
 
     def _prepare(self) -> list[str]:
         config = self.work_dir / "kafka-server.properties"
-        config.write_text(kafka_dist.server_properties(self.port, free_port(), self.data_dir, COMMON_OVERRIDES))
+        config.write_text(kafka_dist.server_properties(self.port, free_port(), self.data_dir,
+                                                         {**COMMON_OVERRIDES, **self.extra_settings}))
         t0 = time.monotonic()
         subprocess.run(kafka_dist.format_command(config, self.lib), check=True, timeout=180,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)

@@ -20,6 +20,7 @@ import json
 import os
 import struct
 import sys
+import tempfile
 import threading
 import time
 
@@ -70,11 +71,35 @@ def _assign_all(consumer: Consumer, topic: str, partitions: int) -> None:
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
 
 
+def _count_pauses(log: bytes) -> int:
+    """Queue-full fetch pauses in librdkafka's `debug=fetch` log: one per moment, however many partitions."""
+    stamps = sorted(float(line.split(b"|")[1]) for line in log.splitlines()
+                    if b"Fetch backoff" in line and b"Queue full" in line and line.count(b"|") >= 2)
+    return sum(1 for i, t in enumerate(stamps) if i == 0 or t - stamps[i - 1] > 0.005)
+
+
 def consume(args: dict) -> dict:
     records = int(args["records"])
     size = int(args["record_size"])
+    # librdkafka stops fetching a partition for fetch.queue.backoff.ms (1 s by default) whenever its
+    # local queue holds queued.min.messages; those pauses, not the broker, often set this rate, so
+    # they are counted from librdkafka's own fetch log (written to stderr by its threads).
+    log = tempfile.TemporaryFile()
+    saved_stderr = os.dup(2)
+    os.dup2(log.fileno(), 2)
+    try:
+        got, elapsed = _consume_all(args, records)
+    finally:
+        os.dup2(saved_stderr, 2)  # an error message must reach the harness, not the log
+    log.seek(0)
+    return {"records": got, "seconds": elapsed, "records_s": got / elapsed, "mb_s": got * size / elapsed / 1e6,
+            "fetch_pauses": _count_pauses(log.read())}
+
+
+def _consume_all(args: dict, records: int) -> tuple[int, float]:
     consumer = Consumer({"bootstrap.servers": args["bootstrap"], "group.id": f"bench-{os.getpid()}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest", "debug": "fetch",
+                         **args.get("consumer_config", {})})
     _assign_all(consumer, args["topic"], int(args["partitions"]))
     got = 0
     t0 = time.monotonic()
@@ -90,7 +115,7 @@ def consume(args: dict) -> dict:
         got += len(batch)
     elapsed = time.monotonic() - t0
     consumer.close()
-    return {"records": got, "seconds": elapsed, "records_s": got / elapsed, "mb_s": got * size / elapsed / 1e6}
+    return got, elapsed
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:

@@ -24,6 +24,7 @@ METRICS: dict[str, dict[str, tuple[str, str, float | None]]] = {
         "produce_records_s": ("produce records/s", "higher", None),
         "consume_mb_s": ("consume MB/s", "higher", 1.0),
         "consume_records_s": ("consume records/s", "higher", None),
+        "consume_fetch_pauses": ("librdkafka 1 s fetch pauses while consuming (local queue full)", "lower", None),
         "produce_latency_p99_ms": ("producer-reported p99 latency ms (saturated)", "lower", None),
         "produce_cpu_s_per_gb": ("broker CPU s per GB produced", "lower", None),
         "consume_cpu_s_per_gb": ("broker CPU s per GB consumed", "lower", None),
@@ -224,7 +225,10 @@ def _workload_sentence(d: dict[str, Any]) -> str:
                 "(fetch rate, excluding the group join)" if d["client"] == "java" else
                 "librdkafka (confluent-kafka) producer as fast as it takes records, then an assign() consumer")
         return (f"{tool}: {d['records']:,} {size}, {d['partitions']} partition(s), acks={d['acks']}, "
-                f"compression {d['compression']}; client defaults otherwise. An unmeasured warm-up of "
+                f"compression {d['compression']}; "
+                + (f"consumer {', '.join(f'`{k}={v}`' for k, v in d['consumer_config'])}; "
+                   if d.get("consumer_config") else "")
+                + "client defaults otherwise. An unmeasured warm-up of "
                 f"{max(1000, d['records'] // 5):,} records to another topic comes first.")
     if d["kind"] == "latency":
         if d["client"] == "java":

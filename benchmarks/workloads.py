@@ -134,11 +134,20 @@ class Throughput:
     compression: str     # "none" or "lz4"
     records: int
     kind: str = "throughput"
+    # librdkafka consumer settings other than the defaults, as (key, value) pairs
+    consumer_config: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        # results.json stores the pairs as lists
+        object.__setattr__(self, "consumer_config", tuple(tuple(kv) for kv in self.consumer_config))
 
     @property
     def key(self) -> str:
         size = f"{self.record_size // 1024}KiB" if self.record_size >= 1024 else f"{self.record_size}B"
-        return f"{self.client} {size} x{self.partitions}p acks={self.acks} {self.compression}"
+        key = f"{self.client} {size} x{self.partitions}p acks={self.acks} {self.compression}"
+        if self.consumer_config:
+            key += ", consumer " + " ".join(f"{k}={v}" for k, v in self.consumer_config)
+        return key
 
     def describe(self) -> dict[str, Any]:
         return {**asdict(self), "key": self.key}
@@ -180,7 +189,8 @@ class Throughput:
             else:
                 consumed = rdkafka("consume", {"bootstrap": broker.bootstrap, "topic": topic,
                                                "records": self.records, "record_size": self.record_size,
-                                               "partitions": self.partitions})
+                                               "partitions": self.partitions,
+                                               "consumer_config": dict(self.consumer_config)})
         if consumed["records"] < self.records:
             raise WorkloadError(f"consumed {consumed['records']} of {self.records} records")
         result.update({
@@ -189,6 +199,8 @@ class Throughput:
             "consume_cpu_s_per_gb": _per_gb(watch.usage, nbytes),
             "consume_rss_peak_mb": watch.usage.rss_peak / 1e6,
         })
+        if "fetch_pauses" in consumed:
+            result["consume_fetch_pauses"] = consumed["fetch_pauses"]
         result["rss_peak_mb"] = max(result["produce_rss_peak_mb"], result["consume_rss_peak_mb"])
         result["cpu_s_per_gb"] = (result["produce_cpu_s_per_gb"] + result["consume_cpu_s_per_gb"]) / 2
         return result

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import report
+from benchmarks.rdkafka_client import _count_pauses
 from benchmarks.workloads import parse_consumer_perf, parse_end_to_end, parse_producer_perf
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +50,25 @@ def test_parses_end_to_end_latency() -> None:
     assert parse_end_to_end(E2E_OUTPUT) == {"mean_ms": 2.14, "p50_ms": 2.0, "p99_ms": 7.0, "p999_ms": 12.0}
 
 
+FETCH_LOG = b"""\
+%7|1763769600.100|FETCH|rdkafka#consumer-1| [thrd:127.0.0.1:9092/1]: Fetch 8/8/8 toppar(s)
+%7|1763769600.200|BACKOFF|rdkafka#consumer-1| [thrd:127.0.0.1:9092/1]: t [0]: Fetch backoff for 1000ms: \
+Local: Queue full
+%7|1763769600.201|BACKOFF|rdkafka#consumer-1| [thrd:127.0.0.1:9092/1]: t [1]: Fetch backoff for 1000ms: \
+Local: Queue full
+%7|1763769600.300|BACKOFF|rdkafka#consumer-1| [thrd:127.0.0.1:9092/1]: t [2]: Fetch backoff for 500ms: \
+Broker: Not leader for partition
+%7|1763769601.250|BACKOFF|rdkafka#consumer-1| [thrd:127.0.0.1:9092/1]: t [0]: Fetch backoff for 1000ms: \
+Local: Queue full
+"""
+
+
+def test_counts_queue_full_pauses_once_per_moment() -> None:
+    # Two partitions paused together are one pause; a pause for another reason is not counted.
+    assert _count_pauses(FETCH_LOG) == 2
+    assert _count_pauses(b"") == 0
+
+
 @pytest.mark.skipif(not (shutil.which("java") and shutil.which("mvn")), reason="needs java and mvn for Kafka")
 def test_harness_runs_both_brokers_on_tiny_sizes(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "benchmarks", "--profile", "smoke", "--out", str(tmp_path)],
@@ -60,6 +80,8 @@ def test_harness_runs_both_brokers_on_tiny_sizes(tmp_path: Path) -> None:
         assert {r["broker"] for r in runs} == {"pykafkad", "kafka"}, workload["description"]["key"]
         failed = [r for r in runs if "error" in r]
         assert not failed, failed
+        if workload["description"].get("client") == "librdkafka" and workload["description"]["kind"] == "throughput":
+            assert all(r["metrics"]["consume_fetch_pauses"] >= 0 for r in runs)
     md = (tmp_path / "RESULTS.md").read_text()
     for workload in results["workloads"]:
         assert f"### {workload['description']['key']}" in md
