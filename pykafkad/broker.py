@@ -1,12 +1,18 @@
 """The running broker's state: config, cluster model, partition logs, and the topic operations on them.
 
 Handlers receive the ``Broker`` and call it; they never reach into each other.  All of
-this runs on the Trio thread, so the model needs no locks.
+this runs on the Trio thread, so the model needs no locks for consistency within one step; but a
+topic change that opens logs on a worker thread spans checkpoints, so changes to one topic name
+(create, add partitions, delete) take turns (``_topic_change``), as Kafka's controller applies
+them one after another.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import trio
 
@@ -42,6 +48,8 @@ class Broker:
         # Each is started with nursery.start() before the listeners accept, and stopped at shutdown.
         self.background_tasks: list = []
         self._topics_being_created: set[str] = set()
+        # One lock per topic name with a change under way or waiting; dropped when nobody holds it.
+        self._topic_change_locks: dict[str, trio.Lock] = {}
         self.housekeeping = LogHousekeeper(self)
         self.background_tasks.append(self.housekeeping.run)
         self.groups = GroupCoordinator(self)
@@ -74,6 +82,24 @@ class Broker:
     def is_being_created(self, name: str) -> bool:
         return name in self._topics_being_created
 
+    @asynccontextmanager
+    async def _topic_change(self, name: str) -> AsyncIterator[None]:
+        """Hold the turn to change topic ``name``; changes wait in arrival order (trio.Lock is fair).
+
+        Whoever holds it may await (a worker thread opening logs) without another create, add or
+        delete of the same name seeing or making half of a change.  Each change re-reads the
+        topic once it holds the turn, so the second of two sees what the first left.
+        """
+        lock = self._topic_change_locks.setdefault(name, trio.Lock())
+        try:
+            async with lock:
+                yield
+        finally:
+            # A release hands the lock straight to the next waiter, so "not locked" means nobody
+            # holds or awaits it.
+            if not lock.locked() and self._topic_change_locks.get(name) is lock:
+                del self._topic_change_locks[name]
+
     async def create_topic(
         self,
         name: str,
@@ -88,20 +114,26 @@ class Broker:
 
         The partition logs are created on a worker thread: each costs a few fsyncs, and a topic of
         thousands of partitions must not hold every other connection.  While it runs, the name is
-        taken (TOPIC_ALREADY_EXISTS) but the topic is not yet visible.
+        taken (TOPIC_ALREADY_EXISTS) but the topic is not yet visible; a CreatePartitions or
+        DeleteTopics of the name waits for it and then sees the created topic.
         """
         num_partitions, clean_configs = self._checked_new_topic(
             name, num_partitions, replication_factor, configs, assignments)
         if validate_only:
             return None
         settings = self.logs.settings_for(clean_configs)
-        paths = self.logs.plan_new(name, range(num_partitions))
+        # Taken before the first checkpoint, so a second create of the name is refused at once.
         self._topics_being_created.add(name)
         try:
-            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
+            # Normally free: it is only held here by a change still finishing on a deleted topic
+            # of the same name.
+            async with self._topic_change(name):
+                paths = self.logs.plan_new(name, range(num_partitions))
+                opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
+                # No checkpoint from here until the topic is registered.
+                return self._add_topic(name, clean_configs, assignments, internal, opened, settings)
         finally:
             self._topics_being_created.discard(name)
-        return self._add_topic(name, clean_configs, assignments, internal, opened, settings)
 
     def create_topic_blocking(self, name: str, num_partitions: int, configs: dict[str, str],
                               internal: bool = False) -> TopicInfo:
@@ -113,7 +145,12 @@ class Broker:
 
     def _add_topic(self, name: str, configs: dict[str, str], assignments: list[list[int]] | None,
                    internal: bool, opened: list, settings: dict[str, object]) -> TopicInfo:
-        topic = self.metadata.create_topic(name, len(opened), configs, assignments, internal=internal)
+        try:
+            topic = self.metadata.create_topic(name, len(opened), configs, assignments, internal=internal)
+        except Exception:
+            # The model could not be saved: the new logs belong to nothing, so they must not stay open.
+            _close_all(opened)
+            raise
         self.logs.register(topic, 0, opened, settings)
         log.info("created topic %s with %d partition(s), id %s", name, len(opened), topic.topic_id)
         return topic
@@ -192,42 +229,103 @@ class Broker:
                 return self.metadata.topics.get(name)
             raise
 
-    def delete_topic(self, name: str) -> None:
-        topic = self.metadata.topics.get(name)
-        if topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                             "This server does not host this topic-partition.")
-        if not self.config["delete.topic.enable"]:
-            raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
-        self.metadata.delete_topic(name)
-        self.logs.delete_topic(topic)
-        log.info("deleted topic %s", name)
+    async def delete_topic(self, name: str, topic_id: uuid.UUID | None = None) -> TopicInfo:
+        """Delete ``name`` (if given, only while it is still the topic ``topic_id``), or raise KafkaError.
 
-    def add_partitions(self, name: str, count: int, assignments: list[list[int]] | None,
-                       validate_only: bool) -> None:
-        topic = self.metadata.topics.get(name)
-        if topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        Waits for a change of the topic under way (partitions being added, the topic being
+        created), then deletes the topic with every partition that change left.
+        """
+        async with self._topic_change(name):
+            topic = self.metadata.topics.get(name)
+            if topic is not None and topic_id is not None and topic.topic_id != topic_id:
+                # The topic asked for by id was replaced by a new one of the same name meanwhile.
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, f"Topic id {topic_id} does not exist.")
+            if topic is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 "This server does not host this topic-partition.")
+            if not self.config["delete.topic.enable"]:
+                raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
+            self.metadata.delete_topic(name)
+            self.logs.delete_topic(topic)
+            log.info("deleted topic %s", name)
+            return topic
+
+    async def add_partitions(self, name: str, count: int, assignments: list[list[int]] | None,
+                             validate_only: bool) -> None:
+        """Grow topic ``name`` to ``count`` partitions as Kafka's CreatePartitions does, or raise KafkaError.
+
+        Changes of one topic take turns, as Kafka's controller applies them: a second request
+        checks ``count`` against what the first left, and a request sent while the topic is still
+        being created waits for it.  The new logs are opened on a worker thread (thousands of
+        partitions must not stall other connections); Metadata shows them once all are open.
+        ``validate_only`` checks and opens nothing.
+        """
+        async with self._topic_change(name):
+            topic = self.metadata.topics.get(name)
+            if topic is None:
+                # Kafka's UnknownTopicOrPartitionException carries no message of its own.
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            current = len(topic.partitions)
+            self._check_partition_increase(topic, count, assignments)
+            if validate_only:
+                return
+            settings = self.logs.log_settings(topic)
+            paths = self.logs.plan_new(name, range(current, count))
+            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
+            # No checkpoint from here until the partitions are registered.  Holding the turn,
+            # nothing added partitions to or deleted this topic meanwhile; its configs may have
+            # changed (AlterConfigs does not wait), which is applied to the new logs below.
+            try:
+                self.metadata.add_partitions(name, count, assignments)
+            except Exception:
+                # The model was extended in memory but not saved: undo it, so that Metadata does not
+                # advertise partitions without logs, and close the logs nothing owns.
+                del topic.partitions[current:]
+                _close_all(opened)
+                raise
+            self.logs.register(topic, current, opened, settings)
+            if self.logs.log_settings(topic) != settings:
+                self.logs.apply_settings(topic)
+            log.info("topic %s now has %d partitions", name, count)
+
+    def _check_partition_increase(self, topic: TopicInfo, count: int,
+                                  assignments: list[list[int]] | None) -> None:
+        """Kafka's checks of a CreatePartitions entry, in its order and with its messages."""
         current = len(topic.partitions)
+        if count == current:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
         if count < current:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS,
-                             f"Topic currently has {current} partitions, which is higher than the "
-                             f"requested {count}.")
-        if count == current:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
-        if assignments is not None:
-            if len(assignments) != count - current:
-                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 f"Increasing the number of partitions by {count - current} but "
-                                 f"{len(assignments)} assignments provided.")
-            self._check_assignments(assignments)
-        if validate_only:
+                             f"The topic {topic.name} currently has {current} partition(s); {count} "
+                             f"would not be an increase.")
+        if assignments is None:
             return
-        new = range(current, count)
-        opened = self.logs.open_new(self.logs.plan_new(name, new), self.logs.log_settings(topic))
-        self.metadata.add_partitions(name, count, assignments)
-        self.logs.register(topic, current, opened, self.logs.log_settings(topic))
-        log.info("topic %s now has %d partitions", name, count)
+        additional = count - current
+        if len(assignments) != additional:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"Attempted to add {additional} additional partition(s), but only "
+                             f"{len(assignments)} assignment(s) were specified.")
+        replication_factor = len(topic.partitions[0].replicas)
+        for replicas in assignments:
+            if not replicas:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 "The manual partition assignment includes an empty replica list.")
+            previous = None
+            for broker_id in sorted(replicas):
+                if broker_id not in self.metadata.brokers:
+                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                     f"The manual partition assignment includes broker {broker_id}, "
+                                     f"but no such broker is registered.")
+                if broker_id == previous:
+                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                     f"The manual partition assignment includes the broker {previous} "
+                                     f"more than once.")
+                previous = broker_id
+            if len(replicas) != replication_factor:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"The manual partition assignment includes a partition with "
+                                 f"{len(replicas)} replica(s), but this is not consistent with previous "
+                                 f"partitions, which have {replication_factor} replica(s).")
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -240,3 +338,12 @@ class Broker:
 
     def close(self) -> None:
         self.logs.close_all()
+
+
+def _close_all(opened: list) -> None:
+    """Close logs that were opened for a change that did not happen."""
+    for plog in opened:
+        try:
+            plog.close()
+        except Exception:  # noqa: BLE001 - the change's own error is the one to report
+            log.exception("closing an unused partition log %s failed", plog.dir)

@@ -73,6 +73,7 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
         result: dict[str, Any] = {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
                                   "error_message": None}
         results.append(result)
+        only_id = None
         if name is None:
             topic = broker.metadata.topics_by_id.get(topic_id)
             if topic is None:
@@ -80,26 +81,39 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
                 result["error_message"] = f"Topic id {topic_id} does not exist."
                 continue
             name = result["name"] = topic.name
-        else:
-            topic = broker.topic(name)
-            if topic is not None:
-                result["topic_id"] = topic.topic_id
+            # Asked for by id: delete that topic only, not one created under its name while
+            # this waited for a change of the name to finish.
+            only_id = topic_id
         try:
-            broker.delete_topic(name)
+            deleted = await broker.delete_topic(name, only_id)
         except KafkaError as e:
             result["error_code"] = e.code
             result["error_message"] = e.message
+            topic = broker.topic(name)
+            if topic is not None:
+                result["topic_id"] = topic.topic_id
+            continue
+        result["topic_id"] = deleted.topic_id
     return {"throttle_time_ms": 0, "responses": results}
 
 
 async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    # As Kafka: a topic named twice is refused once with INVALID_REQUEST and none of its entries
+    # is applied (which of them should win would be a guess).
+    counts = Counter(t["name"] for t in body["topics"])
     results = []
+    for name in counts:
+        if counts[name] > 1:
+            results.append({"name": name, "error_code": ErrorCode.INVALID_REQUEST,
+                            "error_message": "Duplicate topic name."})
     for wanted in body["topics"]:
+        if counts[wanted["name"]] > 1:
+            continue
         result: dict[str, Any] = {"name": wanted["name"], "error_code": ErrorCode.NONE, "error_message": None}
         results.append(result)
         assignments = wanted["assignments"]
         try:
-            broker.add_partitions(
+            await broker.add_partitions(
                 wanted["name"], wanted["count"],
                 [a["broker_ids"] for a in assignments] if assignments is not None else None,
                 body["validate_only"],
