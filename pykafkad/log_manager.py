@@ -7,6 +7,7 @@ directory a partition lives in and with which topic settings it is opened.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -21,6 +22,16 @@ from wire.error_codes import ErrorCode
 log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make the entries of directory ``path`` (new partition directories) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
 
 def _canonical_policy(text: str) -> str:
     """"delete,compact" and "compact, delete" are the same policy: storage takes "compact,delete"."""
@@ -138,14 +149,22 @@ class LogManager:
     def open_new(self, paths: list[Path], settings: dict[str, object]) -> list[PartitionLog]:
         """Create the logs at ``paths``; reads no state that changes, so it may run on a worker thread.
 
+        The partition directories are made here and their log dirs fsynced once each, so the new
+        directories are durable before the creation is acknowledged at the cost of one fsync per
+        log dir rather than one per partition; each log fsyncs its own directory on its first flush.
+
         A failure closes what was opened and raises KafkaError(KAFKA_STORAGE_ERROR).
         """
         opened: list[PartitionLog] = []
         try:
             for path in paths:
+                path.mkdir(exist_ok=True)
+            for parent in dict.fromkeys(path.parent for path in paths):
+                _fsync_dir(parent)
+            for path in paths:
                 clean = self._clean.get(path.parent, False)
                 opened.append(PartitionLog(str(path), clean_shutdown=clean, **settings))
-        except LogError as e:
+        except (LogError, OSError) as e:
             for plog in opened:
                 plog.close()
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"creating partition logs failed: {e}") from e

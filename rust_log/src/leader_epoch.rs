@@ -18,22 +18,34 @@ pub struct LeaderEpochCache {
     entries: Vec<(i32, i64)>,
 }
 
+/// What [`LeaderEpochCache::open`] found on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckpointLoad {
+    /// A valid checkpoint was read.
+    Loaded,
+    /// No checkpoint file (a new log, or one never checkpointed).
+    Missing,
+    /// A file that could not be read or parsed (the caller rebuilds the
+    /// cache from batch headers and must replace the file).
+    Invalid,
+}
+
 impl LeaderEpochCache {
-    /// Loads the checkpoint; returns the cache and whether a valid file was
-    /// found (if not, the caller rebuilds it from batch headers).
-    pub fn open(dir: &Path) -> (LeaderEpochCache, bool) {
+    /// Loads the checkpoint; returns the cache and what was found (unless
+    /// `Loaded`, the caller rebuilds the cache from batch headers).
+    pub fn open(dir: &Path) -> (LeaderEpochCache, CheckpointLoad) {
         let path = dir.join(CHECKPOINT_FILE);
-        let entries = fs::read_to_string(&path)
-            .ok()
-            .and_then(|s| parse_checkpoint(&s));
-        let ok = entries.is_some();
-        (
-            LeaderEpochCache {
-                path,
-                entries: entries.unwrap_or_default(),
+        let (entries, load) = match fs::read_to_string(&path) {
+            Ok(text) => match parse_checkpoint(&text) {
+                Some(entries) => (entries, CheckpointLoad::Loaded),
+                None => (Vec::new(), CheckpointLoad::Invalid),
             },
-            ok,
-        )
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (Vec::new(), CheckpointLoad::Missing)
+            }
+            Err(_) => (Vec::new(), CheckpointLoad::Invalid),
+        };
+        (LeaderEpochCache { path, entries }, load)
     }
 
     /// Entries, oldest first.
@@ -124,6 +136,29 @@ impl LeaderEpochCache {
 
     /// Writes the checkpoint atomically (temp file, fsync, rename).
     pub fn persist(&self) -> Result<()> {
+        self.write(true)
+    }
+
+    /// Replaces the checkpoint (temp file, rename) without fsyncing it: the
+    /// new content survives a killed process (page cache) at once and a
+    /// power cut once [`Self::sync`] has run. Losing it in a power cut costs
+    /// nothing but a rebuild: on open, entries are re-derived from the batch
+    /// headers after the producer snapshot (and a torn or empty file fails to
+    /// parse, which rebuilds from the log start), the way Kafka re-derives
+    /// truncations it no longer fsyncs (KAFKA-15046). This keeps an fsync off
+    /// the produce path of every new partition's first append.
+    pub fn write_unsynced(&self) -> Result<()> {
+        self.write(false)
+    }
+
+    /// fsyncs the checkpoint written by [`Self::write_unsynced`].
+    pub fn sync(&self) -> Result<()> {
+        File::open(&self.path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| LogError::io(format!("syncing {}", self.path.display()), e))
+    }
+
+    fn write(&self, sync: bool) -> Result<()> {
         let mut text = format!("0\n{}\n", self.entries.len());
         for (e, s) in &self.entries {
             text.push_str(&format!("{e} {s}\n"));
@@ -132,7 +167,9 @@ impl LeaderEpochCache {
         let write = || -> std::io::Result<()> {
             let mut f = File::create(&tmp)?;
             f.write_all(text.as_bytes())?;
-            f.sync_all()?;
+            if sync {
+                f.sync_all()?;
+            }
             fs::rename(&tmp, &self.path)
         };
         write().map_err(|e| LogError::io(format!("writing {}", self.path.display()), e))

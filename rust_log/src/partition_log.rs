@@ -16,7 +16,7 @@ use crate::compression;
 use crate::error::{LogError, Result, codes};
 use crate::file_cache;
 use crate::flush_policy::FlushPolicy;
-use crate::leader_epoch::LeaderEpochCache;
+use crate::leader_epoch::{CheckpointLoad, LeaderEpochCache};
 pub use crate::log_config::LogConfig;
 use crate::offset_checkpoint;
 use crate::producer_state::{ProducerStateManager, SequenceCheck};
@@ -60,7 +60,19 @@ pub struct PartitionLog {
     epochs: LeaderEpochCache,
     report: Vec<String>,
     first_dirty_segment: Option<usize>,
+    /// Entries of the directory (segment files) were created or removed
+    /// since its last fsync; the next flush fsyncs it. A new log starts
+    /// dirty: as in Kafka, its directory is fsynced on its first flush, not
+    /// when it is created.
     dir_dirty: bool,
+    /// This log created its own directory, whose entry in the parent is not
+    /// known to be durable yet; the first flush fsyncs the parent. A caller
+    /// creating many logs at once makes the directories itself and fsyncs
+    /// their parent once (see `LogManager.open_new`), so this stays false.
+    parent_dirty: bool,
+    /// The leader-epoch checkpoint was rewritten without an fsync (see
+    /// [`LeaderEpochCache::write_unsynced`]); the next flush fsyncs it.
+    epochs_unsynced: bool,
     closed: bool,
     log_start_offset: i64,
     flush_policy: FlushPolicy,
@@ -90,8 +102,7 @@ impl PartitionLog {
     ) -> Result<PartitionLog> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        fs::create_dir_all(&dir)
-            .map_err(|e| LogError::io(format!("creating {}", dir.display()), e))?;
+        let created_dir = create_dir(&dir)?;
         let mut report = Vec::new();
         segment_swap::recover(&dir, &mut report)?;
 
@@ -125,7 +136,8 @@ impl PartitionLog {
         }
 
         let scfg = config.segment_config();
-        let (mut epochs, epochs_loaded) = LeaderEpochCache::open(&dir);
+        let (mut epochs, epochs_load) = LeaderEpochCache::open(&dir);
+        let epochs_loaded = epochs_load == CheckpointLoad::Loaded;
         let mut epochs_changed = false;
         let mut segments: Vec<Segment> = Vec::with_capacity(log_bases.len().max(1));
         let count = log_bases.len();
@@ -177,8 +189,10 @@ impl PartitionLog {
                 seg.delete_files()?;
             }
         }
+        let mut dir_dirty = cut_at.is_some();
         if segments.is_empty() {
             segments.push(Segment::create(&dir, 0, &scfg)?);
+            dir_dirty = true;
         }
 
         let first_base = segments.first().map_or(0, |s| s.base_offset());
@@ -194,7 +208,9 @@ impl PartitionLog {
             epochs,
             report,
             first_dirty_segment: None,
-            dir_dirty: false,
+            dir_dirty,
+            parent_dirty: created_dir,
+            epochs_unsynced: false,
             closed: false,
             log_start_offset,
             flush_policy: FlushPolicy::new(now_ms()),
@@ -207,7 +223,11 @@ impl PartitionLog {
         }
         if !epochs_loaded {
             log.epochs.clear();
-            epochs_changed = true;
+            // An unreadable file is replaced by the rebuilt cache; a missing
+            // one stays missing until there is an epoch to record (a new
+            // log has none, and writing an empty checkpoint per partition
+            // made creating a topic of thousands of partitions slow).
+            epochs_changed = epochs_load == CheckpointLoad::Invalid;
         }
 
         // Producer state: newest usable snapshot, then replay headers.
@@ -252,7 +272,9 @@ impl PartitionLog {
         log.producers = producers;
         log.epochs = epochs;
         if epochs_changed {
-            log.epochs.persist()?;
+            // Re-derived from the log, so it can be re-derived again if a
+            // power cut loses it before the next flush.
+            log.write_epochs()?;
         }
         Ok(log)
     }
@@ -411,7 +433,7 @@ impl PartitionLog {
             self.producers.update(&b.header);
         }
         if self.epochs.assign(leader_epoch, base_offset) {
-            self.epochs.persist()?;
+            self.write_epochs()?;
         }
         if self
             .flush_policy
@@ -958,8 +980,10 @@ impl PartitionLog {
         self.cleaner_checkpoint
     }
 
-    /// fsyncs every segment written since the last flush (and the directory
-    /// after a roll).
+    /// fsyncs every segment written since the last flush, a leader-epoch
+    /// checkpoint written since, and the directory after segments were
+    /// created or deleted (always on a new log's first flush, as Kafka
+    /// defers a new log's directory fsync to its first flush).
     pub fn flush(&mut self) -> Result<()> {
         self.ensure_open()?;
         self.flush_inner()
@@ -972,13 +996,31 @@ impl PartitionLog {
                 seg.flush()?;
             }
         }
+        if self.epochs_unsynced {
+            self.epochs.sync()?;
+            self.epochs_unsynced = false;
+        }
+        // The data is durable only once the directory entries naming its
+        // files are: the log's own directory after it gained segments, and
+        // the parent's entry for a directory this log created.
         if self.dir_dirty {
-            let d = fs::File::open(&self.dir)
-                .map_err(|e| LogError::io(format!("opening {}", self.dir.display()), e))?;
-            d.sync_all()
-                .map_err(|e| LogError::io(format!("syncing {}", self.dir.display()), e))?;
+            segment_swap::sync_dir(&self.dir)?;
             self.dir_dirty = false;
         }
+        if self.parent_dirty {
+            if let Some(parent) = self.dir.parent() {
+                segment_swap::sync_dir(parent)?;
+            }
+            self.parent_dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Writes the leader-epoch checkpoint without an fsync; the next flush
+    /// (or close) makes it durable.
+    fn write_epochs(&mut self) -> Result<()> {
+        self.epochs.write_unsynced()?;
+        self.epochs_unsynced = true;
         Ok(())
     }
 
@@ -995,6 +1037,11 @@ impl PartitionLog {
             seg.offset_index.trim()?;
             seg.time_index.trim()?;
         }
+        // The checkpoint is made durable before the producer snapshot: the
+        // next open re-derives epochs only from the snapshot's offset on, so
+        // a durable snapshot must never sit beside an older checkpoint.
+        self.epochs.persist()?;
+        self.epochs_unsynced = false;
         self.first_dirty_segment = Some(self.segments.len().saturating_sub(1));
         self.flush_inner()?;
         let leo = self.log_end_offset();
@@ -1009,7 +1056,6 @@ impl PartitionLog {
                 }
             }
         }
-        self.epochs.persist()?;
         self.closed = true;
         Ok(())
     }
@@ -1020,6 +1066,23 @@ impl Drop for PartitionLog {
         // Best effort: data is already in the page cache; this only writes
         // the snapshot and trims indexes so the next open is cheap.
         let _ = self.close();
+    }
+}
+
+/// Creates the log directory if it is missing; true if this call created
+/// it. No fsync here: see [`PartitionLog::flush`] for when it becomes
+/// durable.
+fn create_dir(dir: &Path) -> Result<bool> {
+    match fs::create_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A missing log dir (or deeper parents): create the whole path.
+            fs::create_dir_all(dir)
+                .map_err(|e| LogError::io(format!("creating {}", dir.display()), e))?;
+            Ok(true)
+        }
+        Err(e) => Err(LogError::io(format!("creating {}", dir.display()), e)),
     }
 }
 
