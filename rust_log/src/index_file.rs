@@ -2,12 +2,17 @@
 //! entries, recognising Kafka-style zero-filled preallocation, writing one
 //! entry at a time with positional writes and trimming to the real size.
 //! Handles come from [`crate::file_cache`], so an idle index holds no file
-//! descriptor.
+//! descriptor. A missing index file is created only when first needed (an
+//! entry, a trim, a flush, a rename): a new partition's empty segment then
+//! costs one file creation instead of three, which is most of what creating
+//! a topic of thousands of partitions spends.
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{LogError, Result};
 use crate::file_cache;
@@ -25,40 +30,55 @@ pub enum IndexLoad {
     Corrupt(String),
 }
 
-/// An index file with fixed-size entries (opened lazily).
+/// An index file with fixed-size entries (opened lazily, created lazily).
 #[derive(Debug)]
 pub struct IndexFile {
     path: PathBuf,
     entry_size: usize,
+    /// False until the file exists on disk (see the module docs).
+    on_disk: AtomicBool,
 }
 
 impl IndexFile {
-    /// Opens (creating if missing) the file and returns its raw content.
+    /// Reads the file's raw content; `None` if it does not exist, in which
+    /// case it is created on first use.
     pub fn open(path: &Path, entry_size: usize) -> Result<(IndexFile, Option<Vec<u8>>)> {
-        let existed = path.exists();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| LogError::io(format!("opening index {}", path.display()), e))?;
-        let content = if existed {
-            let mut buf = Vec::new();
-            file.read_to_end(&mut buf)
-                .map_err(|e| LogError::io(format!("reading index {}", path.display()), e))?;
-            Some(buf)
-        } else {
-            None
+        let content = match File::open(path) {
+            Ok(mut file) => {
+                let mut buf = Vec::new();
+                file.read_to_end(&mut buf)
+                    .map_err(|e| LogError::io(format!("reading index {}", path.display()), e))?;
+                Some(buf)
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(LogError::io(format!("opening index {}", path.display()), e));
+            }
         };
-        drop(file);
         Ok((
             IndexFile {
                 path: path.to_path_buf(),
                 entry_size,
+                on_disk: AtomicBool::new(content.is_some()),
             },
             content,
         ))
+    }
+
+    /// A read/write handle, creating the file if it is not on disk yet.
+    fn handle(&self) -> Result<Arc<File>> {
+        if self.on_disk.load(Ordering::Acquire) {
+            return file_cache::get(&self.path);
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&self.path)
+            .map_err(|e| LogError::io(format!("creating index {}", self.path.display()), e))?;
+        self.on_disk.store(true, Ordering::Release);
+        Ok(file_cache::insert(&self.path, file))
     }
 
     /// Path of the file.
@@ -66,8 +86,10 @@ impl IndexFile {
         &self.path
     }
 
-    /// Renames the file (closing any cached handle first).
+    /// Renames the file (closing any cached handle first); a file not
+    /// created yet is created first, so the renamed segment is complete.
     pub fn rename(&mut self, to: &Path) -> Result<()> {
+        self.handle()?;
         file_cache::evict(&self.path);
         file_cache::evict(to);
         fs::rename(&self.path, to).map_err(|e| {
@@ -83,21 +105,32 @@ impl IndexFile {
     /// Writes entry number `n` (positional write: lands in the page cache).
     pub fn write_entry(&self, n: usize, entry: &[u8]) -> Result<()> {
         debug_assert_eq!(entry.len(), self.entry_size);
-        file_cache::get(&self.path)?
+        self.handle()?
             .write_all_at(entry, (n * self.entry_size) as u64)
             .map_err(|e| LogError::io(format!("writing index {}", self.path.display()), e))
     }
 
-    /// Truncates the file to exactly `entries` entries.
+    /// Truncates the file to exactly `entries` entries (creating it: a
+    /// trimmed index is on disk, as Kafka's layout has it).
     pub fn set_entries(&self, entries: usize) -> Result<()> {
-        file_cache::get(&self.path)?
+        self.handle()?
             .set_len((entries * self.entry_size) as u64)
             .map_err(|e| LogError::io(format!("truncating index {}", self.path.display()), e))
     }
 
+    /// Drops every entry. A file not created yet stays uncreated: recovery
+    /// resets the indexes of every active segment after a crash, and would
+    /// otherwise create two files for each never-written partition.
+    pub fn clear(&self) -> Result<()> {
+        if !self.on_disk.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.set_entries(0)
+    }
+
     /// fsyncs the file.
     pub fn flush(&self) -> Result<()> {
-        match file_cache::get(&self.path)?.sync_data() {
+        match self.handle()?.sync_data() {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::Interrupted => Ok(()),
             Err(e) => Err(LogError::io(

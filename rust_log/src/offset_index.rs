@@ -137,7 +137,7 @@ impl OffsetIndex {
     /// Drops all entries (before a rebuild).
     pub fn reset(&mut self) -> Result<()> {
         self.entries.clear();
-        self.file.set_entries(0)
+        self.file.clear()
     }
 
     /// Drops entries whose position is >= `position` (after a log truncation).

@@ -92,12 +92,17 @@ impl Segment {
             .map_err(|e| LogError::io(format!("stat {}", log_path.display()), e))?
             .len();
         if truncate {
+            // Leftover indexes of a replaced segment go; the new ones are
+            // created when first needed (see `index_file`).
             for ext in ["index", "timeindex"] {
                 let p = suffixed_path(dir, base_offset, ext, suffix);
                 file_cache::evict(&p);
-                if p.exists() {
-                    fs::remove_file(&p)
-                        .map_err(|e| LogError::io(format!("removing {}", p.display()), e))?;
+                match fs::remove_file(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(LogError::io(format!("removing {}", p.display()), e));
+                    }
                 }
             }
         }

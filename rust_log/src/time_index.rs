@@ -141,7 +141,7 @@ impl TimeIndex {
     /// Drops all entries (before a rebuild).
     pub fn reset(&mut self) -> Result<()> {
         self.entries.clear();
-        self.file.set_entries(0)
+        self.file.clear()
     }
 
     /// Drops entries with offset >= `offset` (after a log truncation).

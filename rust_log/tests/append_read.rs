@@ -113,11 +113,13 @@ fn segments_roll_and_reads_cross_them() {
     }
     assert_eq!(log.segment_base_offsets(), vec![0, 6, 12, 18]);
     assert_eq!(log.size_bytes(), (b.len() * 10) as u64);
-    for base in [0i64, 6, 12, 18] {
-        assert!(dir.path().join(format!("{base:020}.log")).exists());
-        assert!(dir.path().join(format!("{base:020}.index")).exists());
-        assert!(dir.path().join(format!("{base:020}.timeindex")).exists());
+    let exists = |base: i64, ext: &str| dir.path().join(format!("{base:020}.{ext}")).exists();
+    for base in [0i64, 6, 12] {
+        assert!(exists(base, "log") && exists(base, "index") && exists(base, "timeindex"));
     }
+    // The active segment's indexes are created when first needed: it has
+    // no index entry yet (its only batch is at position 0).
+    assert!(exists(18, "log") && !exists(18, "index") && !exists(18, "timeindex"));
     // A read stays within one segment (like Kafka) and the next continues.
     let mut next = 0;
     let mut seen = vec![];
@@ -137,9 +139,11 @@ fn segments_roll_and_reads_cross_them() {
         let bs = batches_in(&log.read(off, 1 << 20, true).unwrap());
         assert_eq!(bs[0].0, off - off % 2);
     }
-    // Reopen (clean) keeps everything.
+    // Reopen (clean) keeps everything; closed, every segment has Kafka's
+    // three files.
     log.close().unwrap();
     drop(log);
+    assert!(exists(18, "log") && exists(18, "index") && exists(18, "timeindex"));
     let log = open(dir.path(), small_cfg(seg_bytes, 100), true);
     assert_eq!(log.segment_base_offsets(), vec![0, 6, 12, 18]);
     assert_eq!(log.log_end_offset(), 20);

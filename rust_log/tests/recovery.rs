@@ -386,3 +386,31 @@ fn new_log_flushes_and_reopens_with_its_data() {
     assert_eq!(log.log_end_offset(), 3);
     assert_eq!(log.leader_epochs(), &[(0, 0)]);
 }
+
+#[test]
+fn index_files_of_a_new_segment_are_created_when_first_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t-0");
+    let indexes = |p: &Path| [seg_file(p, 0, "index"), seg_file(p, 0, "timeindex")];
+    let log = open(&p, cfg(), true);
+    assert!(seg_file(&p, 0, "log").exists());
+    assert!(indexes(&p).iter().all(|f| !f.exists()));
+    // Killed and recovered: recovery of the empty active segment creates
+    // nothing either.
+    std::mem::forget(log);
+    let mut log = open(&p, cfg(), false);
+    assert!(indexes(&p).iter().all(|f| !f.exists()));
+    // A batch too small for an index entry, then a clean close: Kafka's three
+    // files are all there and the next clean open finds nothing to recover.
+    log.append(simple(1, 0, 10), 0, None).unwrap();
+    log.close().unwrap();
+    drop(log);
+    assert!(indexes(&p).iter().all(|f| f.exists()));
+    let log = open(&p, cfg(), true);
+    assert!(
+        log.recovery_report().is_empty(),
+        "{:?}",
+        log.recovery_report()
+    );
+    assert_eq!(log.log_end_offset(), 1);
+}
