@@ -128,8 +128,14 @@ impl IndexFile {
         self.set_entries(0)
     }
 
-    /// fsyncs the file.
+    /// fsyncs the file, if it exists. One not created yet has no entries
+    /// to lose: indexes are derived data, and a segment with data but no
+    /// index file is rebuilt by the open-time check; a trimmed (sealed or
+    /// closed) segment with data always has both files.
     pub fn flush(&self) -> Result<()> {
+        if !self.on_disk.load(Ordering::Acquire) {
+            return Ok(());
+        }
         match self.handle()?.sync_data() {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::Interrupted => Ok(()),

@@ -1034,8 +1034,7 @@ impl PartitionLog {
             active.seal()?;
         }
         for seg in &self.segments {
-            seg.offset_index.trim()?;
-            seg.time_index.trim()?;
+            seg.trim_indexes()?;
         }
         // The checkpoint is made durable before the producer snapshot: the
         // next open re-derives epochs only from the snapshot's offset on, so

@@ -436,6 +436,18 @@ impl Segment {
             self.time_index
                 .maybe_append(self.max_timestamp, self.offset_of_max_timestamp, true)?;
         }
+        self.trim_indexes()
+    }
+
+    /// Trims both index files to their entries. An empty segment's indexes
+    /// stay uncreated if they are: the open-time check asks for index files
+    /// only when the log has data, so a partition never written to never
+    /// creates them.
+    pub fn trim_indexes(&self) -> Result<()> {
+        if self.size == 0 {
+            self.offset_index.clear()?;
+            return self.time_index.clear();
+        }
         self.offset_index.trim()?;
         self.time_index.trim()
     }

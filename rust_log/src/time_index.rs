@@ -141,6 +141,13 @@ impl TimeIndex {
     /// Drops all entries (before a rebuild).
     pub fn reset(&mut self) -> Result<()> {
         self.entries.clear();
+        self.clear()
+    }
+
+    /// Empties the file, if it exists (see [`IndexFile::clear`]); the
+    /// entries must already be empty.
+    pub fn clear(&self) -> Result<()> {
+        debug_assert!(self.entries.is_empty());
         self.file.clear()
     }
 

@@ -400,6 +400,17 @@ fn index_files_of_a_new_segment_are_created_when_first_needed() {
     std::mem::forget(log);
     let mut log = open(&p, cfg(), false);
     assert!(indexes(&p).iter().all(|f| !f.exists()));
+    // Flushed and closed while empty: still none, and a clean open is clean.
+    log.flush().unwrap();
+    log.close().unwrap();
+    drop(log);
+    assert!(indexes(&p).iter().all(|f| !f.exists()));
+    let mut log = open(&p, cfg(), true);
+    assert!(
+        log.recovery_report().is_empty(),
+        "{:?}",
+        log.recovery_report()
+    );
     // A batch too small for an index entry, then a clean close: Kafka's three
     // files are all there and the next clean open finds nothing to recover.
     log.append(simple(1, 0, 10), 0, None).unwrap();

@@ -79,12 +79,12 @@ def test_first_flush_of_a_new_log_fsyncs_its_directory(tmp_path: Path) -> None:
     assert synced[str(root)] == 1, synced
     for p in range(5):
         part = root / f"t-{p}"
-        # The directory once, its segment files and the leader-epoch checkpoint the append wrote.
+        # The directory once, the segment and the leader-epoch checkpoint the append wrote (one
+        # small batch makes no index entry, so the index files are not created yet).
         assert synced[str(part)] == 1, synced
-        for name in ("00000000000000000000.log", "00000000000000000000.index",
-                     "00000000000000000000.timeindex", "leader-epoch-checkpoint"):
+        for name in ("00000000000000000000.log", "leader-epoch-checkpoint"):
             assert synced[str(part / name)] == 1, (name, synced)
-    assert sum(synced.values()) == 1 + 5 * 5, synced
+    assert sum(synced.values()) == 1 + 5 * 3, synced
 
 
 def test_reopening_untouched_logs_fsyncs_nothing(tmp_path: Path) -> None:
