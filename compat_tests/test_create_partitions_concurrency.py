@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import select
+import time
 import uuid
 from typing import Any
 
@@ -173,7 +174,7 @@ def test_delete_topics_racing_create_partitions_leaves_no_partition_behind(
         _create_topic(deleting, name, 1)
         adding.send(_create_partitions(name, 2000, 1))
         while not broker.partition_dir(name, 1).exists() and not _readable(adding):
-            pass
+            time.sleep(0.002)  # leave the cores to the broker while waiting
         deleted = deleting.request(DELETE_TOPICS, 6, {"topics": [{"name": name, "topic_id": ZERO_UUID}],
                                                       "timeout_ms": 60000})
         added = _single_result(_answer(adding, CREATE_PARTITIONS, CREATE_PARTITIONS_VERSION, 1))
