@@ -189,7 +189,10 @@ impl PartitionLog {
                 seg.delete_files()?;
             }
         }
-        let mut dir_dirty = cut_at.is_some();
+        // After a crash the directory may hold entries the dead process never
+        // fsynced (a rolled segment, say); they are made durable by the first
+        // flush, as a new log's are. A clean shutdown flushed them.
+        let mut dir_dirty = !clean_shutdown || cut_at.is_some();
         if segments.is_empty() {
             segments.push(Segment::create(&dir, 0, &scfg)?);
             dir_dirty = true;

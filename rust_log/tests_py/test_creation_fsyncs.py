@@ -32,10 +32,13 @@ from pykafkad.log_manager import LogManager
 mode, count, dirs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 lm = LogManager(load_config(None, ["log.dirs=" + ",".join(dirs)]))
 paths = lm.plan_new("t", range(count))
-if mode == "reopen":
-    logs = [PartitionLog(str(p), clean_shutdown=True) for p in paths]
+if mode.startswith("reopen"):
+    logs = [PartitionLog(str(p), clean_shutdown=mode == "reopen") for p in paths]
 else:
     logs = lm.open_new(paths, lm.settings_for({}))
+if mode == "reopen-unclean":
+    for plog in logs:
+        plog.flush()
 if mode == "flush":
     for plog in logs:
         plog.append(encode_batch([(None, b"v")], 1000))
@@ -91,3 +94,12 @@ def test_reopening_untouched_logs_fsyncs_nothing(tmp_path: Path) -> None:
     root = (tmp_path / "logs").resolve()
     synced_paths(tmp_path, "create", 10, [root])
     assert synced_paths(tmp_path, "reopen", 10, [root]) == Counter()
+
+
+def test_first_flush_after_a_crash_fsyncs_each_directory(tmp_path: Path) -> None:
+    # The killed process may have left directory entries unsynced (a rolled segment); opening
+    # after a crash no longer fsyncs every directory, the first flush does.
+    root = (tmp_path / "logs").resolve()
+    synced_paths(tmp_path, "create", 10, [root])
+    synced = synced_paths(tmp_path, "reopen-unclean", 10, [root])
+    assert synced == Counter({str(root / f"t-{p}"): 1 for p in range(10)})
