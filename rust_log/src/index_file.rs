@@ -3,9 +3,9 @@
 //! entry at a time with positional writes and trimming to the real size.
 //! Handles come from [`crate::file_cache`], so an idle index holds no file
 //! descriptor. A missing index file is created only when first needed (an
-//! entry, a trim, a flush, a rename): a new partition's empty segment then
-//! costs one file creation instead of three, which is most of what creating
-//! a topic of thousands of partitions spends.
+//! entry, a trim, a rename; a flush skips it): a new partition's empty
+//! segment then costs one file creation instead of three, which was most of
+//! what creating a topic of thousands of partitions spent.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read};
