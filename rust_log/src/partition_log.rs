@@ -71,8 +71,13 @@ pub struct PartitionLog {
     /// their parent once (see `LogManager.open_new`), so this stays false.
     parent_dirty: bool,
     /// The leader-epoch checkpoint was rewritten without an fsync (see
-    /// [`LeaderEpochCache::write_unsynced`]); the next flush fsyncs it.
+    /// [`LeaderEpochCache::write_unsynced`]), or read after a crash that may
+    /// have left it unsynced; the next flush fsyncs it.
     epochs_unsynced: bool,
+    /// A leader-epoch checkpoint file holding the cache's entries exists
+    /// (every change of the cache is written at once), so close need only
+    /// fsync it rather than write it again.
+    epochs_on_disk: bool,
     closed: bool,
     log_start_offset: i64,
     flush_policy: FlushPolicy,
@@ -213,7 +218,8 @@ impl PartitionLog {
             first_dirty_segment: None,
             dir_dirty,
             parent_dirty: created_dir,
-            epochs_unsynced: false,
+            epochs_unsynced: epochs_loaded && !clean_shutdown,
+            epochs_on_disk: epochs_loaded,
             closed: false,
             log_start_offset,
             flush_policy: FlushPolicy::new(now_ms()),
@@ -773,6 +779,7 @@ impl PartitionLog {
         self.dir_dirty = true;
         if self.epochs.truncate_from_start(self.log_start_offset) {
             self.epochs.persist()?;
+            self.epochs_on_disk = true;
         }
         Ok((count, freed))
     }
@@ -1024,6 +1031,7 @@ impl PartitionLog {
     fn write_epochs(&mut self) -> Result<()> {
         self.epochs.write_unsynced()?;
         self.epochs_unsynced = true;
+        self.epochs_on_disk = true;
         Ok(())
     }
 
@@ -1041,8 +1049,16 @@ impl PartitionLog {
         }
         // The checkpoint is made durable before the producer snapshot: the
         // next open re-derives epochs only from the snapshot's offset on, so
-        // a durable snapshot must never sit beside an older checkpoint.
-        self.epochs.persist()?;
+        // a durable snapshot must never sit beside an older checkpoint. A
+        // log that never had data needs none (a missing file reads as empty).
+        if !self.epochs_on_disk {
+            if !self.epochs.entries().is_empty() || self.log_end_offset() > self.log_start_offset {
+                self.epochs.persist()?;
+                self.epochs_on_disk = true;
+            }
+        } else if self.epochs_unsynced {
+            self.epochs.sync()?;
+        }
         self.epochs_unsynced = false;
         self.first_dirty_segment = Some(self.segments.len().saturating_sub(1));
         self.flush_inner()?;

@@ -405,6 +405,7 @@ fn index_files_of_a_new_segment_are_created_when_first_needed() {
     log.close().unwrap();
     drop(log);
     assert!(indexes(&p).iter().all(|f| !f.exists()));
+    assert!(!p.join(EPOCHS).exists(), "no epoch: no checkpoint");
     let mut log = open(&p, cfg(), true);
     assert!(
         log.recovery_report().is_empty(),
@@ -417,6 +418,10 @@ fn index_files_of_a_new_segment_are_created_when_first_needed() {
     log.close().unwrap();
     drop(log);
     assert!(indexes(&p).iter().all(|f| f.exists()));
+    assert_eq!(
+        std::fs::read_to_string(p.join(EPOCHS)).unwrap(),
+        "0\n1\n0 0\n"
+    );
     let log = open(&p, cfg(), true);
     assert!(
         log.recovery_report().is_empty(),
