@@ -41,7 +41,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         Throughput("librdkafka", 1024, 1, "all", "lz4", 200_000),
         # The same as the 100-byte librdkafka workload, with the consumer's queue-full pause cut to
         # 10 ms: what each broker delivers when librdkafka does not stop for a second (see NOTES.md).
-        Throughput("librdkafka", 100, 8, "1", "none", 1_000_000, (("fetch.queue.backoff.ms", "10"),)),
+        Throughput("librdkafka", 100, 8, "1", "none", 1_000_000,
+                   consumer_config=(("fetch.queue.backoff.ms", "10"),)),
         Latency("librdkafka", 100, 1000, 10.0, "1"),
         Latency("librdkafka", 1024, 5000, 10.0, "all"),
         Latency("librdkafka", 1024, 2000, 10.0, "all"),
@@ -65,7 +66,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     # Tiny sizes for the harness's own smoke test: does every path run and report.
     "smoke": {"rounds": 1, "out": REPO_ROOT / ".cache" / "bench" / "smoke", "workloads": [
         Throughput("java", 100, 1, "1", "none", 2000),
-        Throughput("librdkafka", 1024, 2, "all", "lz4", 1000, (("fetch.queue.backoff.ms", "10"),)),
+        Throughput("librdkafka", 1024, 2, "all", "lz4", 1000, consumer_config=(("fetch.queue.backoff.ms", "10"),)),
         Latency("librdkafka", 100, 200, 1.0, "1"),
         Latency("java", 100, 50, 1.0, "1"),
         Scale(20, 20, 0.5),

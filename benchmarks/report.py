@@ -24,7 +24,7 @@ METRICS: dict[str, dict[str, tuple[str, str, float | None]]] = {
         "produce_records_s": ("produce records/s", "higher", None),
         "consume_mb_s": ("consume MB/s", "higher", 1.0),
         "consume_records_s": ("consume records/s", "higher", None),
-        "consume_fetch_pauses": ("librdkafka 1 s fetch pauses while consuming (local queue full)", "lower", None),
+        "consume_fetch_pauses": ("librdkafka fetch pauses while consuming (local queue full)", "lower", None),
         "produce_latency_p99_ms": ("producer-reported p99 latency ms (saturated)", "lower", None),
         "produce_cpu_s_per_gb": ("broker CPU s per GB produced", "lower", None),
         "consume_cpu_s_per_gb": ("broker CPU s per GB consumed", "lower", None),

@@ -138,6 +138,8 @@ class Throughput:
     consumer_config: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        if self.kind != "throughput":
+            raise TypeError(f"Throughput(kind={self.kind!r}): pass consumer_config by keyword")
         # results.json stores the pairs as lists
         object.__setattr__(self, "consumer_config", tuple(tuple(kv) for kv in self.consumer_config))
 
