@@ -13,7 +13,7 @@ import wire
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
 
-FETCH, METADATA, CREATE_TOPICS = 1, 3, 19
+FETCH, METADATA, CREATE_TOPICS, DELETE_TOPICS = 1, 3, 19, 20
 LONG_POLL_MS = 3000
 
 
@@ -92,3 +92,35 @@ def test_creating_thousands_of_partitions_does_not_stall_other_connections(broke
     assert frame is not None
     assert wire.decode_response(CREATE_TOPICS, 7, frame)[1]["topics"][0]["error_code"] == 0
     assert served_meanwhile > 0, "no other request was answered while the partitions were being created"
+
+
+def test_deleting_thousands_of_partitions_does_not_stall_other_connections(broker: BrokerProcess) -> None:
+    name = f"wide-del-{uuid.uuid4().hex[:8]}"
+    partitions = 3000
+    with RawConnection(broker.port, timeout=120) as conn:
+        conn.send(wire.encode_request(CREATE_TOPICS, 7, 1, "order", {
+            "topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1}],
+            "timeout_ms": 60000}))
+        frame = conn.recv_frame()
+    assert frame is not None
+    assert wire.decode_response(CREATE_TOPICS, 7, frame)[1]["topics"][0]["error_code"] == 0
+    last_dir = broker.partition_dir(name, partitions - 1)
+    assert last_dir.exists()
+    delete = wire.encode_request(DELETE_TOPICS, 6, 2, "order", {
+        "topics": [{"name": name, "topic_id": uuid.UUID(int=0)}], "timeout_ms": 60000})
+    served_meanwhile = 0
+    with RawConnection(broker.port, timeout=120) as deleting, RawConnection(broker.port) as other:
+        deleting.send(delete)
+        while not select.select([deleting.sock], [], [], 0)[0]:
+            answer = other.request(METADATA, 12, {"topics": [{"name": name}], "allow_auto_topic_creation": False})
+            # Answered after the topic left the model while its directories were still being
+            # removed (the last is removed last): the old code removed them all before answering
+            # anything else.
+            if (answer["topics"][0]["error_code"] != 0 and last_dir.exists()
+                    and not select.select([deleting.sock], [], [], 0)[0]):
+                served_meanwhile += 1
+        frame = deleting.recv_frame()
+    assert frame is not None
+    assert wire.decode_response(DELETE_TOPICS, 6, frame)[1]["responses"][0]["error_code"] == 0
+    assert served_meanwhile > 0, "no other request was answered while the partitions were being deleted"
+    assert not any(broker.log_dir.glob(f"{name}-*")), "a deleted partition's directory is left"

@@ -246,7 +246,11 @@ class Broker:
             if not self.config["delete.topic.enable"]:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
             self.metadata.delete_topic(name)
-            self.logs.delete_topic(topic)
+            detached = self.logs.detach_topic(topic)
+            # Removing thousands of partition directories takes seconds: off the event loop. The
+            # turn is held meanwhile, so a new topic of the same name waits for the old directories
+            # to be gone before creating its own.
+            await trio.to_thread.run_sync(self.logs.remove_logs, topic, detached)
             log.info("deleted topic %s", name)
             return topic
 

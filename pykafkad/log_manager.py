@@ -180,12 +180,20 @@ class LogManager:
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self.logs.get((topic, partition))
 
-    def delete_topic(self, topic: TopicInfo) -> None:
+    def detach_topic(self, topic: TopicInfo) -> list[PartitionLog]:
+        """Stop serving ``topic``'s logs (cheap, on the event loop); `remove_logs` disposes of them."""
         self.topic_settings.pop(topic.name, None)
-        for p in topic.partitions:
-            plog = self.logs.pop((topic.name, p.index), None)
-            if plog is not None:
+        return [plog for p in topic.partitions
+                if (plog := self.logs.pop((topic.name, p.index), None)) is not None]
+
+    def remove_logs(self, topic: TopicInfo, detached: list[PartitionLog]) -> None:
+        """Close and remove a detached topic's logs: seconds for thousands, so run on a worker thread."""
+        for plog in detached:
+            try:
                 plog.close()
+            except Exception:  # noqa: BLE001 - its files are removed next; the others must still go
+                log.exception("closing a log of deleted topic %s failed", topic.name)
+        for p in topic.partitions:
             for d in self.config.log_dirs:
                 shutil.rmtree(d / f"{topic.name}-{p.index}", ignore_errors=True)
 
