@@ -116,6 +116,12 @@ class RawConnection:
         assert got_cid == cid, f"correlation id {got_cid} != {cid}"
         return response
 
+    def create_topic(self, name: str, partitions: int = 1) -> None:
+        """CreateTopics v7 of one topic (replication factor 1); asserts that it was created."""
+        created = self.request(19, 7, {"topics": [{"name": name, "num_partitions": partitions,
+                                                   "replication_factor": 1}], "timeout_ms": 60000})
+        assert created["topics"][0]["error_code"] == 0, created
+
     def api_versions(self, version: int = 3) -> tuple[int, dict[int, tuple[int, int]]]:
         """Hand-encoded ApiVersions; returns (error_code, {api_key: (min, max)})."""
         cid = self.correlation_id()

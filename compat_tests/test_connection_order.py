@@ -20,9 +20,7 @@ LONG_POLL_MS = 3000
 def _empty_topic(broker: BrokerProcess) -> str:
     name = f"order-{uuid.uuid4().hex[:8]}"
     with RawConnection(broker.port) as conn:
-        created = conn.request(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": 1,
-                                                              "replication_factor": 1}], "timeout_ms": 5000})
-    assert created["topics"][0]["error_code"] == 0
+        conn.create_topic(name)
     return name
 
 
@@ -98,12 +96,7 @@ def test_deleting_thousands_of_partitions_does_not_stall_other_connections(broke
     name = f"wide-del-{uuid.uuid4().hex[:8]}"
     partitions = 3000
     with RawConnection(broker.port, timeout=120) as conn:
-        conn.send(wire.encode_request(CREATE_TOPICS, 7, 1, "order", {
-            "topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1}],
-            "timeout_ms": 60000}))
-        frame = conn.recv_frame()
-    assert frame is not None
-    assert wire.decode_response(CREATE_TOPICS, 7, frame)[1]["topics"][0]["error_code"] == 0
+        conn.create_topic(name, partitions)
     last_dir = broker.partition_dir(name, partitions - 1)
     assert last_dir.exists()
     delete = wire.encode_request(DELETE_TOPICS, 6, 2, "order", {

@@ -60,12 +60,6 @@ def _single_result(body: dict[str, Any]) -> tuple[int, str | None]:
     return result["error_code"], result["error_message"]
 
 
-def _create_topic(conn: RawConnection, name: str, partitions: int) -> None:
-    created = conn.request(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": partitions,
-                                                          "replication_factor": 1}], "timeout_ms": 60000})
-    assert created["topics"][0]["error_code"] == ERR_NONE, created
-
-
 def _metadata(conn: RawConnection, name: str) -> tuple[int, int]:
     """(error code, partition count) of ``name`` in a Metadata v12 answer."""
     answer = conn.request(METADATA, 12, {"topics": [{"name": name}], "allow_auto_topic_creation": False})
@@ -107,7 +101,7 @@ def test_adding_thousands_of_partitions_does_not_stall_other_connections(
     name = unique_topic("wide-add")
     served_meanwhile = 0
     with RawConnection(broker.port, timeout=SLOW_REQUEST_S) as adding, RawConnection(broker.port) as other:
-        _create_topic(other, name, 1)
+        other.create_topic(name, 1)
         adding.send(_create_partitions(name, 3001, 9))
         while not _readable(adding):
             # The second partition's directory exists: the new logs are being opened.  A Metadata
@@ -128,7 +122,7 @@ def test_two_concurrent_create_partitions_to_one_count_add_each_partition_once(
     name = unique_topic("same-count")
     with RawConnection(broker.port, timeout=SLOW_REQUEST_S) as first, \
             RawConnection(broker.port, timeout=SLOW_REQUEST_S) as second:
-        _create_topic(first, name, 1)
+        first.create_topic(name, 1)
         # Both are in the broker before either is answered.
         first.send(_create_partitions(name, 1000, 1))
         second.send(_create_partitions(name, 1000, 2))
@@ -146,7 +140,7 @@ def test_concurrent_admin_clients_growing_one_topic_end_at_the_larger_count(
     broker = broker_factory("admins")
     name = unique_topic("admins")
     with RawConnection(broker.port) as conn:
-        _create_topic(conn, name, 1)
+        conn.create_topic(name, 1)
     # Two AdminClients, two connections; both requests are sent before either result is read.
     admins = [AdminClient({"bootstrap.servers": broker.bootstrap}) for _ in range(2)]
     futures = [admin.create_partitions([NewPartitions(name, count)], request_timeout=SLOW_REQUEST_S,
@@ -171,7 +165,7 @@ def test_delete_topics_racing_create_partitions_leaves_no_partition_behind(
     name = unique_topic("delete-race")
     with RawConnection(broker.port, timeout=SLOW_REQUEST_S) as adding, \
             RawConnection(broker.port, timeout=SLOW_REQUEST_S) as deleting:
-        _create_topic(deleting, name, 1)
+        deleting.create_topic(name, 1)
         adding.send(_create_partitions(name, 2000, 1))
         while not broker.partition_dir(name, 1).exists() and not _readable(adding):
             time.sleep(0.002)  # leave the cores to the broker while waiting
@@ -189,7 +183,7 @@ def test_delete_topics_racing_create_partitions_leaves_no_partition_behind(
         if attempt == "before":
             broker.restart()
     with RawConnection(broker.port) as conn:
-        _create_topic(conn, name, 2)
+        conn.create_topic(name, 2)
         assert _produce_one(conn, name, 1, b"fresh") == 0, "the recreated topic found an old log"
     _assert_consistent(broker, name, 2)
 
@@ -219,7 +213,7 @@ def test_create_partitions_sent_while_the_topic_is_being_created_sees_the_topic(
 def test_create_partitions_errors_and_validate_only_open_nothing(broker: BrokerProcess) -> None:
     name, missing = unique_topic("cp-edges"), unique_topic("cp-missing")
     with RawConnection(broker.port) as conn:
-        _create_topic(conn, name, 2)
+        conn.create_topic(name, 2)
 
         def result(count: int, validate_only: bool = False,
                    assignments: list[list[int]] | None = None) -> tuple[int, str | None]:

@@ -13,7 +13,7 @@ from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import RawConnection, batches_in, produce_body, produce_partition_response
 from pykafkad._rust_log import encode_batch
 
-PRODUCE, FETCH, INIT_PRODUCER_ID, CREATE_TOPICS = 0, 1, 22, 19
+PRODUCE, FETCH, INIT_PRODUCER_ID = 0, 1, 22
 OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH = 45, 47
 
 
@@ -26,9 +26,7 @@ def _produce(conn: RawConnection, topic: str, pid: int, epoch: int, seq: int, n:
 def test_duplicates_gaps_and_fenced_epochs(broker: BrokerProcess) -> None:
     topic = f"idem-{uuid.uuid4().hex[:8]}"
     with RawConnection(broker.port) as conn:
-        created = conn.request(CREATE_TOPICS, 7, {"topics": [{"name": topic, "num_partitions": 1,
-                                                              "replication_factor": 1}], "timeout_ms": 5000})
-        assert created["topics"][0]["error_code"] == 0
+        conn.create_topic(topic)
         init = conn.request(INIT_PRODUCER_ID, 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
                                                   "producer_id": -1, "producer_epoch": -1})
         assert init["error_code"] == 0
