@@ -8,11 +8,18 @@ import logging
 import sys
 from pathlib import Path
 
-from pykafkad.config import ConfigError, load_config
+from pykafkad import __version__
+from pykafkad.config import BrokerConfig, ConfigError, load_config
+
+log = logging.getLogger("pykafkad")
+
+# The defaults that decide where a broker started without a config file listens and writes.
+_SHOWN_DEFAULTS = ("node.id", "listeners", "log.dirs")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pykafkad", description="A Kafka-protocol broker.")
+    parser.add_argument("--version", action="version", version=f"pykafkad {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the broker (like kafka-server-start.sh)")
     serve.add_argument("config", nargs="?", type=Path, help="a server.properties file")
@@ -42,6 +49,24 @@ def _run_pipeline(name: str, args: list[str]) -> int:
     return int(module.main(args))
 
 
+def _report_defaults(config: BrokerConfig) -> None:
+    """Without a config file, say which of Kafka's defaults decide where the broker listens and writes."""
+    shown = {
+        "node.id": str(config.node_id),
+        "listeners": ",".join(f"{lst.name}://{lst.host}:{lst.port}" for lst in config.listeners),
+        "log.dirs": ",".join(str(d) for d in config.log_dirs),
+    }
+    defaults = [f"{k}={shown[k]}" for k in _SHOWN_DEFAULTS if not _overridden(config, k)]
+    if defaults:
+        log.info("no config file given: using the defaults %s (pass a server.properties such as "
+                 "configs/server.properties, or --override KEY=VALUE)", ", ".join(defaults))
+
+
+def _overridden(config: BrokerConfig, key: str) -> bool:
+    synonyms = {"node.id": ("node.id", "broker.id"), "log.dirs": ("log.dirs", "log.dir")}.get(key, (key,))
+    return any(k in config.explicit for k in synonyms)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "pipeline":
@@ -59,11 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as e:
             print(f"pykafkad: bad configuration: {e}", file=sys.stderr)
             return 2
-        from pykafkad.server import run_server
+        if args.config is None:
+            _report_defaults(config)
+        from pykafkad.server import StartupError, run_server
 
         try:
             run_server(config)
-        except OSError as e:
+        except (StartupError, OSError) as e:
             print(f"pykafkad: cannot start: {e}", file=sys.stderr)
             return 1
         return 0

@@ -1,25 +1,66 @@
-"""The Trio server: listeners, one task per connection, and graceful shutdown on SIGTERM/SIGINT.
+"""The Trio server: start-up order, listeners, one task per connection, and graceful shutdown.
 
-Shutdown stops accepting, lets in-flight requests finish (long-polls answer early),
-closes idle connections, then flushes and closes every log and leaves the clean-shutdown
+Start-up binds every listener first, then locks the log dirs, and only then loads the broker:
+a listener that cannot be bound or a log dir another broker holds stops the process with one
+line (``StartupError``) before anything is written to a data directory.
+
+Shutdown (SIGTERM/SIGINT) stops accepting, lets in-flight requests finish (long-polls answer
+early), closes idle connections, then flushes and closes every log and leaves the clean-shutdown
 marker so the next start skips recovery.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import signal
+import socket
 import time
 
 import trio
 
 from pykafkad.broker import Broker
-from pykafkad.config import BrokerConfig
+from pykafkad.config import BrokerConfig, Listener
 from pykafkad.connection import Connection
+from pykafkad.log_dir_lock import LogDirInUse, LogDirLocks
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 30.0
+
+# Bind failures in words an operator acts on; others use the system's own text.
+_BIND_PROBLEMS = {
+    errno.EADDRINUSE: "address already in use",
+    errno.EADDRNOTAVAIL: "address not available on this machine",
+    errno.EACCES: "permission denied (ports below 1024 need privileges)",
+}
+
+
+class StartupError(Exception):
+    """The broker cannot start; the message is the one line to show."""
+
+
+def _bind_problem(e: OSError) -> str:
+    if isinstance(e, socket.gaierror):
+        return f"cannot resolve the host ({e.strerror})"
+    return _BIND_PROBLEMS.get(e.errno or 0, (e.strerror or str(e)).lower())
+
+
+async def bind_listeners(listeners: list[Listener]) -> list[trio.SocketListener]:
+    """Bind and listen on every listener, or raise StartupError naming the one that failed."""
+    bound: list[trio.SocketListener] = []
+    try:
+        for spec in listeners:
+            try:
+                bound.extend(await trio.open_tcp_listeners(spec.port, host=spec.host or None))
+            except OSError as e:
+                host = f"[{spec.host}]" if ":" in spec.host else spec.host
+                raise StartupError(f"listener {spec.name}://{host}:{spec.port}: {_bind_problem(e)}") from e
+    except BaseException:
+        for lst in bound:
+            lst.socket.close()
+        raise
+    return bound
 
 
 class Server:
@@ -58,22 +99,42 @@ class Server:
                 nursery.start_soon(self._serve_connection, stream, broker)
 
     async def run(self, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
+        """Start (bind, lock, load), serve until a signal or ``stop``, then shut down cleanly.
+
+        Raises StartupError, before touching any data directory, when a listener cannot be bound
+        or a log dir is locked by another broker.  Connections that arrive while the logs load
+        wait in the listen backlog.
+        """
         started = time.monotonic()
-        broker = Broker(self.config)
+        listeners = await bind_listeners(self.config.listeners)
+        try:
+            locks = LogDirLocks.acquire(self.config.log_dirs)
+        except (LogDirInUse, OSError) as e:
+            for lst in listeners:
+                lst.socket.close()
+            if isinstance(e, LogDirInUse):
+                raise StartupError(str(e)) from e
+            raise StartupError(f"log dir {e.filename}: {(e.strerror or str(e)).lower()}") from e
+        try:
+            broker = Broker(self.config)
+        except BaseException:
+            for lst in listeners:
+                lst.socket.close()
+            locks.release()
+            raise
         try:
             async with trio.open_nursery() as background:
                 await background.start(broker.run_background)
-                await self._serve(broker, started, task_status)
+                await self._serve(broker, listeners, started, task_status)
                 background.cancel_scope.cancel()
         finally:
             log.info("flushing and closing logs")
             broker.close()
+            locks.release()
             log.info("pykafkad stopped")
 
-    async def _serve(self, broker: Broker, started: float, task_status: trio.TaskStatus[Server]) -> None:
-        listeners: list[trio.SocketListener] = []
-        for spec in self.config.listeners:
-            listeners.extend(await trio.open_tcp_listeners(spec.port, host=spec.host or None))
+    async def _serve(self, broker: Broker, listeners: list[trio.SocketListener], started: float,
+                     task_status: trio.TaskStatus[Server]) -> None:
         self.bound = [tuple(lst.socket.getsockname()[:2]) for lst in listeners]  # type: ignore[misc]
         log.info(
             "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s",
