@@ -247,6 +247,8 @@ class Broker:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
             self.metadata.delete_topic(name)
             detached = self.logs.detach_topic(topic)
+            # After the metadata: a commit racing with this sees the topic gone and is refused.
+            await self.groups.on_topic_deleted(name)
             # Removing thousands of partition directories takes seconds: off the event loop. The
             # turn is held meanwhile, so a new topic of the same name waits for the old directories
             # to be gone before creating its own.

@@ -27,6 +27,8 @@ from pykafkad.groups.offsets_store import (
     decode_key,
     decode_offset_value,
     encode_batch,
+    group_key,
+    offset_key,
     partition_for,
     read_partition,
 )
@@ -100,6 +102,11 @@ class GroupCoordinator:
             return ErrorCode.UNKNOWN_SERVER_ERROR
         return ErrorCode.NONE
 
+    def has_partition(self, topic: str, partition: int) -> bool:
+        """Whether the cluster has this partition now (offsets of others are refused or removed)."""
+        info = self.broker.topic(topic)
+        return info is not None and 0 <= partition < len(info.partitions)
+
     def _load(self) -> dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]:
         groups: dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]] = {}
         topic = self.broker.topic(OFFSETS_TOPIC)
@@ -124,9 +131,46 @@ class GroupCoordinator:
                 elif isinstance(k, GroupKey):
                     _, offsets = groups.setdefault(k.group, (None, {}))
                     groups[k.group] = (None if value is None else decode_group_value(value), offsets)
+        self._drop_offsets_of_deleted_topics(groups)
         live = {g: v for g, v in groups.items() if v[0] is not None or v[1]}
         log.info("loaded %d group(s) from %d record(s) of %s", len(live), records, OFFSETS_TOPIC)
         return live
+
+    def _drop_offsets_of_deleted_topics(
+        self, groups: dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]],
+    ) -> None:
+        """Finish a topic deletion a crash cut short: the topic left the metadata but its offsets'
+        tombstones were not all written.  Commits to partitions that do not exist are refused, so
+        an offset of a partition the cluster lacks can only be such a leftover."""
+        for group_id, (stored, offsets) in list(groups.items()):
+            stale = sorted(tp for tp in offsets if not self.has_partition(*tp))
+            if not stale:
+                continue
+            records: list[tuple[bytes, bytes | None]] = [(offset_key(group_id, t, p), None) for t, p in stale]
+            dead = len(stale) == len(offsets) and (stored is None or not stored.members)
+            if dead:
+                records.append((group_key(group_id), None))
+            if self.write(group_id, records) != ErrorCode.NONE:
+                continue
+            for tp in stale:
+                del offsets[tp]
+            if dead:
+                groups[group_id] = (None, offsets)
+            log.info("group %s: removed %d offset(s) of deleted topics", group_id, len(stale))
+
+    async def on_topic_deleted(self, topic: str) -> None:
+        """Remove a deleted topic's committed offsets from every group, with tombstones in
+        ``__consumer_offsets`` (so it survives restarts), before the deletion is acknowledged."""
+        removed = 0
+        for group_id in list(self._actors):
+            result = await self.call(group_id, "topic_deleted", {"topic": topic})
+            if result["error_code"] != ErrorCode.NONE:
+                # The next start finishes the removal (``_drop_offsets_of_deleted_topics``).
+                log.error("group %s: removing offsets of deleted topic %s failed: %s",
+                          group_id, topic, ErrorCode(result["error_code"]).name)
+            removed += result["removed"]
+        if removed:
+            log.info("removed %d committed offset(s) of deleted topic %s", removed, topic)
 
     # -- actors ----------------------------------------------------------------------------------
 

@@ -78,6 +78,8 @@ class GroupStore(Protocol):
 
     def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode: ...
 
+    def has_partition(self, topic: str, partition: int) -> bool: ...
+
 
 def join_error(code: ErrorCode, member_id: str = "") -> dict[str, Any]:
     return {"error_code": code, "generation_id": NO_GENERATION, "protocol_type": None, "protocol_name": None,
@@ -150,6 +152,7 @@ class GroupActor:
             "join": self._join, "sync": self._sync, "heartbeat": self._heartbeat, "leave": self._leave,
             "commit": self._commit, "fetch": self._fetch, "describe": self._describe, "list": self._list,
             "delete": self._delete, "offset_delete": self._offset_delete,
+            "topic_deleted": self._topic_deleted,
         }
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
         with self._receive:
@@ -702,6 +705,10 @@ class GroupActor:
                 metadata = p["committed_metadata"] or ""
                 if error is not None:
                     results[tp] = error
+                elif not self.store.has_partition(*tp):
+                    # Deleted while this commit waited its turn: the deletion already removed the
+                    # topic's offsets from this group, and a commit now must not bring them back.
+                    results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 elif len(metadata.encode()) > self.config.offset_metadata_max_bytes:
                     results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
@@ -778,6 +785,35 @@ class GroupActor:
             topics |= subscribed_topics(m.metadata_for(self.protocol_name))
         return topics
 
+    def _topic_deleted(self, args: dict[str, Any], out: Reply) -> None:
+        """A topic was deleted: drop its committed offsets, as Kafka's coordinator does on partition
+        deletion, so that a topic re-created under the name is read from ``auto.offset.reset``."""
+        topic = args["topic"]
+        removed = sorted(tp for tp in self.offsets if tp[0] == topic)
+        if not removed or not self.exists or self.state == GroupState.DEAD:
+            reply(out, {"error_code": ErrorCode.NONE, "removed": 0})
+            return
+        error = self._remove_offsets(removed)
+        if error == ErrorCode.NONE:
+            log.info("group %s: removed %d offset(s) of deleted topic %s", self.group_id, len(removed), topic)
+        reply(out, {"error_code": error, "removed": len(removed) if error == ErrorCode.NONE else 0})
+
+    def _remove_offsets(self, removed: list[tuple[str, int]]) -> ErrorCode:
+        """Tombstone ``removed`` offsets; an Empty group left with none is Dead, with its own tombstone."""
+        records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in removed]
+        becomes_dead = self.state == GroupState.EMPTY and len(removed) == len(self.offsets)
+        if becomes_dead:
+            records.append((group_key(self.group_id), None))
+        error = self.store.write(self.group_id, records)
+        if error != ErrorCode.NONE:
+            return error
+        for tp in removed:
+            del self.offsets[tp]
+        if becomes_dead:
+            log.info("group %s: empty with no offsets left; removed", self.group_id)
+            self._transition(GroupState.DEAD)
+        return ErrorCode.NONE
+
     def _expire_offsets(self) -> None:
         """offsets.retention.minutes (KIP-211): an empty group's offsets expire that long after it emptied;
         a consumer group's offsets of topics no member subscribes to expire that long after their commit."""
@@ -797,19 +833,10 @@ class GroupActor:
             for tp, o in self.offsets.items():
                 if tp[0] not in subscribed and o.commit_timestamp + retention <= now:
                     expired.append(tp)
-        records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in expired]
-        becomes_dead = self.state == GroupState.EMPTY and len(expired) == len(self.offsets)
-        if becomes_dead:
-            records.append((group_key(self.group_id), None))
-        if records and self.store.write(self.group_id, records) != ErrorCode.NONE:
-            return
-        for tp in expired:
-            del self.offsets[tp]
-        if expired:
+        # An Empty group with no offsets at all is removed too (becomes Dead) at this check.
+        if (expired or (self.state == GroupState.EMPTY and not self.offsets)) \
+                and self._remove_offsets(expired) == ErrorCode.NONE and expired:
             log.info("group %s: expired %d offset(s)", self.group_id, len(expired))
-        if becomes_dead:
-            log.info("group %s: empty with no offsets left; removed", self.group_id)
-            self._transition(GroupState.DEAD)
 
     # -- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------
 
