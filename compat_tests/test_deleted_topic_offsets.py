@@ -11,6 +11,7 @@ members is Dead, so `--list` no longer shows it.
 
 from __future__ import annotations
 
+import json
 import time
 
 import confluent_kafka
@@ -145,3 +146,32 @@ def test_deleted_topic_offsets_are_removed_and_stay_removed_after_kill9(broker_f
         got_kp = _read_kafka_python(b, kafka_python_group, topic, len(want))
         assert {(p, o) for p, o, _ in got_kp} == want
         assert _committed_confluent(b, librdkafka_group, topic) == [per_partition] * PARTITIONS
+
+
+@pytest.mark.compat_timeout(180)
+def test_offsets_left_by_a_crash_during_delete_are_removed_at_start(broker_factory) -> None:
+    """A crash after the deletion reached the metadata but before the tombstones were written
+    leaves the metadata without the topic and the offsets still in `__consumer_offsets`; the
+    next start removes them.  That on-disk state is made here by editing the stopped broker's
+    metadata file, exactly as such a crash leaves it."""
+    broker = broker_factory("crashed-delete", GROUP_BROKER_OVERRIDES)
+    b = broker.bootstrap
+    topic, kept = unique_topic("crash-deleted"), unique_topic("crash-kept")
+    group, only_deleted = unique_topic("g-crash"), unique_topic("g-crash-only")
+    create_topic(b, topic, PARTITIONS)
+    create_topic(b, kept, 1)
+    produce_spread(b, topic, 10 * PARTITIONS, PARTITIONS, "first")
+    produce_spread(b, kept, 5, 1, "kept")
+    assert len(_read_confluent(b, group, [topic, kept], 25)) == 25
+    assert len(_read_kafka_python(b, only_deleted, topic, 20)) == 20
+    broker.kill9()
+
+    metadata_file = broker.log_dir / "pykafkad-cluster-metadata.json"
+    document = json.loads(metadata_file.read_text())
+    document["topics"] = [t for t in document["topics"] if t["name"] != topic]
+    metadata_file.write_text(json.dumps(document))
+
+    broker.start()
+    _check_groups_after_delete(broker, topic, kept, group, only_deleted)
+    broker.restart(graceful=False)
+    _check_groups_after_delete(broker, topic, kept, group, only_deleted)
