@@ -23,13 +23,15 @@ class LogError(Exception):
     56 KAFKA_STORAGE_ERROR (I/O failure, or use after ``close()``), 87 INVALID_RECORD
     (empty request, count/offset mismatch, unparsable records, control batch from a
     client, unknown codec, several batches in an idempotent produce, inner records of
-    a compressed batch with wrong offsets, a keyless record on a compacted topic:
-    "Compacted topic cannot accept message without key").
+    a compressed batch with wrong offsets, keyless records on a compacted topic:
+    each named in ``record_errors`` as "Compacted topic cannot accept message without
+    key in topic partition T-P", with Kafka's summary as ``message``).
     """
 
     code: int
     message: str
-    def __init__(self, code: int, message: str) -> None: ...
+    record_errors: list[tuple[int, str]]
+    def __init__(self, code: int, message: str, record_errors: list[tuple[int, str]] = ...) -> None: ...
 
 def set_max_open_files(n: int) -> None:
     """Cap the segment/index file descriptors all logs of the process keep open

@@ -21,9 +21,12 @@ if TYPE_CHECKING:
 VALID_ACKS = (-1, 0, 1)
 
 
-def _partition_error(index: int, code: ErrorCode | int, message: str | None = None) -> dict[str, Any]:
+def _partition_error(index: int, code: ErrorCode | int, message: str | None = None,
+                     record_errors: list[tuple[int, str]] | None = None) -> dict[str, Any]:
+    # record_errors (KIP-467, v8+) name the records that failed the batch, so clients fail only those.
     return {"index": index, "error_code": code, "base_offset": -1, "log_append_time_ms": -1,
-            "log_start_offset": -1, "record_errors": [], "error_message": message}
+            "log_start_offset": -1, "error_message": message,
+            "record_errors": [{"batch_index": i, "batch_index_error_message": m} for i, m in record_errors or ()]}
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -64,7 +67,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                     records, leader_epoch=topic.partitions[index].leader_epoch, now_ms=now
                 )
             except LogError as e:
-                results.append(_partition_error(index, e.code, e.message))
+                results.append(_partition_error(index, e.code, e.message, e.record_errors))
                 continue
             appended = True
             results.append({

@@ -37,6 +37,9 @@ pub struct LogError {
     pub code: i16,
     /// Readable description.
     pub message: String,
+    /// The records that made a batch fail (KIP-467): (index in its batch, why).
+    /// Empty when the batch as a whole is at fault.
+    pub record_errors: Vec<(i32, String)>,
 }
 
 /// Result alias used throughout the crate.
@@ -48,6 +51,26 @@ impl LogError {
         LogError {
             code,
             message: message.into(),
+            record_errors: Vec::new(),
+        }
+    }
+    /// INVALID_RECORD (87) for the given records of a batch, with Kafka's
+    /// summary message (it names at most the first three, as Kafka's does).
+    pub fn invalid_records(record_errors: Vec<(i32, String)>) -> Self {
+        let shown: Vec<String> = record_errors
+            .iter()
+            .take(3)
+            .map(|(index, message)| format!("RecordError(batchIndex={index}, message='{message}')"))
+            .collect();
+        LogError {
+            code: codes::INVALID_RECORD,
+            message: format!(
+                "One or more records have been rejected due to {} record errors in total, and only \
+                 showing the first three errors at most: [{}]",
+                record_errors.len(),
+                shown.join(", ")
+            ),
+            record_errors,
         }
     }
     /// OFFSET_OUT_OF_RANGE (1).

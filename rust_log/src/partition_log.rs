@@ -379,6 +379,7 @@ impl PartitionLog {
         let opts = ValidateOptions {
             max_message_bytes: self.config.max_message_bytes,
             compacted: self.config.cleanup_policy.compact,
+            log_dir: &self.dir,
         };
         let batches = validator::validate_with(&records, &opts)?;
         if let [single] = batches.as_slice()

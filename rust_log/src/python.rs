@@ -26,12 +26,15 @@ class LogError(Exception):
     45 OUT_OF_ORDER_SEQUENCE_NUMBER, 47 INVALID_PRODUCER_EPOCH, 56 KAFKA_STORAGE_ERROR,
     76 UNSUPPORTED_COMPRESSION_TYPE, 87 INVALID_RECORD);
     ``message`` is a readable description. ``args == (code, message)``.
+    ``record_errors`` lists the records that failed a batch (KIP-467) as
+    ``(index in the batch, message)``; empty when the batch as a whole failed.
     \"\"\"
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, record_errors=()):
         super().__init__(code, message)
         self.code = code
         self.message = message
+        self.record_errors = list(record_errors)
 
     def __str__(self):
         return f'{self.message} (Kafka error code {self.code})'
@@ -55,7 +58,7 @@ fn log_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 }
 
 pub(crate) fn to_py_err(py: Python<'_>, err: LogError) -> PyErr {
-    match log_error_type(py).and_then(|t| t.call1((err.code, err.message.clone()))) {
+    match log_error_type(py).and_then(|t| t.call1((err.code, err.message, err.record_errors))) {
         Ok(inst) => PyErr::from_value(inst),
         Err(e) => e,
     }

@@ -241,6 +241,20 @@ pub struct RecordsSummary {
     pub keyless: i32,
 }
 
+/// Indices (within the batch) of the records without a key; for the error
+/// path of a compacted topic, after [`validate_records`] found some.
+pub fn keyless_record_indices<S: ByteSource>(src: &mut S) -> Result<Vec<i32>> {
+    let mut indices = Vec::new();
+    let mut index: i32 = 0;
+    while let Some(rec) = next_record(src)? {
+        if !rec.has_key {
+            indices.push(index);
+        }
+        index = index.saturating_add(1);
+    }
+    Ok(indices)
+}
+
 /// Walks all records, checking offset deltas run 0..n-1 in order and that
 /// nothing trails the last record.
 pub fn validate_records<S: ByteSource>(src: &mut S) -> Result<RecordsSummary> {

@@ -4,18 +4,23 @@
 //! compressed ones included, are parsed: count and offset deltas must match
 //! the header, and a compacted topic refuses records without a key.
 
+use std::path::Path;
+
 use crate::compression;
 use crate::error::{LogError, Result, codes};
 use crate::record_batch::{self, BatchHeader, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH};
-use crate::records::{ReadSource, SliceSource, validate_records};
+use crate::records::{ReadSource, SliceSource, keyless_record_indices, validate_records};
 
 /// Per-log settings validation depends on.
 #[derive(Debug, Clone, Copy)]
-pub struct ValidateOptions {
+pub struct ValidateOptions<'a> {
     /// `max.message.bytes`: largest accepted batch.
     pub max_message_bytes: usize,
     /// The topic is compacted: every record needs a key.
     pub compacted: bool,
+    /// The partition's directory, named `topic-partition` as Kafka names the
+    /// partition in its messages.
+    pub log_dir: &'a Path,
 }
 
 /// Where a batch sits in the append buffer and what it contains.
@@ -46,12 +51,13 @@ pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBat
         &ValidateOptions {
             max_message_bytes,
             compacted: false,
+            log_dir: Path::new(""),
         },
     )
 }
 
-/// [`validate`] with all per-log options; a keyless record on a compacted
-/// topic is INVALID_RECORD (87), as in Kafka.
+/// [`validate`] with all per-log options; keyless records on a compacted
+/// topic are INVALID_RECORD (87) with a record error each, as in Kafka.
 pub fn validate_with(buf: &[u8], opts: &ValidateOptions) -> Result<Vec<ValidatedBatch>> {
     let max_message_bytes = opts.max_message_bytes;
     if buf.is_empty() {
@@ -111,7 +117,7 @@ pub fn validate_with(buf: &[u8], opts: &ValidateOptions) -> Result<Vec<Validated
                 record_batch::compute_crc(batch)
             )));
         }
-        let record_max_timestamp = validate_batch(batch, &header, opts.compacted)?;
+        let record_max_timestamp = validate_batch(batch, &header, opts)?;
         out.push(ValidatedBatch {
             start,
             size,
@@ -127,7 +133,7 @@ pub fn validate_with(buf: &[u8], opts: &ValidateOptions) -> Result<Vec<Validated
     Ok(out)
 }
 
-fn validate_batch(batch: &[u8], header: &BatchHeader, compacted: bool) -> Result<Option<i64>> {
+fn validate_batch(batch: &[u8], header: &BatchHeader, opts: &ValidateOptions) -> Result<Option<i64>> {
     if header.last_offset_delta < 0 {
         return Err(LogError::invalid_record(format!(
             "invalid lastOffsetDelta {}",
@@ -169,9 +175,20 @@ fn validate_batch(batch: &[u8], header: &BatchHeader, compacted: bool) -> Result
         let reader = compression::decompressing_reader(codec, payload)?;
         validate_records(&mut ReadSource::new(reader))?
     };
-    if compacted && summary.keyless > 0 {
-        return Err(LogError::invalid_record(
-            "Compacted topic cannot accept message without key",
+    if opts.compacted && summary.keyless > 0 {
+        // Walked again only on this error path, so valid batches pay nothing for the list.
+        let indices = if codec == compression::NONE {
+            keyless_record_indices(&mut SliceSource::new(payload))?
+        } else {
+            let reader = compression::decompressing_reader(codec, payload)?;
+            keyless_record_indices(&mut ReadSource::new(reader))?
+        };
+        let topic_partition = opts.log_dir.file_name().unwrap_or_default().to_string_lossy();
+        let why = format!(
+            "Compacted topic cannot accept message without key in topic partition {topic_partition}"
+        );
+        return Err(LogError::invalid_records(
+            indices.into_iter().map(|i| (i, why.clone())).collect(),
         ));
     }
     if summary.count != header.records_count {

@@ -191,6 +191,18 @@ fn keyless_records_are_rejected_on_compacted_topics() {
             e.message
                 .contains("Compacted topic cannot accept message without key")
         );
+        // KIP-467: the keyless record is named by its index in the batch, with the partition.
+        let dir_name = dir.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(
+            e.record_errors,
+            vec![(
+                1,
+                format!(
+                    "Compacted topic cannot accept message without key in topic partition {dir_name}"
+                )
+            )],
+            "codec {codec}"
+        );
     }
     assert_eq!(log.log_end_offset(), 0);
     // The same batch is fine on a delete topic.
