@@ -28,11 +28,14 @@ STOP_TIMEOUT_S = 30.0
 LIVE: list[BrokerProcess] = []
 
 
+REFERENCE_KAFKA_MODULE = "compat_tests.reference_kafka"
+
+
 def broker_module() -> str:
     """pykafkad, or with COMPAT_BROKER=kafka a real Kafka broker as a reference (reference_kafka.py)."""
     choice = os.environ.get("COMPAT_BROKER", "pykafkad")
     if choice == "kafka":
-        return "compat_tests.reference_kafka"
+        return REFERENCE_KAFKA_MODULE
     if choice != "pykafkad":
         raise BrokerError(f"COMPAT_BROKER={choice!r}: expected 'pykafkad' or 'kafka'")
     return "pykafkad"
@@ -52,7 +55,11 @@ class BrokerError(AssertionError):
 class BrokerProcess:
     """One pykafkad broker subprocess, on a fixed port and log directory across restarts."""
 
-    def __init__(self, log_dir: Path, overrides: dict[str, str] | None = None, name: str = "broker") -> None:
+    def __init__(self, log_dir: Path, overrides: dict[str, str] | None = None, name: str = "broker",
+                 module: str | None = None) -> None:
+        # ``module`` pins what runs (``compat_tests.reference_kafka`` for a real Kafka next to
+        # pykafkad in one test); by default COMPAT_BROKER decides.
+        self.module = module
         self.port = free_port()
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -75,7 +82,7 @@ class BrokerProcess:
             "node.id": "1",
             **self.overrides,
         }
-        cmd = [sys.executable, "-m", broker_module(), "serve", str(SERVER_PROPERTIES)]
+        cmd = [sys.executable, "-m", self.module or broker_module(), "serve", str(SERVER_PROPERTIES)]
         for key, value in settings.items():
             cmd += ["--override", f"{key}={value}"]
         return cmd

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from compat_tests.broker_process import BrokerProcess
+from compat_tests.broker_process import REFERENCE_KAFKA_MODULE, BrokerProcess
 from compat_tests.deadlines import attach_broker_logs, deadline_hook
 
 SHARED_OVERRIDES = {
@@ -59,6 +59,28 @@ def broker(_shared_broker: BrokerProcess) -> BrokerProcess:
         _shared_broker.kill9()
         _shared_broker.start()
     return _shared_broker
+
+
+# Static settings of the reference Kafka, chosen so that describing configs shows synonyms in
+# hours, minutes and ms; a test comparing pykafkad with it starts pykafkad with the same ones.
+REFERENCE_OVERRIDES = {
+    "log.retention.minutes": "6000",
+    "log.roll.hours": "48",
+    "log.cleaner.delete.retention.ms": "3600000",
+    "message.max.bytes": "2000000",
+    "num.partitions": "1",
+}
+
+
+@pytest.fixture(scope="session")
+def reference_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """A real Apache Kafka 4.1.1 broker (single-node KRaft, from JAVA_LIB) for tests that compare
+    pykafkad's answers with Kafka's own; started once, on first use."""
+    kafka = BrokerProcess(tmp_path_factory.mktemp("reference-kafka") / "logs", REFERENCE_OVERRIDES,
+                          name="reference-kafka", module=REFERENCE_KAFKA_MODULE)
+    kafka.start()
+    yield kafka
+    kafka.close()
 
 
 BrokerFactory = Callable[..., BrokerProcess]

@@ -46,7 +46,7 @@ OVERRIDES = {
 }
 COMPACT = {
     "cleanup.policy": "compact",
-    "segment.bytes": "4096",
+    "internal.segment.bytes": "4096",
     "segment.ms": "1000",
     "min.cleanable.dirty.ratio": "0.01",
 }
@@ -233,7 +233,7 @@ def test_consumer_offsets_is_compacted(cb: BrokerProcess) -> None:
             consumer.close()
 
     commit(range(1, 2))  # creates __consumer_offsets
-    alter_topic(cb.bootstrap, "__consumer_offsets", {"segment.bytes": "2048", "segment.ms": "1000",
+    alter_topic(cb.bootstrap, "__consumer_offsets", {"internal.segment.bytes": "2048", "segment.ms": "1000",
                                                      "min.cleanable.dirty.ratio": "0.01"})
     commit(range(2, 301))
     part = cb.partition_dir("__consumer_offsets", 0)

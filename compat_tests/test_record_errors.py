@@ -31,15 +31,6 @@ RECORD_OUTCOMES_JAVA = REPO_ROOT / "compat_tests" / "java" / "RecordOutcomes.jav
 Outcome = tuple[str, ...]
 
 
-class ReferenceKafka(BrokerProcess):
-    """A real Kafka 4.1.1 broker (compat_tests.reference_kafka) in place of pykafkad."""
-
-    def command(self) -> list[str]:
-        cmd = super().command()
-        cmd[cmd.index("-m") + 1] = "compat_tests.reference_kafka"
-        return cmd
-
-
 def _librdkafka_outcomes(bootstrap: str, topic: str) -> list[Outcome]:
     """Every record's delivery report: ("OK", offset) or ("ERR", error name)."""
     # A long linger keeps the records together; flush() sends them at once, in one batch.
@@ -104,13 +95,8 @@ def _run(bootstrap: str, topic_prefix: str) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def kafka_outcomes(tmp_path_factory: pytest.TempPathFactory, topic_prefix: str) -> dict[str, object]:
-    kafka = ReferenceKafka(tmp_path_factory.mktemp("record-errors-kafka") / "logs", name="reference-kafka")
-    kafka.start()
-    try:
-        return _run(kafka.bootstrap, topic_prefix)
-    finally:
-        kafka.stop()
+def kafka_outcomes(reference_kafka: BrokerProcess, topic_prefix: str) -> dict[str, object]:
+    return _run(reference_kafka.bootstrap, topic_prefix)
 
 
 @pytest.fixture(scope="module")

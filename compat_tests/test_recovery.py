@@ -51,7 +51,7 @@ def _stderr_since(b: BrokerProcess, mark: int) -> str:
 def test_corrupt_segments_truncated_to_last_valid_batch(broker_factory: Any) -> None:
     b = broker_factory("recovery", {"auto.create.topics.enable": "false"})
     topic = unique_topic("corrupt")
-    create_topic(b.bootstrap, topic, partitions=3, config={"segment.bytes": "16384"})
+    create_topic(b.bootstrap, topic, partitions=3, config={"internal.segment.bytes": "16384"})
     client = ConfluentClient(b.bootstrap)
     sent: dict[int, list[bytes]] = {}
     for p in range(3):
@@ -190,7 +190,7 @@ def test_kill9_during_cleaning_loses_nothing(broker_factory: Any) -> None:
                                      "log.retention.check.interval.ms": "200",
                                      "offsets.topic.num.partitions": "1"})
     topic = unique_topic("cleankill")
-    create_topic(b.bootstrap, topic, config={"cleanup.policy": "compact", "segment.bytes": "8192",
+    create_topic(b.bootstrap, topic, config={"cleanup.policy": "compact", "internal.segment.bytes": "8192",
                                              "segment.ms": "300", "min.cleanable.dirty.ratio": "0.01"})
     part = b.partition_dir(topic)
     rng = random.Random(9)

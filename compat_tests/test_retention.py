@@ -207,7 +207,7 @@ def test_segments_roll_by_age(rb: BrokerProcess) -> None:
 def _behind_topic(b: BrokerProcess) -> tuple[str, int, int]:
     """A topic whose first segments retention deleted: (name, log start, log end)."""
     topic = unique_topic("ret-behind")
-    create_topic(b.bootstrap, topic, config={**KEEP_ALL, "segment.bytes": "2048"})
+    create_topic(b.bootstrap, topic, config={**KEEP_ALL, "internal.segment.bytes": "2048"})
     _fill(b, topic, 200, "old")
     assert ConfluentClient(b.bootstrap).offsets(topic) == (0, 200)
     alter_topic(b.bootstrap, topic, {"retention.bytes": "4096"})  # applied live
@@ -287,7 +287,7 @@ def test_consumer_behind_log_start(rb: BrokerProcess) -> None:
 def test_delete_records_admin_and_tool(rb: BrokerProcess, tmp_path: Path) -> None:
     """DeleteRecords through confluent's AdminClient and Kafka's kafka-delete-records tool."""
     topic = unique_topic("delrec")
-    create_topic(rb.bootstrap, topic, config={**KEEP_ALL, "segment.bytes": "2048"})
+    create_topic(rb.bootstrap, topic, config={**KEEP_ALL, "internal.segment.bytes": "2048"})
     _fill(rb, topic, 100, "d")
     part = rb.partition_dir(topic)
     assert segment_bases(part)[0] == 0

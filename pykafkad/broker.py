@@ -24,7 +24,7 @@ from pykafkad.groups import GroupCoordinator
 from pykafkad.log_housekeeping import LogHousekeeper
 from pykafkad.log_manager import LogManager
 from pykafkad.producer_ids import ProducerIdAllocator
-from pykafkad.topic_config import validate_topic_config
+from pykafkad.topic_config import validate_topic_configs
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -195,12 +195,10 @@ class Broker:
                 f"The target replication factor of {replication_factor} cannot be reached because only "
                 f"{brokers} broker(s) are registered.",
             )
-        clean_configs: dict[str, str] = {}
-        for key, value in (configs or {}).items():
-            problem = validate_topic_config(key, value)
-            if problem:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
-            clean_configs[key] = str(value).strip()
+        problem = validate_topic_configs(configs or {})
+        if problem:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
+        clean_configs = {key: str(value).strip() for key, value in (configs or {}).items()}
         return num_partitions, clean_configs
 
     def _check_assignments(self, assignments: list[list[int]]) -> None:

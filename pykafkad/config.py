@@ -62,7 +62,7 @@ def _check_cleanup_policy(value: Any) -> str | None:
 KEYS: dict[str, ConfigKey] = {
     k.name: k
     for k in [
-        ConfigKey("node.id", "int", -1),
+        ConfigKey("node.id", "int", None),  # required by Kafka's KRaft brokers: no default
         ConfigKey("broker.id", "int", -1),
         ConfigKey("listeners", "list", ["PLAINTEXT://:9092"]),
         ConfigKey("advertised.listeners", "list", None),
@@ -213,8 +213,13 @@ class BrokerConfig:
         # cluster-wide default (""), as Kafka keeps them under /config/brokers/<id> and <default>.
         self.dynamic_broker: dict[str, Any] = {}
         self.dynamic_default: dict[str, Any] = {}
-        node = values["node.id"] if values["node.id"] >= 0 else values["broker.id"]
+        node = values["node.id"] if values["node.id"] is not None and values["node.id"] >= 0 else values["broker.id"]
         self.node_id: int = node if node >= 0 else 1
+        # As Kafka copies one of node.id and broker.id to the other, both always report the id in
+        # use; set by the operator if either was.
+        values["node.id"] = values["broker.id"] = self.node_id
+        if explicit & {"node.id", "broker.id"}:
+            explicit |= {"node.id", "broker.id"}
         self.listeners = [parse_listener(s, "listeners") for s in values["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners: at least one listener is needed, e.g. PLAINTEXT://127.0.0.1:9092")
@@ -232,21 +237,32 @@ class BrokerConfig:
             return self.dynamic_default[key]
         return self._values[key]
 
-    def layers(self, key: str) -> list[tuple[str, Any]]:
-        """Every value ``key`` has, most specific first, with its DescribeConfigs source name."""
+    def synonyms(self, names: Iterable[str]) -> list[tuple[str, str, Any]]:
+        """(source, key, value) of every layer that sets one of ``names``, in Kafka's order
+        (ConfigHelper.configSynonyms): most specific layer first, and within a layer ``names``'
+        order.  The default layer holds only keys whose default is not null."""
+        names = list(names)
+        static = {k: self._values[k] for k in names if k in self.explicit}
+        defaults = {k: KEYS[k].default for k in names if KEYS[k].default is not None}
         found = []
-        if key in self.dynamic_broker:
-            found.append(("DYNAMIC_BROKER_CONFIG", self.dynamic_broker[key]))
-        if key in self.dynamic_default:
-            found.append(("DYNAMIC_DEFAULT_BROKER_CONFIG", self.dynamic_default[key]))
-        if key in self.explicit:
-            found.append(("STATIC_BROKER_CONFIG", self._values[key]))
-        found.append(("DEFAULT_CONFIG", KEYS[key].default))
+        for source, layer in (("DYNAMIC_BROKER_CONFIG", self.dynamic_broker),
+                              ("DYNAMIC_DEFAULT_BROKER_CONFIG", self.dynamic_default),
+                              ("STATIC_BROKER_CONFIG", static), ("DEFAULT_CONFIG", defaults)):
+            found += [(source, k, layer[k]) for k in names if k in layer]
         return found
+
+    def synonyms_of(self, name: str, group: Iterable[str]) -> list[tuple[str, str, Any]]:
+        """The synonyms DescribeConfigs shows for ``name``: those of its whole ``group``
+        (``log.retention.ms/minutes/hours``) from the first entry for ``name`` on, as Kafka's
+        ConfigHelper drops the ones before it (so ``log.retention.ms`` unset shows none)."""
+        layers = self.synonyms(group)
+        first = next((i for i, layer in enumerate(layers) if layer[1] == name), len(layers))
+        return layers[first:]
 
     def source_of(self, key: str) -> str:
         """Where ``key``'s value comes from, as DescribeConfigs names it."""
-        return self.layers(key)[0][0]
+        layers = self.synonyms([key])
+        return layers[0][0] if layers else "DEFAULT_CONFIG"
 
     def static_value(self, key: str) -> Any:
         """The value from the file or default, under any dynamic layer."""

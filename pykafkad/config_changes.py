@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pykafkad.config import ConfigError, parse_value
 from pykafkad.errors import KafkaError
-from pykafkad.topic_config import TOPIC_KEYS, validate_topic_config
+from pykafkad.topic_config import TOPIC_KEYS, validate_topic_configs
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -33,12 +33,10 @@ def set_topic_configs(broker: Broker, name: str, overrides: dict[str, str | None
     topic = broker.topic(name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
-    clean: dict[str, str] = {}
-    for key, value in overrides.items():
-        problem = validate_topic_config(key, value)
-        if problem:
-            raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
-        clean[key] = str(value).strip()
+    problem = validate_topic_configs(overrides)
+    if problem:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
+    clean = {key: str(value).strip() for key, value in overrides.items()}
     if validate_only:
         return
     broker.metadata.set_topic_configs(name, clean)

@@ -80,7 +80,8 @@ class LogManager:
                      "zstd": "compression.zstd.level"}.get(codec)
         level = topic_int(c, b, level_key) if level_key else None
         settings: dict[str, object] = {
-            "segment_bytes": topic_int(c, b, "segment.bytes"),
+            "segment_bytes": topic_int(c, b, "internal.segment.bytes" if "internal.segment.bytes" in c
+                                       else "segment.bytes"),
             "index_interval_bytes": topic_int(c, b, "index.interval.bytes"),
             "segment_index_bytes": topic_int(c, b, "segment.index.bytes"),
             "max_message_bytes": topic_int(c, b, "max.message.bytes"),

@@ -7,8 +7,11 @@ LogConfig does; DescribeConfigs reports the value with its source and synonyms.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 from pykafkad.config import LONG_MAX, BrokerConfig
 
@@ -46,95 +49,162 @@ _TYPE_BY_NAME = {
 }
 
 
+Check = Callable[[Any], "str | None"]
+
+
+def _at_least(minimum: float) -> Check:
+    """Kafka's ``Range.atLeast``."""
+    def check(value: Any) -> str | None:
+        return f"Value must be at least {_number(minimum)}" if value < minimum else None
+    return check
+
+
+def _between(minimum: float, maximum: float) -> Check:
+    """Kafka's ``Range.between``."""
+    def check(value: Any) -> str | None:
+        if value < minimum:
+            return f"Value must be at least {_number(minimum)}"
+        if value > maximum:
+            return f"Value must be no more than {_number(maximum)}"
+        return None
+    return check
+
+
+def _gzip_level(value: Any) -> str | None:
+    return None if value == -1 or 1 <= value <= 9 else "Value must be between 1 and 9 or equal to -1"
+
+
+def _number(n: float) -> str:
+    return str(int(n)) if float(n).is_integer() else str(n)
+
+
 @dataclass(frozen=True)
 class TopicConfigKey:
-    """A topic config and the broker keys it falls back to, most specific first."""
+    """A topic config, its Kafka 4.1 validation, and the broker keys it falls back to, most specific first."""
 
     name: str
     type: str
     broker_synonyms: tuple[str, ...]
-    choices: tuple[str, ...] | None = None
-    minimum: float | None = None
+    choices: tuple[str, ...] | None = None  # in Kafka's order, for its message
+    check: Check | None = None
+    # Kafka's internal keys (``internal.segment.bytes``): accepted, never described.
+    internal: bool = False
 
     @property
     def config_type(self) -> ConfigType:
         return _TYPE_BY_NAME[self.type]
 
 
+# The bounds and valid values are Kafka 4.1's LogConfig definitions.
 TOPIC_KEYS: dict[str, TopicConfigKey] = {
     k.name: k
     for k in [
-        TopicConfigKey("cleanup.policy", "list", ("log.cleanup.policy",), ("delete", "compact")),
+        TopicConfigKey("cleanup.policy", "list", ("log.cleanup.policy",), ("compact", "delete")),
         TopicConfigKey(
             "compression.type", "string", ("compression.type",),
-            ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
+            ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
         ),
-        TopicConfigKey("compression.gzip.level", "int", ("compression.gzip.level",)),
-        TopicConfigKey("compression.lz4.level", "int", ("compression.lz4.level",)),
-        TopicConfigKey("compression.zstd.level", "int", ("compression.zstd.level",)),
-        TopicConfigKey("delete.retention.ms", "long", ("log.cleaner.delete.retention.ms",), minimum=0),
-        TopicConfigKey("file.delete.delay.ms", "long", ("log.segment.delete.delay.ms",), minimum=0),
-        TopicConfigKey("flush.messages", "long", ("log.flush.interval.messages",), minimum=1),
-        TopicConfigKey("flush.ms", "long", ("log.flush.interval.ms",), minimum=0),
-        TopicConfigKey("index.interval.bytes", "int", ("log.index.interval.bytes",), minimum=0),
-        TopicConfigKey("max.compaction.lag.ms", "long", ("log.cleaner.max.compaction.lag.ms",), minimum=1),
-        TopicConfigKey("max.message.bytes", "int", ("message.max.bytes",), minimum=0),
+        TopicConfigKey("compression.gzip.level", "int", ("compression.gzip.level",), check=_gzip_level),
+        TopicConfigKey("compression.lz4.level", "int", ("compression.lz4.level",), check=_between(1, 17)),
+        TopicConfigKey("compression.zstd.level", "int", ("compression.zstd.level",), check=_between(-131072, 22)),
+        TopicConfigKey("delete.retention.ms", "long", ("log.cleaner.delete.retention.ms",), check=_at_least(0)),
+        TopicConfigKey("file.delete.delay.ms", "long", ("log.segment.delete.delay.ms",), check=_at_least(0)),
+        TopicConfigKey("flush.messages", "long", ("log.flush.interval.messages",), check=_at_least(1)),
         TopicConfigKey(
-            "message.timestamp.after.max.ms", "long", ("log.message.timestamp.after.max.ms",), minimum=0
+            "flush.ms", "long", ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"), check=_at_least(0)
+        ),
+        TopicConfigKey("index.interval.bytes", "int", ("log.index.interval.bytes",), check=_at_least(0)),
+        TopicConfigKey("max.compaction.lag.ms", "long", ("log.cleaner.max.compaction.lag.ms",), check=_at_least(1)),
+        TopicConfigKey("max.message.bytes", "int", ("message.max.bytes",), check=_at_least(0)),
+        TopicConfigKey(
+            "message.timestamp.after.max.ms", "long", ("log.message.timestamp.after.max.ms",), check=_at_least(0)
         ),
         TopicConfigKey(
-            "message.timestamp.before.max.ms", "long", ("log.message.timestamp.before.max.ms",), minimum=0
+            "message.timestamp.before.max.ms", "long", ("log.message.timestamp.before.max.ms",), check=_at_least(0)
         ),
         TopicConfigKey(
             "message.timestamp.type", "string", ("log.message.timestamp.type",), ("CreateTime", "LogAppendTime")
         ),
-        TopicConfigKey("min.cleanable.dirty.ratio", "double", ("log.cleaner.min.cleanable.ratio",), minimum=0),
-        TopicConfigKey("min.compaction.lag.ms", "long", ("log.cleaner.min.compaction.lag.ms",), minimum=0),
-        TopicConfigKey("min.insync.replicas", "int", ("min.insync.replicas",), minimum=1),
-        TopicConfigKey("preallocate", "boolean", ("log.preallocate",)),
         TopicConfigKey(
-            "retention.bytes", "long", ("log.retention.bytes",),
+            "min.cleanable.dirty.ratio", "double", ("log.cleaner.min.cleanable.ratio",), check=_between(0, 1)
         ),
+        TopicConfigKey("min.compaction.lag.ms", "long", ("log.cleaner.min.compaction.lag.ms",), check=_at_least(0)),
+        TopicConfigKey("min.insync.replicas", "int", ("min.insync.replicas",), check=_at_least(1)),
+        TopicConfigKey("preallocate", "boolean", ("log.preallocate",)),
+        TopicConfigKey("retention.bytes", "long", ("log.retention.bytes",)),
         TopicConfigKey(
             "retention.ms", "long", ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-            minimum=-1,
+            check=_at_least(-1),
         ),
-        TopicConfigKey("segment.bytes", "int", ("log.segment.bytes",), minimum=14),
-        TopicConfigKey("segment.index.bytes", "int", ("log.index.size.max.bytes",), minimum=4),
-        TopicConfigKey("segment.ms", "long", ("log.roll.ms", "log.roll.hours"), minimum=1),
+        TopicConfigKey("segment.bytes", "int", ("log.segment.bytes",), check=_at_least(1048576)),
+        TopicConfigKey("segment.index.bytes", "int", ("log.index.size.max.bytes",), check=_at_least(4)),
+        TopicConfigKey("segment.ms", "long", ("log.roll.ms", "log.roll.hours"), check=_at_least(1)),
         TopicConfigKey("unclean.leader.election.enable", "boolean", ("unclean.leader.election.enable",)),
+        # As Kafka: segments smaller than segment.bytes allows, for tests; wins over segment.bytes.
+        TopicConfigKey("internal.segment.bytes", "int", (), internal=True),
     ]
 }
 
+# Broker keys in a unit other than the topic config's milliseconds: the factor to ms.
 _BROKER_UNIT_MS = {"log.retention.minutes": 60_000, "log.retention.hours": 3_600_000, "log.roll.hours": 3_600_000}
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INTEGER_LIMITS = {"int": 2**31, "long": 2**63}
+
+
+def _parse(key: TopicConfigKey, text: str) -> Any:
+    """The value as Kafka's ConfigDef parses it; ValueError carries Kafka's reason."""
+    trimmed = text.strip()
+    if key.type in _INTEGER_LIMITS:
+        limit = _INTEGER_LIMITS[key.type]
+        if not _INTEGER.fullmatch(trimmed) or not -limit <= int(trimmed) < limit:
+            raise ValueError(f"Not a number of type {key.type.upper()}")
+        return int(trimmed)
+    if key.type == "double":
+        try:
+            return float(trimmed)
+        except ValueError:
+            raise ValueError("Not a number of type DOUBLE") from None
+    if key.type == "boolean":
+        if trimmed.lower() not in ("true", "false"):
+            raise ValueError("Expected value to be either true or false")
+        return trimmed.lower() == "true"
+    if key.type == "list":
+        return [item.strip() for item in trimmed.split(",")] if trimmed else []
+    return trimmed
 
 
 def validate_topic_config(name: str, value: str | None) -> str | None:
-    """Return a problem description for a topic config override, or None if it is acceptable."""
+    """Return Kafka's message for a bad topic config override, or None if it is acceptable."""
     key = TOPIC_KEYS.get(name)
     if key is None:
         return f"Unknown topic config name: {name}"
     if value is None:
         return f"Null value not supported for topic config {name}"
-    text = value.strip()
     try:
-        if key.type in ("int", "long"):
-            number: float = int(text)
-        elif key.type == "double":
-            number = float(text)
-        elif key.type == "boolean":
-            if text.lower() not in ("true", "false"):
-                return f"Invalid value {value} for configuration {name}: expected true or false"
-            return None
-        else:
-            items = [t.strip() for t in text.split(",")] if key.type == "list" else [text]
-            if key.choices and any(item not in key.choices for item in items):
-                return f"Invalid value {value} for configuration {name}: must be one of {', '.join(key.choices)}"
-            return None
-    except ValueError:
-        return f"Invalid value {value} for configuration {name}: expected a number"
-    if key.minimum is not None and number < key.minimum:
-        return f"Invalid value {value} for configuration {name}: must be at least {key.minimum:g}"
+        parsed = _parse(key, value)
+    except ValueError as e:
+        return f"Invalid value {value} for configuration {name}: {e}"
+    for item in parsed if key.type == "list" else [parsed]:
+        if key.choices and item not in key.choices:
+            return f"Invalid value {item} for configuration {name}: String must be one of: {', '.join(key.choices)}"
+        problem = key.check(item) if key.check else None
+        if problem:
+            return f"Invalid value {_number(item) if key.type == 'double' else item} for configuration {name}: " \
+                   f"{problem}"
+    return None
+
+
+def validate_topic_configs(overrides: dict[str, str | None]) -> str | None:
+    """Kafka's checks of a topic's whole set of overrides: each key, then the keys that must agree."""
+    for name, value in overrides.items():
+        problem = validate_topic_config(name, value)
+        if problem:
+            return problem
+    if "min.compaction.lag.ms" in overrides and "max.compaction.lag.ms" in overrides:
+        low = int(str(overrides["min.compaction.lag.ms"]).strip())
+        high = int(str(overrides["max.compaction.lag.ms"]).strip())
+        if low > high:
+            return f"conflict topic config setting min.compaction.lag.ms ({low}) > max.compaction.lag.ms ({high})"
     return None
 
 
@@ -166,48 +236,52 @@ def _render(value: object) -> str | None:
     return str(value)
 
 
-def _broker_value(broker: BrokerConfig, name: str) -> tuple[str | None, ConfigSource] | None:
+def _broker_value(broker: BrokerConfig, name: str, in_ms: bool) -> tuple[str | None, ConfigSource] | None:
+    """A broker key's value, in its own unit (as a synonym shows it) or in the topic config's ms."""
     value = broker[name]
     if value is None:
         return None
-    value = value * _BROKER_UNIT_MS.get(name, 1) if name in _BROKER_UNIT_MS else value
+    if in_ms and name in _BROKER_UNIT_MS:
+        value = value * _BROKER_UNIT_MS[name]
     return _render(value), ConfigSource[broker.source_of(name)]
 
 
 def effective_topic_configs(overrides: dict[str, str], broker: BrokerConfig) -> list[EffectiveConfig]:
-    """Every topic config with its value, source and synonyms (most specific first)."""
+    """Every topic config with its value, source and synonyms (most specific first), as Kafka
+    describes them: the value in the topic config's unit, each synonym in its own key's unit."""
     result = []
     for key in TOPIC_KEYS.values():
+        if key.internal:
+            continue
         synonyms: list[Synonym] = []
         if key.name in overrides:
             synonyms.append(Synonym(key.name, overrides[key.name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
-        # Set broker keys (dynamic, then static) in order of precedence...
-        for broker_key in key.broker_synonyms:
-            if broker.source_of(broker_key) != "DEFAULT_CONFIG":
-                found = _broker_value(broker, broker_key)
-                if found is not None:
-                    synonyms.append(Synonym(broker_key, found[0], found[1]))
-        # ...then the default, from the least specific synonym that has one (hours before ms).
-        for broker_key in reversed(key.broker_synonyms):
-            found = _broker_value(broker, broker_key)
-            if found is not None and found[1] == ConfigSource.DEFAULT_CONFIG:
-                synonyms.append(Synonym(broker_key, found[0], ConfigSource.DEFAULT_CONFIG))
-                break
-        if synonyms:
-            top = synonyms[0]
-            result.append(EffectiveConfig(key.name, top.value, top.source, synonyms, key.config_type))
-        else:
-            result.append(EffectiveConfig(key.name, None, ConfigSource.DEFAULT_CONFIG, [], key.config_type))
+        # As Kafka, the broker layers from the first entry for the most specific broker key on:
+        # log.retention.minutes=6000 alone shows no synonym under retention.ms.
+        layers = broker.synonyms_of(key.broker_synonyms[0], key.broker_synonyms) if key.broker_synonyms else []
+        synonyms += [Synonym(name, _render(value), ConfigSource[source]) for source, name, value in layers]
+        source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+        result.append(EffectiveConfig(key.name, topic_setting(overrides, broker, key.name), source, synonyms,
+                                      key.config_type))
     return result
 
 
+def broker_synonym_group(name: str) -> tuple[str, ...]:
+    """The broker keys that stand for one setting (``log.retention.ms/minutes/hours``), most
+    specific first, as Kafka's DynamicBrokerConfig groups them; a key alone stands for itself."""
+    for key in TOPIC_KEYS.values():
+        if name in key.broker_synonyms:
+            return key.broker_synonyms
+    return (name,)
+
+
 def topic_setting(overrides: dict[str, str], broker: BrokerConfig, name: str) -> str | None:
-    """The effective value of one topic config as a string."""
+    """The effective value of one topic config as a string, in the topic config's unit."""
     if name in overrides:
         return overrides[name]
     key = TOPIC_KEYS[name]
     for broker_key in key.broker_synonyms:
-        found = _broker_value(broker, broker_key)
+        found = _broker_value(broker, broker_key, in_ms=True)
         if found is not None:
             return found[0]
     return None

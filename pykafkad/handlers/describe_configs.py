@@ -11,6 +11,7 @@ from pykafkad.topic_config import (
     ConfigType,
     EffectiveConfig,
     Synonym,
+    broker_synonym_group,
     effective_topic_configs,
 )
 from wire.error_codes import ErrorCode
@@ -49,10 +50,11 @@ def _entry(c: EffectiveConfig, read_only: bool, synonyms: bool) -> dict[str, Any
 def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
     result = []
     for name, key in sorted(KEYS.items()):
-        synonyms = [Synonym(name, _render(v), ConfigSource[src]) for src, v in broker.config.layers(name)]
-        source, value = synonyms[0].source, synonyms[0].value
+        layers = broker.config.synonyms_of(name, broker_synonym_group(name))
+        synonyms = [Synonym(k, _render(v), ConfigSource[src]) for src, k, v in layers]
+        source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
         config_type = _BROKER_TYPES.get(key.type, ConfigType.UNKNOWN)
-        result.append(EffectiveConfig(name, value, source, synonyms, config_type))
+        result.append(EffectiveConfig(name, _render(broker.config[name]), source, synonyms, config_type))
     return result
 
 
