@@ -11,7 +11,7 @@ JAVA_LIB    := $(CACHE)/java/lib
 SPARK_JARS  := $(CACHE)/spark/jars
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps regen clean
+.PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps tools regen clean
 .PHONY: bench bench-quick bench-deps
 
 run: build
@@ -23,9 +23,17 @@ $(VENV)/.created:
 	$(PIP) install -q "maturin>=1.5,<2"
 	touch $@
 
-build: $(VENV)/.created
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+# What the Rust extension and the installed package are built from: a change to one of these
+# rebuilds; otherwise `make build` (and so `make run`) does nothing.  Python sources need no
+# rebuild: maturin installs the package editable.  PIP_QUIET keeps pip's "Requirement already
+# satisfied" lines out of a rebuild.
+BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock rust_log/Cargo.toml $(shell find rust_log/src -name '*.rs')
+
+build: $(VENV)/.built
+$(VENV)/.built: $(VENV)/.created $(BUILD_INPUTS)
+	PIP_QUIET=1 VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release --extras test -q
+	touch $@
 
 # Kafka's own Java tools and clients, from Maven Central, for compat tests.
 java-deps: $(JAVA_LIB)/.done
@@ -33,6 +41,11 @@ $(JAVA_LIB)/.done: compat_tests/java/pom.xml
 	mvn -q -f compat_tests/java/pom.xml dependency:copy-dependencies \
 		-Dkafka.version=$(KAFKA_VERSION) -DoutputDirectory=$(abspath $(JAVA_LIB))
 	touch $@
+
+# Kafka's own command-line tools as scripts named like Kafka's (kafka-topics.sh, ...) in .venv/bin,
+# running the jars of java-deps with WARN logging (pykafkad/kafka_tools.py).  Quiet when up to date.
+tools: java-deps $(VENV)/.built
+	@$(PY) -m pykafkad.kafka_tools --jars $(JAVA_LIB) --bin $(VENV)/bin
 
 # PySpark (the `spark` extra of pyproject.toml, pinned there) and Spark's Kafka connector
 # (spark-sql-kafka-0-10_2.13 at the same version, with its own jars) from Maven Central, for
@@ -52,7 +65,7 @@ system-deps:
 	@command -v kcat >/dev/null && command -v strace >/dev/null || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace; }
 
-test: build java-deps spark-deps system-deps test-rust test-python
+test: build java-deps tools spark-deps system-deps test-rust test-python
 
 test-rust:
 	cargo test --release -q -p rust_log

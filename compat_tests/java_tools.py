@@ -15,14 +15,10 @@ from pathlib import Path
 
 import pytest
 
-TOOLS = {
-    "kafka-topics": "org.apache.kafka.tools.TopicCommand",
-    "kafka-console-producer": "org.apache.kafka.tools.ConsoleProducer",
-    "kafka-console-consumer": "org.apache.kafka.tools.consumer.ConsoleConsumer",
-    "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
-    "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
-    "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-}
+from pykafkad.kafka_tools import SCRIPTS
+
+# The same classes `make tools` writes scripts for, by script name without ".sh".
+TOOLS = {name.removesuffix(".sh"): main_class for name, main_class in SCRIPTS.items()}
 
 DEFAULT_TIMEOUT_S = 90.0
 

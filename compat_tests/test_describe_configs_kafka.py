@@ -16,9 +16,7 @@ import pytest
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import create_topic
 from compat_tests.conftest import REFERENCE_OVERRIDES
-from compat_tests.java_tools import TOOLS, run_tool
-
-TOOLS.setdefault("kafka-configs", "kafka.admin.ConfigCommand")
+from compat_tests.java_tools import run_tool
 
 ENTRY = re.compile(r"^\s+(?P<name>[^=\s]+)=(?P<value>.*) sensitive=(?:true|false) synonyms=\{(?P<synonyms>.*)\}$")
 TOPIC = "described"

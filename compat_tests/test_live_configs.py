@@ -22,10 +22,7 @@ from confluent_kafka.admin import (
 )
 
 from compat_tests.broker_process import BrokerProcess
-from compat_tests.java_tools import TOOLS, run_tool
-
-TOOLS.setdefault("kafka-configs", "kafka.admin.ConfigCommand")
-TOOLS.setdefault("kafka-log-dirs", "org.apache.kafka.tools.LogDirsCommand")
+from compat_tests.java_tools import run_tool
 
 TIMEOUT_S = 30
 

@@ -33,7 +33,7 @@ from compat_tests.clients import (
     now_ms,
     unique_topic,
 )
-from compat_tests.java_tools import TOOLS, run_tool
+from compat_tests.java_tools import run_tool
 from compat_tests.storage_support import (
     alter_topic,
     describe_topic,
@@ -43,8 +43,6 @@ from compat_tests.storage_support import (
     segment_bases,
     wait_for,
 )
-
-TOOLS.setdefault("kafka-delete-records", "org.apache.kafka.tools.DeleteRecordsCommand")
 
 SEGMENT_BYTES = 8192
 BROKER_RETENTION_BYTES = 65536

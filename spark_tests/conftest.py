@@ -67,8 +67,26 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         pytest.fail(f"no Kafka connector jars in {spark_jars_dir()}: run `make spark-deps`", pytrace=False)
     from pyspark.sql import SparkSession
 
-    session = (
-        SparkSession.builder.master("local[2]")
+    # Spark 4 makes an `artifacts/` directory in the driver JVM's working directory and leaves it
+    # behind; the JVM takes this process's working directory when it starts, so start it in a
+    # temporary one, not in the repository.
+    jvm_cwd = tmp_path_factory.mktemp("spark-driver-cwd")
+    here = Path.cwd()
+    os.chdir(jvm_cwd)
+    try:
+        session = _new_session(SparkSession, jars, tmp_path_factory)
+    finally:
+        os.chdir(here)
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    for q in session.streams.active:
+        q.stop()
+    session.stop()
+
+
+def _new_session(spark_session: Any, jars: list[str], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return (
+        spark_session.builder.master("local[2]")
         .appName("pykafkad-spark-tests")
         .config("spark.jars", ",".join(jars))
         .config("spark.sql.shuffle.partitions", "2")
@@ -83,8 +101,3 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=WARN")
         .getOrCreate()
     )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    for q in session.streams.active:
-        q.stop()
-    session.stop()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from compat_tests.broker_process import BrokerProcess
+from compat_tests.broker_process import REPO_ROOT, BrokerProcess
 from spark_tests.kafka_data import (
     Rec,
     create_topic,
@@ -236,3 +236,11 @@ def test_stream_write_keeps_keys_headers_partition(spark: Any, broker: BrokerPro
     assert [(r.partition, r.key, r.value, r.headers) for r in got] == \
         [(r.partition, r.key, r.value, r.headers) for r in src_recs]
     assert first_batch_producer_id(broker, out) >= 0
+
+
+def test_spark_driver_runs_outside_the_repository(spark: Any) -> None:
+    """Spark 4 leaves an `artifacts/` directory in the driver JVM's working directory: that must be
+    a temporary directory, never the repository (where `make test` used to leave one behind)."""
+    jvm_cwd = Path(spark.sparkContext._jvm.System.getProperty("user.dir")).resolve()
+    repo = REPO_ROOT.resolve()
+    assert jvm_cwd != repo and repo not in jvm_cwd.parents, jvm_cwd
