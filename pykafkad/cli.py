@@ -49,6 +49,13 @@ def _run_pipeline(name: str, args: list[str]) -> int:
     return int(module.main(args))
 
 
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    found: list[BaseException] = []
+    for e in group.exceptions:
+        found += _leaves(e) if isinstance(e, BaseExceptionGroup) else [e]
+    return found
+
+
 def _report_defaults(config: BrokerConfig) -> None:
     """Without a config file, say which of Kafka's defaults decide where the broker listens and writes."""
     shown = {
@@ -88,10 +95,17 @@ def main(argv: list[str] | None = None) -> int:
             _report_defaults(config)
         from pykafkad.server import StartupError, run_server
 
+        failed: list[BaseException] = []
         try:
             run_server(config)
-        except (StartupError, OSError) as e:
-            print(f"pykafkad: cannot start: {e}", file=sys.stderr)
+        except* StartupError as group:
+            # Raised inside the server's nurseries too (a listener lost after loading), so it
+            # may come in an exception group: one line either way.
+            failed += _leaves(group)
+        except* OSError as group:
+            failed += _leaves(group)
+        if failed:
+            print(f"pykafkad: cannot start: {failed[0]}", file=sys.stderr)
             return 1
         return 0
     return 2

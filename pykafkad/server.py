@@ -46,21 +46,68 @@ def _bind_problem(e: OSError) -> str:
     return _BIND_PROBLEMS.get(e.errno or 0, (e.strerror or str(e)).lower())
 
 
-async def bind_listeners(listeners: list[Listener]) -> list[trio.SocketListener]:
-    """Bind and listen on every listener, or raise StartupError naming the one that failed."""
-    bound: list[trio.SocketListener] = []
+async def bind_listeners(listeners: list[Listener]) -> list[tuple[Listener, trio.socket.SocketType]]:
+    """Bind a socket for every address of every listener, or raise StartupError naming the one
+    that failed.  The sockets do not listen yet: until ``start_listening``, after the broker is
+    loaded, a client is refused at once rather than left waiting on a broker that cannot answer."""
+    bound: list[tuple[Listener, trio.socket.SocketType]] = []
     try:
         for spec in listeners:
             try:
-                bound.extend(await trio.open_tcp_listeners(spec.port, host=spec.host or None))
+                bound += [(spec, sock) for sock in await _bind(spec)]
             except OSError as e:
-                host = f"[{spec.host}]" if ":" in spec.host else spec.host
-                raise StartupError(f"listener {spec.name}://{host}:{spec.port}: {_bind_problem(e)}") from e
+                raise StartupError(f"listener {_name(spec)}: {_bind_problem(e)}") from e
     except BaseException:
-        for lst in bound:
-            lst.socket.close()
+        for _, sock in bound:
+            sock.close()
         raise
     return bound
+
+
+def _name(spec: Listener) -> str:
+    host = f"[{spec.host}]" if ":" in spec.host else spec.host
+    return f"{spec.name}://{host}:{spec.port}"
+
+
+async def _bind(spec: Listener) -> list[trio.socket.SocketType]:
+    """One listener's sockets, bound as trio.open_tcp_listeners binds them (IPv6 sockets v6-only)."""
+    addresses = await trio.socket.getaddrinfo(spec.host or None, spec.port, type=socket.SOCK_STREAM,
+                                              flags=socket.AI_PASSIVE)
+    bound: list[trio.socket.SocketType] = []
+    unsupported: OSError | None = None
+    try:
+        for family, type_, proto, _, sockaddr in addresses:
+            try:
+                sock = trio.socket.socket(family, type_, proto)
+            except OSError as e:
+                # A host without IPv6 (or IPv4) still serves the other family.
+                if e.errno != errno.EAFNOSUPPORT:
+                    raise
+                unsupported = e
+                continue
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            await sock.bind(sockaddr)
+    except BaseException:
+        for sock in bound:
+            sock.close()
+        raise
+    if not bound and unsupported is not None:
+        raise unsupported
+    return bound
+
+
+def start_listening(bound: list[tuple[Listener, trio.socket.SocketType]]) -> list[trio.SocketListener]:
+    """Let clients in: the broker is loaded and serves from here on.  StartupError if another
+    process took the address since it was bound (both bound it with SO_REUSEADDR)."""
+    for spec, sock in bound:
+        try:
+            sock.listen(socket.SOMAXCONN)
+        except OSError as e:
+            raise StartupError(f"listener {_name(spec)}: {_bind_problem(e)}") from e
+    return [trio.SocketListener(sock) for _, sock in bound]
 
 
 class Server:
@@ -102,30 +149,30 @@ class Server:
         """Start (bind, lock, load), serve until a signal or ``stop``, then shut down cleanly.
 
         Raises StartupError, before touching any data directory, when a listener cannot be bound
-        or a log dir is locked by another broker.  Connections that arrive while the logs load
-        wait in the listen backlog.
+        or a log dir is locked by another broker.  The listeners accept connections only once the
+        broker is loaded, as before.
         """
         started = time.monotonic()
-        listeners = await bind_listeners(self.config.listeners)
+        sockets = await bind_listeners(self.config.listeners)
         try:
             locks = LogDirLocks.acquire(self.config.log_dirs)
         except (LogDirInUse, OSError) as e:
-            for lst in listeners:
-                lst.socket.close()
+            for _, sock in sockets:
+                sock.close()
             if isinstance(e, LogDirInUse):
                 raise StartupError(str(e)) from e
             raise StartupError(f"log dir {e.filename}: {(e.strerror or str(e)).lower()}") from e
         try:
             broker = Broker(self.config)
         except BaseException:
-            for lst in listeners:
-                lst.socket.close()
+            for _, sock in sockets:
+                sock.close()
             locks.release()
             raise
         try:
             async with trio.open_nursery() as background:
                 await background.start(broker.run_background)
-                await self._serve(broker, listeners, started, task_status)
+                await self._serve(broker, start_listening(sockets), started, task_status)
                 background.cancel_scope.cancel()
         finally:
             log.info("flushing and closing logs")
