@@ -25,15 +25,17 @@ $(VENV)/.created:
 
 # What the Rust extension and the installed package are built from: a change to one of these
 # rebuilds; otherwise `make build` (and so `make run`) does nothing.  Python sources need no
-# rebuild: maturin installs the package editable.  PIP_QUIET keeps pip's "Requirement already
-# satisfied" lines out of a rebuild.
+# rebuild: maturin installs the package editable.  A build prints one line; maturin's and pip's
+# own output goes to $(VENV)/build.log, shown only when the build fails.
 BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock rust_log/Cargo.toml $(shell find rust_log/src -name '*.rs')
 
 build: $(VENV)/.built
 $(VENV)/.built: $(VENV)/.created $(BUILD_INPUTS)
-	PIP_QUIET=1 VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
-		$(VENV)/bin/maturin develop --release --extras test -q
-	touch $@
+	@echo "maturin develop --release: building pykafkad's Rust extension (minutes the first time; log in $(VENV)/build.log)"
+	@PIP_QUIET=1 VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release --extras test -q >$(VENV)/build.log 2>&1 \
+		|| { cat $(VENV)/build.log; exit 1; }
+	@touch $@
 
 # Kafka's own Java tools and clients, from Maven Central, for compat tests.
 java-deps: $(JAVA_LIB)/.done

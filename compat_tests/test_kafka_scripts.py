@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,20 @@ from compat_tests.broker_process import REPO_ROOT, BrokerProcess
 from compat_tests.clients import unique_topic
 from pykafkad.kafka_tools import SCRIPTS
 
-BIN = Path(sys.executable).parent
+# Where `make tools` writes them, whichever Python runs the tests.
+BIN = REPO_ROOT / ".venv" / "bin"
 INFO_LINE = re.compile(r"\bINFO\b")
 TIMEOUT_S = 90
 
 
-def _script(name: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _script(name: str, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
     path = BIN / name
     if not path.exists():
         pytest.fail(f"{path} is missing: run `make tools` (`make test` does)", pytrace=False)
     result = subprocess.run([str(path), *args], input=stdin, capture_output=True, text=True, timeout=TIMEOUT_S,
                             stdin=None if stdin is not None else subprocess.DEVNULL)
-    assert result.returncode == 0, f"{name} {' '.join(args)}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    if check:
+        assert result.returncode == 0, f"{name} {' '.join(args)}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
     noise = [line for line in result.stderr.splitlines() if INFO_LINE.search(line)]
     assert not noise, f"{name} logged at INFO:\n" + "\n".join(noise[:10])
     return result
@@ -63,12 +64,26 @@ def test_every_other_script_runs_against_the_broker(broker: BrokerProcess, tmp_p
     _script("kafka-delete-records.sh", "--bootstrap-server", b, "--offset-json-file", str(offsets))
     assert f"{topic}:0:2" in _script("kafka-get-offsets.sh", "--bootstrap-server", b, "--topic", topic,
                                      "--time", "-2").stdout
-    # Tools for what pykafkad does not serve yet (ACLs, transactions, reassignment, elections): installed
-    # and runnable.
-    for name in ("kafka-acls.sh", "kafka-transactions.sh", "kafka-reassign-partitions.sh",
-                 "kafka-leader-election.sh"):
-        assert "4.1.1" in _script(name, "--version").stdout
     assert set(SCRIPTS) <= {p.name for p in BIN.glob("kafka-*.sh")}
+
+
+# What pykafkad does not serve yet: each tool reaches the broker and prints the client's error (WARN
+# logging must not hide it; some tools print it on stdout).  When a feature lands, its call here
+# succeeds instead.
+UNSERVED_CALLS = {
+    "kafka-acls.sh": (["--list"], "DESCRIBE_ACLS"),
+    "kafka-transactions.sh": (["list"], "LIST_TRANSACTIONS"),
+    "kafka-reassign-partitions.sh": (["--list"], "LIST_PARTITION_REASSIGNMENTS"),
+    "kafka-leader-election.sh": (["--election-type", "preferred", "--all-topic-partitions"], "ELECT_LEADERS"),
+}
+
+
+@pytest.mark.parametrize("name", UNSERVED_CALLS)
+def test_scripts_for_unserved_apis_show_the_error(broker: BrokerProcess, name: str) -> None:
+    args, api = UNSERVED_CALLS[name]
+    result = _script(name, "--bootstrap-server", broker.bootstrap, *args, check=False)
+    assert result.returncode == 0 or f"does not support {api}" in result.stdout + result.stderr, (
+        f"{name} exited {result.returncode}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
 
 
 def test_no_change_build_runs_nothing() -> None:
