@@ -1,5 +1,8 @@
 """Per-record errors in Produce responses (KIP-467), measured against Apache Kafka itself.
 
+Timestamps too: a CreateTime record more than `message.timestamp.after.max.ms` (1 hour) ahead of
+the broker's clock fails its batch with INVALID_TIMESTAMP, naming it, as on Kafka.
+
 100 records go to a compacted topic in one batch, every tenth without a key.  Kafka answers
 INVALID_RECORD with `record_errors` naming those ten by their index in the batch, so clients
 fail exactly them with INVALID_RECORD and the other 90 with an error of their own: librdkafka
@@ -13,6 +16,7 @@ records alike.
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import confluent_kafka
@@ -121,3 +125,42 @@ def test_keyless_records_fail_alone_as_on_kafka(tmp_path: Path, topic_prefix: st
     assert [i for i, o in enumerate(java) if o == ("ERR", "InvalidRecordException", why)] == KEYLESS, java[:2]
     for key, theirs in kafka_outcomes.items():
         assert ours[key] == theirs, key
+
+
+def _librdkafka_timestamp_outcomes(bootstrap: str, topic: str, late: set[int]) -> list[Outcome]:
+    """10 records in one batch; those in ``late`` stamped two hours ahead of now."""
+    p = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 60000,
+                                  "message.timeout.ms": 120000})
+    p.list_topics(topic, timeout=30)
+    outcomes: list[Outcome | None] = [None] * 10
+    now = int(time.time() * 1000)
+
+    def report(i: int):  # noqa: ANN202 - a delivery callback
+        def on_delivery(err: confluent_kafka.KafkaError | None, msg: confluent_kafka.Message) -> None:
+            outcomes[i] = ("OK", str(msg.offset())) if err is None else ("ERR", err.name())
+        return on_delivery
+
+    for i in range(10):
+        ts = now + 2 * 3_600_000 if i in late else now
+        p.produce(topic, value=f"v-{i}".encode(), key=b"k", partition=0, timestamp=ts, on_delivery=report(i))
+    assert p.flush(120) == 0, "records still undelivered"
+    return outcomes  # type: ignore[return-value]
+
+
+def _timestamp_run(bootstrap: str, topic: str) -> dict[str, object]:
+    create_topic(bootstrap, topic)
+    found: dict[str, object] = {"late": _librdkafka_timestamp_outcomes(bootstrap, topic, {3, 7})}
+    found["log"] = [(o, k, v) for o, k, v in _log_contents(bootstrap, topic)]
+    found["in time"] = _librdkafka_timestamp_outcomes(bootstrap, topic, set())
+    return found
+
+
+@pytest.mark.compat_timeout(180)
+def test_records_too_far_ahead_fail_alone_as_on_kafka(broker: BrokerProcess, reference_kafka: BrokerProcess) -> None:
+    topic = unique_topic("future")
+    ours = _timestamp_run(broker.bootstrap, topic)
+    theirs = _timestamp_run(reference_kafka.bootstrap, topic)
+    assert ours == theirs, f"pykafkad {ours}\nkafka    {theirs}"
+    # librdkafka fails the named records with INVALID_RECORD, whatever the batch's error code.
+    assert [i for i, o in enumerate(ours["late"]) if o == ("ERR", "INVALID_RECORD")] == [3, 7], ours["late"]
+    assert ours["in time"] == [("OK", str(i)) for i in range(10)]

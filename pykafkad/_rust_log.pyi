@@ -25,7 +25,9 @@ class LogError(Exception):
     client, unknown codec, several batches in an idempotent produce, inner records of
     a compressed batch with wrong offsets, keyless records on a compacted topic:
     each named in ``record_errors`` as "Compacted topic cannot accept message without
-    key in topic partition T-P", with Kafka's summary as ``message``).
+    key in topic partition T-P", with Kafka's summary as ``message``), 32 INVALID_TIMESTAMP
+    (CreateTime records outside ``message_timestamp_before_max_ms`` /
+    ``message_timestamp_after_max_ms`` of now, each named in ``record_errors``).
     """
 
     code: int
@@ -49,6 +51,8 @@ class PartitionLog:
         segment_index_bytes: int = 10485760,
         max_message_bytes: int = 1048588,
         timestamp_type: Literal["CreateTime", "LogAppendTime"] = "CreateTime",
+        message_timestamp_before_max_ms: int = ...,
+        message_timestamp_after_max_ms: int = 3600000,
         clean_shutdown: bool = False,
         cleanup_policy: Literal["delete", "compact", "compact,delete"] = "delete",
         compression_type: Literal["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"] = "producer",
@@ -177,6 +181,8 @@ class PartitionLog:
         segment_index_bytes: int = ...,
         max_message_bytes: int = ...,
         timestamp_type: Literal["CreateTime", "LogAppendTime"] = ...,
+        message_timestamp_before_max_ms: int = ...,
+        message_timestamp_after_max_ms: int = ...,
         cleanup_policy: Literal["delete", "compact", "compact,delete"] = ...,
         compression_type: Literal["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"] = ...,
         compression_level: int | None = ...,

@@ -86,6 +86,8 @@ class LogManager:
             "segment_index_bytes": topic_int(c, b, "segment.index.bytes"),
             "max_message_bytes": topic_int(c, b, "max.message.bytes"),
             "timestamp_type": topic_setting(c, b, "message.timestamp.type") or "CreateTime",
+            "message_timestamp_before_max_ms": topic_int(c, b, "message.timestamp.before.max.ms"),
+            "message_timestamp_after_max_ms": topic_int(c, b, "message.timestamp.after.max.ms"),
             "cleanup_policy": _canonical_policy(topic_setting(c, b, "cleanup.policy") or "delete"),
             "compression_type": codec,
             "compression_level": None if level is None or (codec == "gzip" and level == -1) else level,

@@ -12,6 +12,8 @@ pub mod codes {
     pub const CORRUPT_MESSAGE: i16 = 2;
     /// MESSAGE_TOO_LARGE
     pub const MESSAGE_TOO_LARGE: i16 = 10;
+    /// INVALID_TIMESTAMP (a CreateTime record outside message.timestamp.*.max.ms)
+    pub const INVALID_TIMESTAMP: i16 = 32;
     /// RECORD_LIST_TOO_LARGE (an append larger than a whole segment)
     pub const RECORD_LIST_TOO_LARGE: i16 = 18;
     /// INVALID_CONFIG (bad log configuration at open)
@@ -52,6 +54,15 @@ impl LogError {
             code,
             message: message.into(),
             record_errors: Vec::new(),
+        }
+    }
+    /// INVALID_TIMESTAMP (32) for the given records of a batch (Kafka reports
+    /// a batch with any bad timestamp this way, key errors included).
+    pub fn invalid_timestamps(record_errors: Vec<(i32, String)>) -> Self {
+        LogError {
+            code: codes::INVALID_TIMESTAMP,
+            message: "One or more records have been rejected due to invalid timestamp".to_string(),
+            record_errors,
         }
     }
     /// INVALID_RECORD (87) for the given records of a batch, with Kafka's

@@ -96,6 +96,12 @@ pub struct LogConfig {
     pub max_message_bytes: usize,
     /// `message.timestamp.type` == LogAppendTime
     pub log_append_time: bool,
+    /// `message.timestamp.before.max.ms`: how far in the past a CreateTime
+    /// record's timestamp may be.
+    pub timestamp_before_max_ms: i64,
+    /// `message.timestamp.after.max.ms`: how far in the future a CreateTime
+    /// record's timestamp may be.
+    pub timestamp_after_max_ms: i64,
     /// `cleanup.policy`
     pub cleanup_policy: CleanupPolicy,
     /// `compression.type`
@@ -130,6 +136,8 @@ impl Default for LogConfig {
             segment_index_bytes: 10 * 1024 * 1024,
             max_message_bytes: 1_048_588,
             log_append_time: false,
+            timestamp_before_max_ms: i64::MAX,
+            timestamp_after_max_ms: 3_600_000,
             cleanup_policy: CleanupPolicy {
                 delete: true,
                 compact: false,
@@ -170,6 +178,18 @@ impl LogConfig {
         }
         if self.segment_index_bytes < 8 {
             return Err(bad("segment_index_bytes", self.segment_index_bytes));
+        }
+        if self.timestamp_before_max_ms < 0 {
+            return Err(bad(
+                "message_timestamp_before_max_ms",
+                self.timestamp_before_max_ms,
+            ));
+        }
+        if self.timestamp_after_max_ms < 0 {
+            return Err(bad(
+                "message_timestamp_after_max_ms",
+                self.timestamp_after_max_ms,
+            ));
         }
         if self.retention_ms < -1 {
             return Err(bad("retention_ms", self.retention_ms));

@@ -376,10 +376,17 @@ impl PartitionLog {
         now_ms: Option<i64>,
     ) -> Result<AppendInfo> {
         self.ensure_open()?;
+        let now = now_ms.unwrap_or_else(crate::partition_log::now_ms);
         let opts = ValidateOptions {
             max_message_bytes: self.config.max_message_bytes,
             compacted: self.config.cleanup_policy.compact,
             log_dir: &self.dir,
+            timestamp_bounds: (!self.config.log_append_time).then(|| {
+                (
+                    now.saturating_sub(self.config.timestamp_before_max_ms),
+                    now.saturating_add(self.config.timestamp_after_max_ms),
+                )
+            }),
         };
         let batches = validator::validate_with(&records, &opts)?;
         if let [single] = batches.as_slice()
@@ -404,7 +411,6 @@ impl PartitionLog {
                 ),
             ));
         }
-        let now = now_ms.unwrap_or_else(crate::partition_log::now_ms);
         let append_time = self.config.log_append_time.then_some(now);
         let base_offset = self.log_end_offset();
         let next = validator::assign_in_place(

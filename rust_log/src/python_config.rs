@@ -51,6 +51,8 @@ pub(crate) fn apply(cfg: &mut LogConfig, key: &str, value: &Bound<'_, PyAny>) ->
             })?;
         }
         "compression_level" => cfg.compression_level = value.extract()?,
+        "message_timestamp_before_max_ms" => cfg.timestamp_before_max_ms = value.extract()?,
+        "message_timestamp_after_max_ms" => cfg.timestamp_after_max_ms = value.extract()?,
         "retention_ms" => cfg.retention_ms = value.extract()?,
         "retention_bytes" => cfg.retention_bytes = value.extract()?,
         "segment_ms" => cfg.segment_ms = value.extract()?,
@@ -111,6 +113,12 @@ pub(crate) fn merge(base: LogConfig, patch: &LogConfig, keys: &[String]) -> LogC
             "cleanup_policy" => c.cleanup_policy = patch.cleanup_policy,
             "compression_type" => c.compression = patch.compression,
             "compression_level" => c.compression_level = patch.compression_level,
+            "message_timestamp_before_max_ms" => {
+                c.timestamp_before_max_ms = patch.timestamp_before_max_ms
+            }
+            "message_timestamp_after_max_ms" => {
+                c.timestamp_after_max_ms = patch.timestamp_after_max_ms
+            }
             "retention_ms" => c.retention_ms = patch.retention_ms,
             "retention_bytes" => c.retention_bytes = patch.retention_bytes,
             "segment_ms" => c.segment_ms = patch.segment_ms,
@@ -146,6 +154,11 @@ pub(crate) fn to_dict<'py>(py: Python<'py>, cfg: &LogConfig) -> PyResult<Bound<'
     d.set_item("cleanup_policy", cfg.cleanup_policy.name())?;
     d.set_item("compression_type", cfg.compression.name())?;
     d.set_item("compression_level", cfg.compression_level)?;
+    d.set_item(
+        "message_timestamp_before_max_ms",
+        cfg.timestamp_before_max_ms,
+    )?;
+    d.set_item("message_timestamp_after_max_ms", cfg.timestamp_after_max_ms)?;
     d.set_item("retention_ms", cfg.retention_ms)?;
     d.set_item("retention_bytes", cfg.retention_bytes)?;
     d.set_item("segment_ms", cfg.segment_ms)?;

@@ -237,22 +237,10 @@ pub struct RecordsSummary {
     pub count: i32,
     /// Largest timestamp delta seen (None if no records).
     pub max_timestamp_delta: Option<i64>,
+    /// Smallest timestamp delta seen (None if no records).
+    pub min_timestamp_delta: Option<i64>,
     /// Number of records with a null key.
     pub keyless: i32,
-}
-
-/// Indices (within the batch) of the records without a key; for the error
-/// path of a compacted topic, after [`validate_records`] found some.
-pub fn keyless_record_indices<S: ByteSource>(src: &mut S) -> Result<Vec<i32>> {
-    let mut indices = Vec::new();
-    let mut index: i32 = 0;
-    while let Some(rec) = next_record(src)? {
-        if !rec.has_key {
-            indices.push(index);
-        }
-        index = index.saturating_add(1);
-    }
-    Ok(indices)
 }
 
 /// Walks all records, checking offset deltas run 0..n-1 in order and that
@@ -261,6 +249,7 @@ pub fn validate_records<S: ByteSource>(src: &mut S) -> Result<RecordsSummary> {
     let mut count: i32 = 0;
     let mut keyless: i32 = 0;
     let mut max_delta: Option<i64> = None;
+    let mut min_delta: Option<i64> = None;
     while let Some(rec) = next_record(src)? {
         if !rec.has_key {
             keyless = keyless.saturating_add(1);
@@ -272,6 +261,7 @@ pub fn validate_records<S: ByteSource>(src: &mut S) -> Result<RecordsSummary> {
             )));
         }
         max_delta = Some(max_delta.map_or(rec.timestamp_delta, |m| m.max(rec.timestamp_delta)));
+        min_delta = Some(min_delta.map_or(rec.timestamp_delta, |m| m.min(rec.timestamp_delta)));
         count = count
             .checked_add(1)
             .ok_or_else(|| LogError::invalid_record("too many records in batch"))?;
@@ -279,6 +269,7 @@ pub fn validate_records<S: ByteSource>(src: &mut S) -> Result<RecordsSummary> {
     Ok(RecordsSummary {
         count,
         max_timestamp_delta: max_delta,
+        min_timestamp_delta: min_delta,
         keyless,
     })
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::compression;
 use crate::error::{LogError, Result, codes};
 use crate::record_batch::{self, BatchHeader, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH};
-use crate::records::{ReadSource, SliceSource, keyless_record_indices, validate_records};
+use crate::records::{ByteSource, ReadSource, SliceSource, next_record, validate_records};
 
 /// Per-log settings validation depends on.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +21,9 @@ pub struct ValidateOptions<'a> {
     /// The partition's directory, named `topic-partition` as Kafka names the
     /// partition in its messages.
     pub log_dir: &'a Path,
+    /// For a CreateTime topic, the record timestamps accepted: `[now -
+    /// message.timestamp.before.max.ms, now + message.timestamp.after.max.ms]`.
+    pub timestamp_bounds: Option<(i64, i64)>,
 }
 
 /// Where a batch sits in the append buffer and what it contains.
@@ -52,6 +55,7 @@ pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBat
             max_message_bytes,
             compacted: false,
             log_dir: Path::new(""),
+            timestamp_bounds: None,
         },
     )
 }
@@ -133,7 +137,11 @@ pub fn validate_with(buf: &[u8], opts: &ValidateOptions) -> Result<Vec<Validated
     Ok(out)
 }
 
-fn validate_batch(batch: &[u8], header: &BatchHeader, opts: &ValidateOptions) -> Result<Option<i64>> {
+fn validate_batch(
+    batch: &[u8],
+    header: &BatchHeader,
+    opts: &ValidateOptions,
+) -> Result<Option<i64>> {
     if header.last_offset_delta < 0 {
         return Err(LogError::invalid_record(format!(
             "invalid lastOffsetDelta {}",
@@ -175,21 +183,31 @@ fn validate_batch(batch: &[u8], header: &BatchHeader, opts: &ValidateOptions) ->
         let reader = compression::decompressing_reader(codec, payload)?;
         validate_records(&mut ReadSource::new(reader))?
     };
-    if opts.compacted && summary.keyless > 0 {
+    let timestamps_out_of_bounds = match (
+        opts.timestamp_bounds,
+        summary.min_timestamp_delta,
+        summary.max_timestamp_delta,
+    ) {
+        (Some((low, high)), Some(min), Some(max)) => {
+            header.base_timestamp.saturating_add(min) < low
+                || header.base_timestamp.saturating_add(max) > high
+        }
+        _ => false,
+    };
+    if (opts.compacted && summary.keyless > 0) || timestamps_out_of_bounds {
         // Walked again only on this error path, so valid batches pay nothing for the list.
-        let indices = if codec == compression::NONE {
-            keyless_record_indices(&mut SliceSource::new(payload))?
+        let failed = if codec == compression::NONE {
+            record_errors(&mut SliceSource::new(payload), header, opts)?
         } else {
             let reader = compression::decompressing_reader(codec, payload)?;
-            keyless_record_indices(&mut ReadSource::new(reader))?
+            record_errors(&mut ReadSource::new(reader), header, opts)?
         };
-        let topic_partition = opts.log_dir.file_name().unwrap_or_default().to_string_lossy();
-        let why = format!(
-            "Compacted topic cannot accept message without key in topic partition {topic_partition}"
-        );
-        return Err(LogError::invalid_records(
-            indices.into_iter().map(|i| (i, why.clone())).collect(),
-        ));
+        if failed.timestamps {
+            return Err(LogError::invalid_timestamps(failed.errors));
+        }
+        if !failed.errors.is_empty() {
+            return Err(LogError::invalid_records(failed.errors));
+        }
     }
     if summary.count != header.records_count {
         return Err(LogError::invalid_record(format!(
@@ -231,4 +249,56 @@ pub fn assign_in_place(
         next = b.header.next_offset();
     }
     Ok(next)
+}
+
+/// The records that fail a batch, each with Kafka's message (LogValidator's
+/// validateKey, then validateTimestamp): `timestamps` when any failed for its
+/// timestamp, which makes the batch's error INVALID_TIMESTAMP.
+struct RecordErrors {
+    errors: Vec<(i32, String)>,
+    timestamps: bool,
+}
+
+fn record_errors<S: ByteSource>(
+    src: &mut S,
+    header: &BatchHeader,
+    opts: &ValidateOptions,
+) -> Result<RecordErrors> {
+    let topic_partition = opts
+        .log_dir
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy();
+    let mut failed = RecordErrors {
+        errors: Vec::new(),
+        timestamps: false,
+    };
+    let mut index: i32 = 0;
+    while let Some(rec) = next_record(src)? {
+        let timestamp = header.base_timestamp.saturating_add(rec.timestamp_delta);
+        if opts.compacted && !rec.has_key {
+            failed.errors.push((
+                index,
+                format!("Compacted topic cannot accept message without key in topic partition {topic_partition}"),
+            ));
+        } else if let Some((low, high)) = opts.timestamp_bounds
+            // Kafka leaves records without a timestamp (-1) alone.
+            && timestamp != -1
+            && (timestamp < low || timestamp > high)
+        {
+            failed.timestamps = true;
+            let offset = header
+                .base_offset
+                .saturating_add(i64::from(rec.offset_delta));
+            failed.errors.push((
+                index,
+                format!(
+                    "Timestamp {timestamp} of message with offset {offset} is out of range. \
+                     The timestamp should be within [{low}, {high}]"
+                ),
+            ));
+        }
+        index = index.saturating_add(1);
+    }
+    Ok(failed)
 }

@@ -192,7 +192,12 @@ fn keyless_records_are_rejected_on_compacted_topics() {
                 .contains("Compacted topic cannot accept message without key")
         );
         // KIP-467: the keyless record is named by its index in the batch, with the partition.
-        let dir_name = dir.path().file_name().unwrap().to_string_lossy().into_owned();
+        let dir_name = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         assert_eq!(
             e.record_errors,
             vec![(

@@ -113,3 +113,33 @@ fn lookups_across_segments_and_after_reopen() {
         assert_eq!(log.max_timestamp().unwrap(), Some((29, 1290)));
     }
 }
+
+#[test]
+fn create_time_records_outside_the_timestamp_bounds_fail_alone() {
+    let now = 1_800_000_000_000;
+    for codec in 0..=4u8 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = open(dir.path(), small_cfg(1 << 30, 0), true);
+        // message.timestamp.after.max.ms is one hour by default; -1 means "no timestamp".
+        let late = now + 3_600_001;
+        let spec = BatchSpec::new(recs(&[now, late, now + 3_600_000, -1, late])).codec(codec);
+        let e = log.append(build(&spec), 0, Some(now)).unwrap_err();
+        assert_eq!(e.code, 32, "codec {codec}");
+        let failed: Vec<i32> = e.record_errors.iter().map(|(i, _)| *i).collect();
+        assert_eq!(failed, vec![1, 4], "codec {codec}");
+        assert!(e.record_errors[0].1.starts_with(&format!(
+            "Timestamp {late} of message with offset 1 is out of range. The timestamp should be within ["
+        )));
+        assert_eq!(log.log_end_offset(), 0);
+        // The same records are accepted by a LogAppendTime topic, and in time by a CreateTime one.
+        let mut c = *log.config();
+        c.log_append_time = true;
+        log.update_config(c).unwrap();
+        log.append(build(&spec), 0, Some(now)).unwrap();
+        c.log_append_time = false;
+        c.timestamp_after_max_ms = 3_600_001;
+        log.update_config(c).unwrap();
+        log.append(build(&spec), 0, Some(now)).unwrap();
+        assert_eq!(log.log_end_offset(), 10);
+    }
+}
