@@ -107,20 +107,26 @@ def _check_groups_after_delete(broker: BrokerProcess, deleted: str, kept: str, b
     assert both in listed and only_deleted not in listed, listed
 
 
+def _groups_with_offsets(bootstrap: str) -> tuple[str, str, str, str]:
+    """A topic to delete (10 records per partition) and one to keep (5); a librdkafka group that
+    read and committed both, a kafka-python group that read and committed the first only.
+    Returns (topic, kept, librdkafka group, kafka-python group)."""
+    topic, kept = unique_topic("deleted-offsets"), unique_topic("kept-offsets")
+    librdkafka_group, kafka_python_group = unique_topic("g-librdkafka"), unique_topic("g-kafka-python")
+    create_topic(bootstrap, topic, PARTITIONS)
+    create_topic(bootstrap, kept, 1)
+    produce_spread(bootstrap, topic, 10 * PARTITIONS, PARTITIONS, "first")
+    produce_spread(bootstrap, kept, 5, 1, "kept")
+    assert len(_read_confluent(bootstrap, librdkafka_group, [topic, kept], 25)) == 25
+    assert len(_read_kafka_python(bootstrap, kafka_python_group, topic, 20)) == 20
+    return topic, kept, librdkafka_group, kafka_python_group
+
+
 @pytest.mark.compat_timeout(240)
 def test_deleted_topic_offsets_are_removed_and_stay_removed_after_kill9(broker_factory) -> None:
     broker = broker_factory("deleted-offsets", GROUP_BROKER_OVERRIDES)
     b = broker.bootstrap
-    topic, kept = unique_topic("deleted-offsets"), unique_topic("kept-offsets")
-    librdkafka_group, kafka_python_group = unique_topic("g-librdkafka"), unique_topic("g-kafka-python")
-    create_topic(b, topic, PARTITIONS)
-    create_topic(b, kept, 1)
-    produce_spread(b, topic, 10 * PARTITIONS, PARTITIONS, "first")
-    produce_spread(b, kept, 5, 1, "kept")
-
-    # Both groups consume the first topic to its end (offset 10 per partition) and commit.
-    assert len(_read_confluent(b, librdkafka_group, [topic, kept], 25)) == 25
-    assert len(_read_kafka_python(b, kafka_python_group, topic, 20)) == 20
+    topic, kept, librdkafka_group, kafka_python_group = _groups_with_offsets(b)
     assert _committed_confluent(b, librdkafka_group, topic) == [10] * PARTITIONS
 
     for generation in ("second", "third"):
@@ -155,15 +161,7 @@ def test_offsets_left_by_a_crash_during_delete_are_removed_at_start(broker_facto
     next start removes them.  That on-disk state is made here by editing the stopped broker's
     metadata file, exactly as such a crash leaves it."""
     broker = broker_factory("crashed-delete", GROUP_BROKER_OVERRIDES)
-    b = broker.bootstrap
-    topic, kept = unique_topic("crash-deleted"), unique_topic("crash-kept")
-    group, only_deleted = unique_topic("g-crash"), unique_topic("g-crash-only")
-    create_topic(b, topic, PARTITIONS)
-    create_topic(b, kept, 1)
-    produce_spread(b, topic, 10 * PARTITIONS, PARTITIONS, "first")
-    produce_spread(b, kept, 5, 1, "kept")
-    assert len(_read_confluent(b, group, [topic, kept], 25)) == 25
-    assert len(_read_kafka_python(b, only_deleted, topic, 20)) == 20
+    topic, kept, group, only_deleted = _groups_with_offsets(broker.bootstrap)
     broker.kill9()
 
     metadata_file = broker.log_dir / "pykafkad-cluster-metadata.json"
