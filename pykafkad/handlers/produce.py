@@ -7,6 +7,7 @@ which validates it, assigns offsets in place and checks idempotent sequences.  V
 
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING, Any
 
 from pykafkad._rust_log import LogError
@@ -19,6 +20,28 @@ if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
 VALID_ACKS = (-1, 0, 1)
+_BATCH_LENGTH = struct.Struct(">i")  # at byte 8 of a batch: its size after these 12 bytes
+_MAGIC_AT, _ATTRIBUTES_AT, _ZSTD, _CODEC_BITS = 16, 21, 4, 0x07
+
+
+def _request_records_problem(version: int, records: bytes) -> tuple[ErrorCode, str] | None:
+    """Kafka's ProduceRequest.validateRecords (v3+): one magic-2 batch per partition, no zstd below
+    v7.  Only the first batch's fixed header is read; the log validates the rest."""
+    if len(records) <= _ATTRIBUTES_AT + 1:
+        return None  # too short to be a batch at all: the log answers CORRUPT_MESSAGE
+    if records[_MAGIC_AT] != 2:
+        return (ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {version} are only allowed to contain record batches "
+                f"with magic version 2")
+    if version < 7 and records[_ATTRIBUTES_AT + 1] & _CODEC_BITS == _ZSTD:
+        return (ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                f"Produce requests with version {version} are not allowed to use ZStandard compression")
+    (length,) = _BATCH_LENGTH.unpack_from(records, 8)
+    if 0 <= length and 12 + length < len(records):
+        return (ErrorCode.INVALID_RECORD,
+                f"Produce requests with version {version} are only allowed to contain exactly one record "
+                f"batch per partition")
+    return None
 
 
 def _partition_error(index: int, code: ErrorCode | int, message: str | None = None,
@@ -61,6 +84,10 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             records = part["records"]
             if records is None or len(records) == 0:
                 results.append(_partition_error(index, ErrorCode.INVALID_RECORD, "no record batch was sent"))
+                continue
+            problem = _request_records_problem(ctx.api_version, records)
+            if problem is not None:
+                results.append(_partition_error(index, *problem))
                 continue
             try:
                 base, _last, append_time, _dup = plog.append(
