@@ -26,6 +26,9 @@ BROKER_LOGGER = 8
 _BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": ConfigType.SHORT,
                  "double": ConfigType.DOUBLE, "boolean": ConfigType.BOOLEAN, "string": ConfigType.STRING,
                  "list": ConfigType.LIST}
+# pykafkad's own keys with no KafkaConfig counterpart (Kafka keeps its cluster id in
+# meta.properties, not in a config): read at start-up, but Kafka describes no such config.
+_NOT_KAFKA_CONFIGS = frozenset({"cluster.id"})
 
 
 def _render(value: object) -> str | None:
@@ -50,6 +53,8 @@ def _entry(c: EffectiveConfig, read_only: bool, synonyms: bool) -> dict[str, Any
 def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
     result = []
     for name, key in sorted(KEYS.items()):
+        if name in _NOT_KAFKA_CONFIGS:
+            continue
         layers = broker.config.synonyms_of(name, broker_synonym_group(name))
         synonyms = [Synonym(k, _render(v), ConfigSource[src]) for src, k, v in layers]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
