@@ -1,31 +1,26 @@
-"""The running broker's state: config, cluster model, partition logs, and the topic operations on them.
+"""The broker: builds its layers in start-up order and holds them for the handlers.
 
-Handlers receive the ``Broker`` and call it; they never reach into each other.  All of
-this runs on the Trio thread, so the model needs no locks for consistency within one step; but a
-topic change that opens logs on a worker thread spans checkpoints, so changes to one topic name
-(create, add partitions, delete) take turns (``_topic_change``), as Kafka's controller applies
-them one after another.
+The layers, each owning its state: the log manager (partition logs on disk), the cluster metadata,
+the replica manager (partition replicas, reads and writes), the controller (topic changes), the
+group coordinator, and periodic log housekeeping.  Each gets what it needs when it is built; none
+reaches back into the broker.  Handlers receive the ``Broker`` and call its layers.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import trio
 
-from pykafkad.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo, topic_name_problem
+from pykafkad.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo
 from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import apply_dynamic_broker_configs
-from pykafkad.errors import KafkaError
+from pykafkad.controller import Controller
 from pykafkad.groups import GroupCoordinator
 from pykafkad.log_housekeeping import LogHousekeeper
 from pykafkad.log_manager import LogManager
 from pykafkad.producer_ids import ProducerIdAllocator
-from pykafkad.topic_config import validate_topic_configs
-from wire.error_codes import ErrorCode
+from pykafkad.replica.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -42,294 +37,33 @@ class Broker:
         )
         apply_dynamic_broker_configs(self)
         self.logs.load_all(self.metadata)
+        self.replicas = ReplicaManager(config, self.logs, self._topic_configs)
+        for topic in self.metadata.topics.values():
+            self.replicas.apply(topic)
         self.producer_ids = ProducerIdAllocator(self.metadata)
-        self._data_arrived = trio.Event()
+        self.controller = Controller(config, self.metadata, self.logs, self.replicas)
         self.shutting_down = trio.Event()
         # Each is started with nursery.start() before the listeners accept, and stopped at shutdown.
         self.background_tasks: list = []
-        self._topics_being_created: set[str] = set()
-        # One lock per topic name with a change under way or waiting; dropped when nobody holds it.
-        self._topic_change_locks: dict[str, trio.Lock] = {}
-        self.housekeeping = LogHousekeeper(self)
+        self.housekeeping = LogHousekeeper(config, self.logs)
         self.background_tasks.append(self.housekeeping.run)
-        self.groups = GroupCoordinator(self)
+        self.groups = GroupCoordinator(config, self.metadata, self.replicas, self.controller)
+        self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)
         self.background_tasks.append(self.groups.run)
 
-    # -- waiting for data (fetch long-poll) ---------------------------------------------------
-
-    def notify_appended(self) -> None:
-        """Wake every fetch waiting for new data."""
-        self._data_arrived.set()
-        self._data_arrived = trio.Event()
-
-    async def wait_for_data(self, timeout_s: float) -> None:
-        """Return when new data is appended anywhere, the broker stops, or ``timeout_s`` passes."""
-        if self.shutting_down.is_set():
-            return
-        with trio.move_on_after(timeout_s):
-            await self._data_arrived.wait()
+    def _topic_configs(self, name: str) -> dict[str, str] | None:
+        topic = self.metadata.topics.get(name)
+        return None if topic is None else topic.configs
 
     def begin_shutdown(self) -> None:
         """Stop long-polls early so in-flight fetches answer with what they have."""
         self.shutting_down.set()
-        self.notify_appended()
+        self.replicas.shutdown()
 
     # -- topics --------------------------------------------------------------------------------
 
     def topic(self, name: str) -> TopicInfo | None:
         return self.metadata.topics.get(name)
-
-    def is_being_created(self, name: str) -> bool:
-        return name in self._topics_being_created
-
-    @asynccontextmanager
-    async def _topic_change(self, name: str) -> AsyncIterator[None]:
-        """Hold the turn to change topic ``name``; changes wait in arrival order (trio.Lock is fair).
-
-        Whoever holds it may await (a worker thread opening logs) without another create, add or
-        delete of the same name seeing or making half of a change.  Each change re-reads the
-        topic once it holds the turn, so the second of two sees what the first left.
-        """
-        lock = self._topic_change_locks.setdefault(name, trio.Lock())
-        try:
-            async with lock:
-                yield
-        finally:
-            # A release hands the lock straight to the next waiter, so "not locked" means nobody
-            # holds or awaits it.
-            if not lock.locked() and self._topic_change_locks.get(name) is lock:
-                del self._topic_change_locks[name]
-
-    async def create_topic(
-        self,
-        name: str,
-        num_partitions: int = -1,
-        replication_factor: int = -1,
-        configs: dict[str, str | None] | None = None,
-        assignments: list[list[int]] | None = None,
-        validate_only: bool = False,
-        internal: bool = False,
-    ) -> TopicInfo | None:
-        """Create a topic as Kafka's CreateTopics does, or raise KafkaError with Kafka's code.
-
-        The partition logs are created on a worker thread: each costs a few fsyncs, and a topic of
-        thousands of partitions must not hold every other connection.  While it runs, the name is
-        taken (TOPIC_ALREADY_EXISTS) but the topic is not yet visible; a CreatePartitions or
-        DeleteTopics of the name waits for it and then sees the created topic.
-        """
-        num_partitions, clean_configs = self._checked_new_topic(
-            name, num_partitions, replication_factor, configs, assignments)
-        if validate_only:
-            return None
-        settings = self.logs.settings_for(clean_configs)
-        # Taken before the first checkpoint, so a second create of the name is refused at once.
-        self._topics_being_created.add(name)
-        try:
-            # Normally free: it is only held here by a change still finishing on a deleted topic
-            # of the same name.
-            async with self._topic_change(name):
-                paths = self.logs.plan_new(name, range(num_partitions))
-                opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
-                # No checkpoint from here until the topic is registered.
-                return self._add_topic(name, clean_configs, assignments, internal, opened, settings)
-        finally:
-            self._topics_being_created.discard(name)
-
-    def create_topic_blocking(self, name: str, num_partitions: int, configs: dict[str, str],
-                              internal: bool = False) -> TopicInfo:
-        """``create_topic`` with the logs opened on this thread, for a caller that cannot wait."""
-        num_partitions, clean_configs = self._checked_new_topic(name, num_partitions, -1, configs, None)
-        settings = self.logs.settings_for(clean_configs)
-        opened = self.logs.open_new(self.logs.plan_new(name, range(num_partitions)), settings)
-        return self._add_topic(name, clean_configs, None, internal, opened, settings)
-
-    def _add_topic(self, name: str, configs: dict[str, str], assignments: list[list[int]] | None,
-                   internal: bool, opened: list, settings: dict[str, object]) -> TopicInfo:
-        try:
-            topic = self.metadata.create_topic(name, len(opened), configs, assignments, internal=internal)
-        except Exception:
-            # The model could not be saved: the new logs belong to nothing, so they must not stay open.
-            _close_all(opened)
-            raise
-        self.logs.register(topic, 0, opened, settings)
-        log.info("created topic %s with %d partition(s), id %s", name, len(opened), topic.topic_id)
-        return topic
-
-    def _checked_new_topic(
-        self,
-        name: str,
-        num_partitions: int,
-        replication_factor: int,
-        configs: dict[str, str | None] | None,
-        assignments: list[list[int]] | None,
-    ) -> tuple[int, dict[str, str]]:
-        """Kafka's checks of a new topic: (partition count, clean config overrides), or KafkaError."""
-        problem = topic_name_problem(name)
-        if problem:
-            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
-        if name in self.metadata.topics or name in self._topics_being_created:
-            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        if assignments:
-            if num_partitions != -1 or replication_factor != -1:
-                raise KafkaError(
-                    ErrorCode.INVALID_REQUEST,
-                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
-                    "Both cannot be used at the same time.",
-                )
-            self._check_assignments(assignments)
-            num_partitions = len(assignments)
-            replication_factor = len(assignments[0])
-        if num_partitions == -1:
-            num_partitions = self.config["num.partitions"]
-        if replication_factor == -1:
-            replication_factor = self.config["default.replication.factor"]
-        if num_partitions <= 0:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
-        if replication_factor <= 0:
-            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
-        brokers = len(self.metadata.brokers)
-        if replication_factor > brokers:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICATION_FACTOR,
-                f"Unable to replicate the partition {replication_factor} time(s): "
-                f"The target replication factor of {replication_factor} cannot be reached because only "
-                f"{brokers} broker(s) are registered.",
-            )
-        problem = validate_topic_configs(configs or {})
-        if problem:
-            raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
-        clean_configs = {key: str(value).strip() for key, value in (configs or {}).items()}
-        return num_partitions, clean_configs
-
-    def _check_assignments(self, assignments: list[list[int]]) -> None:
-        sizes = {len(a) for a in assignments}
-        if len(sizes) != 1 or 0 in sizes:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             "All partitions should have the same number of replicas.")
-        for replicas in assignments:
-            unknown = [b for b in replicas if b not in self.metadata.brokers]
-            if unknown:
-                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 f"Replica assignment references unknown broker(s) {unknown}.")
-            if len(set(replicas)) != len(replicas):
-                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 f"Duplicate brokers in replica assignment {replicas}.")
-
-    async def maybe_auto_create(self, name: str) -> TopicInfo | None:
-        """Create ``name`` with the broker defaults if auto.create.topics.enable allows it."""
-        if not self.config["auto.create.topics.enable"]:
-            return None
-        try:
-            return await self.create_topic(name)
-        except KafkaError as e:
-            if e.code == ErrorCode.TOPIC_ALREADY_EXISTS:
-                # None while another request is still creating it: the client asks again.
-                return self.metadata.topics.get(name)
-            raise
-
-    async def delete_topic(self, name: str, topic_id: uuid.UUID | None = None) -> TopicInfo:
-        """Delete ``name`` (if given, only while it is still the topic ``topic_id``), or raise KafkaError.
-
-        Waits for a change of the topic under way (partitions being added, the topic being
-        created), then deletes the topic with every partition that change left.
-        """
-        async with self._topic_change(name):
-            topic = self.metadata.topics.get(name)
-            if topic is not None and topic_id is not None and topic.topic_id != topic_id:
-                # The topic asked for by id was replaced by a new one of the same name meanwhile.
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, f"Topic id {topic_id} does not exist.")
-            if topic is None:
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                 "This server does not host this topic-partition.")
-            if not self.config["delete.topic.enable"]:
-                raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
-            self.metadata.delete_topic(name)
-            detached = self.logs.detach_topic(topic)
-            # After the metadata: a commit racing with this sees the topic gone and is refused.
-            await self.groups.on_topic_deleted(name)
-            # Removing thousands of partition directories takes seconds: off the event loop. The
-            # turn is held meanwhile, so a new topic of the same name waits for the old directories
-            # to be gone before creating its own.
-            await trio.to_thread.run_sync(self.logs.remove_logs, topic, detached)
-            log.info("deleted topic %s", name)
-            return topic
-
-    async def add_partitions(self, name: str, count: int, assignments: list[list[int]] | None,
-                             validate_only: bool) -> None:
-        """Grow topic ``name`` to ``count`` partitions as Kafka's CreatePartitions does, or raise KafkaError.
-
-        Changes of one topic take turns, as Kafka's controller applies them: a second request
-        checks ``count`` against what the first left, and a request sent while the topic is still
-        being created waits for it.  The new logs are opened on a worker thread (thousands of
-        partitions must not stall other connections); Metadata shows them once all are open.
-        ``validate_only`` checks and opens nothing.
-        """
-        async with self._topic_change(name):
-            topic = self.metadata.topics.get(name)
-            if topic is None:
-                # Kafka's UnknownTopicOrPartitionException carries no message of its own.
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            current = len(topic.partitions)
-            self._check_partition_increase(topic, count, assignments)
-            if validate_only:
-                return
-            settings = self.logs.log_settings(topic)
-            paths = self.logs.plan_new(name, range(current, count))
-            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
-            # No checkpoint from here until the partitions are registered.  Holding the turn,
-            # nothing added partitions to or deleted this topic meanwhile; its configs may have
-            # changed (AlterConfigs does not wait), which is applied to the new logs below.
-            try:
-                self.metadata.add_partitions(name, count, assignments)
-            except Exception:
-                # The model was extended in memory but not saved: undo it, so that Metadata does not
-                # advertise partitions without logs, and close the logs nothing owns.
-                del topic.partitions[current:]
-                _close_all(opened)
-                raise
-            self.logs.register(topic, current, opened, settings)
-            if self.logs.log_settings(topic) != settings:
-                self.logs.apply_settings(topic)
-            log.info("topic %s now has %d partitions", name, count)
-
-    def _check_partition_increase(self, topic: TopicInfo, count: int,
-                                  assignments: list[list[int]] | None) -> None:
-        """Kafka's checks of a CreatePartitions entry, in its order and with its messages."""
-        current = len(topic.partitions)
-        if count == current:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
-        if count < current:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
-                             f"The topic {topic.name} currently has {current} partition(s); {count} "
-                             f"would not be an increase.")
-        if assignments is None:
-            return
-        additional = count - current
-        if len(assignments) != additional:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             f"Attempted to add {additional} additional partition(s), but only "
-                             f"{len(assignments)} assignment(s) were specified.")
-        replication_factor = len(topic.partitions[0].replicas)
-        for replicas in assignments:
-            if not replicas:
-                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 "The manual partition assignment includes an empty replica list.")
-            previous = None
-            for broker_id in sorted(replicas):
-                if broker_id not in self.metadata.brokers:
-                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                     f"The manual partition assignment includes broker {broker_id}, "
-                                     f"but no such broker is registered.")
-                if broker_id == previous:
-                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                     f"The manual partition assignment includes the broker {previous} "
-                                     f"more than once.")
-                previous = broker_id
-            if len(replicas) != replication_factor:
-                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 f"The manual partition assignment includes a partition with "
-                                 f"{len(replicas)} replica(s), but this is not consistent with previous "
-                                 f"partitions, which have {replication_factor} replica(s).")
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -342,12 +76,3 @@ class Broker:
 
     def close(self) -> None:
         self.logs.close_all()
-
-
-def _close_all(opened: list) -> None:
-    """Close logs that were opened for a change that did not happen."""
-    for plog in opened:
-        try:
-            plog.close()
-        except Exception:  # noqa: BLE001 - the change's own error is the one to report
-            log.exception("closing an unused partition log %s failed", plog.dir)

@@ -14,10 +14,10 @@ import trio
 
 from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.clock import now_ms
-from pykafkad.config import LONG_MAX
+from pykafkad.config import LONG_MAX, BrokerConfig
 
 if TYPE_CHECKING:
-    from pykafkad.broker import Broker
+    from pykafkad.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,12 @@ def _timed_flush(settings: dict[str, object]) -> bool:
 class LogHousekeeper:
     """Runs each kind of periodic log work on its own interval, over every partition."""
 
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(self, config: BrokerConfig, logs: LogManager) -> None:
+        self.config = config
+        self.logs = logs
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        config = self.broker.config
+        config = self.config
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._every, "log.retention.check.interval.ms", self.retention_pass)
             if config["log.cleaner.enable"]:
@@ -50,13 +51,13 @@ class LogHousekeeper:
 
     async def _every(self, interval_key: str, work: Callable[[], Awaitable[None]]) -> None:
         while True:
-            await trio.sleep(max(self.broker.config[interval_key], 10) / 1000)
+            await trio.sleep(max(self.config[interval_key], 10) / 1000)
             await work()
 
     def _logs(self, wanted: Callable[[dict[str, object]], bool]) -> list[tuple[tuple[str, int], PartitionLog]]:
         """The open logs whose topic settings call for the work."""
-        settings = self.broker.logs.topic_settings
-        return [(key, plog) for key, plog in list(self.broker.logs.logs.items())
+        settings = self.logs.topic_settings
+        return [(key, plog) for key, plog in list(self.logs.logs.items())
                 if key[0] in settings and wanted(settings[key[0]])]
 
     async def _each(self, what: str, call: Callable[[PartitionLog], object],
@@ -93,7 +94,7 @@ class LogHousekeeper:
     async def _flush_loop(self) -> None:
         """flush.ms / log.flush.interval.ms: fsync partitions whose unflushed data is old enough."""
         while True:
-            interval = self.broker.config["log.flush.scheduler.interval.ms"]
+            interval = self.config["log.flush.scheduler.interval.ms"]
             await trio.sleep((FLUSH_CHECK_MS if interval >= LONG_MAX else interval) / 1000)
             now = now_ms()
             await self._each("flush", lambda p, now=now: p.flush_if_due(now), _timed_flush)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from pykafkad._rust_log import LogError
+from pykafkad.errors import KafkaError
 from pykafkad.groups.group import GroupActor, GroupConfig, now_ms
 from pykafkad.groups.offsets_store import (
     OFFSETS_TOPIC,
@@ -35,7 +36,10 @@ from pykafkad.groups.offsets_store import (
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
-    from pykafkad.broker import Broker
+    from pykafkad.cluster_metadata import ClusterMetadata
+    from pykafkad.config import BrokerConfig
+    from pykafkad.controller import Controller
+    from pykafkad.replica.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +47,13 @@ log = logging.getLogger(__name__)
 class GroupCoordinator:
     """This broker's coordinator for every group (a single broker coordinates them all)."""
 
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        c = broker.config
+    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, replicas: ReplicaManager,
+                 controller: Controller) -> None:
+        self.broker_config = config
+        self.metadata = metadata
+        self.replicas = replicas
+        self.controller = controller
+        c = config
         self.config = GroupConfig(
             min_session_timeout_ms=c["group.min.session.timeout.ms"],
             max_session_timeout_ms=c["group.max.session.timeout.ms"],
@@ -62,10 +70,10 @@ class GroupCoordinator:
 
     @property
     def num_partitions(self) -> int:
-        topic = self.broker.topic(OFFSETS_TOPIC)
+        topic = self.metadata.topics.get(OFFSETS_TOPIC)
         if topic is not None:
             return len(topic.partitions)
-        return self.broker.config["offsets.topic.num.partitions"]
+        return self.broker_config["offsets.topic.num.partitions"]
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
@@ -73,14 +81,14 @@ class GroupCoordinator:
     async def create_offsets_topic(self) -> None:
         """Create ``__consumer_offsets`` on first use, as Kafka does (from FindCoordinator), with its logs
         opened on a worker thread; a concurrent caller gets KafkaError(TOPIC_ALREADY_EXISTS) meanwhile."""
-        if self.broker.topic(OFFSETS_TOPIC) is None:
-            await self.broker.create_topic(OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"], 1,
+        if self.metadata.topics.get(OFFSETS_TOPIC) is None:
+            await self.controller.create_topic(OFFSETS_TOPIC, self.broker_config["offsets.topic.num.partitions"], 1,
                                            dict(OFFSETS_TOPIC_CONFIGS), internal=True)
 
     def _ensure_offsets_topic(self) -> None:
         """A group write before any FindCoordinator (raw clients may skip it): create the topic here."""
-        if self.broker.topic(OFFSETS_TOPIC) is None:
-            self.broker.create_topic_blocking(OFFSETS_TOPIC, self.broker.config["offsets.topic.num.partitions"],
+        if self.metadata.topics.get(OFFSETS_TOPIC) is None:
+            self.controller.create_topic_blocking(OFFSETS_TOPIC, self.broker_config["offsets.topic.num.partitions"],
                                               dict(OFFSETS_TOPIC_CONFIGS), internal=True)
 
     def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
@@ -90,11 +98,16 @@ class GroupCoordinator:
         except Exception:  # noqa: BLE001 - any failure creating the topic means no coordinator
             log.exception("creating %s failed", OFFSETS_TOPIC)
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        plog = self.broker.logs.get(OFFSETS_TOPIC, self.partition_for(group_id))
-        if plog is None:
+        partition = self.replicas.get(OFFSETS_TOPIC, self.partition_for(group_id))
+        if partition is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         try:
-            plog.append(encode_batch(list(records), now_ms()))
+            now = now_ms()
+            partition.append_as_leader(encode_batch(list(records), now), now, -1,
+                                       self.replicas.min_insync_replicas(OFFSETS_TOPIC))
+        except KafkaError as e:
+            log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
+            return ErrorCode.NOT_COORDINATOR
         except LogError as e:
             log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
             if getattr(e, "code", None) in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
@@ -104,20 +117,20 @@ class GroupCoordinator:
 
     def has_partition(self, topic: str, partition: int) -> bool:
         """Whether the cluster has this partition now (offsets of others are refused or removed)."""
-        info = self.broker.topic(topic)
+        info = self.metadata.topics.get(topic)
         return info is not None and 0 <= partition < len(info.partitions)
 
     def _load(self) -> dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]:
         groups: dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]] = {}
-        topic = self.broker.topic(OFFSETS_TOPIC)
+        topic = self.metadata.topics.get(OFFSETS_TOPIC)
         if topic is None:
             return groups
         records = 0
         for p in topic.partitions:
-            plog = self.broker.logs.get(OFFSETS_TOPIC, p.index)
-            if plog is None:
+            partition = self.replicas.get(OFFSETS_TOPIC, p.index)
+            if partition is None:
                 continue
-            for key, value in read_partition(plog):
+            for key, value in read_partition(partition.log):
                 if key is None:
                     continue
                 k = decode_key(key)

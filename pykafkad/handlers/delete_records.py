@@ -1,10 +1,11 @@
-"""DeleteRecords (key 21): move a partition's log start offset forward on demand."""
+"""DeleteRecords (key 21): move a partition's log start offset forward on demand, on the leader."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from pykafkad._rust_log import LogError
+from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -19,14 +20,9 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         results = []
         for part in wanted["partitions"]:
             index = part["partition_index"]
-            plog = broker.logs.get(name, index)
-            if plog is None:
-                results.append({"partition_index": index, "low_watermark": -1,
-                                "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
-                continue
             try:
-                low = plog.delete_records(part["offset"])
-            except LogError as e:
+                low = broker.replicas.leader(name, index).delete_records(part["offset"])
+            except (KafkaError, LogError) as e:
                 results.append({"partition_index": index, "low_watermark": -1, "error_code": e.code})
                 continue
             results.append({"partition_index": index, "low_watermark": low, "error_code": ErrorCode.NONE})

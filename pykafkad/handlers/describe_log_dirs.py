@@ -20,13 +20,15 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     results = []
     for log_dir in broker.config.log_dirs:
         by_topic: dict[str, list[dict[str, Any]]] = {}
-        for (topic, partition), plog in sorted(broker.logs.logs.items()):
+        for replica in sorted(broker.replicas.partitions(), key=lambda r: (r.topic, r.index)):
+            topic, partition = replica.topic, replica.index
             if wanted is not None and (topic not in wanted or partition not in wanted[topic]):
                 continue
-            if Path(plog.dir).parent != log_dir:
+            if Path(replica.log.dir).parent != log_dir:
                 continue
-            by_topic.setdefault(topic, []).append({"partition_index": partition, "partition_size": plog.size_bytes(),
-                                                   "offset_lag": 0, "is_future_key": False})
+            by_topic.setdefault(topic, []).append({
+                "partition_index": partition, "partition_size": replica.log.size_bytes(),
+                "offset_lag": max(0, replica.high_watermark - replica.log_end_offset), "is_future_key": False})
         usage = shutil.disk_usage(log_dir)
         results.append({
             "error_code": ErrorCode.NONE, "log_dir": str(log_dir.resolve()),

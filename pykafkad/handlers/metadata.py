@@ -67,13 +67,13 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             topic = broker.topic(name)
             if topic is None and allow_create:
                 try:
-                    topic = await broker.maybe_auto_create(name)
+                    topic = await broker.controller.maybe_auto_create(name)
                 except KafkaError as e:
                     topics.append(_error_entry(name, e.code))
                     continue
             if topic is not None:
                 topics.append(_topic_entry(topic))
-            elif broker.is_being_created(name):
+            elif broker.controller.is_being_created(name):
                 # Its logs are still being created: retriable, as Kafka answers for a new topic.
                 topics.append(_error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE))
             else:

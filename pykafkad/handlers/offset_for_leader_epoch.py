@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
-from pykafkad.handlers.leader_epochs import check_leader_epoch
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -16,25 +16,15 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     topics = []
     for wanted in body["topics"]:
         name = wanted["topic"]
-        topic = broker.topic(name)
         results = []
         for part in wanted["partitions"]:
             index = part["partition"]
-            plog = broker.logs.get(name, index) if topic is not None else None
-            if plog is None:
-                results.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "partition": index,
-                                "leader_epoch": -1, "end_offset": -1})
+            try:
+                partition = broker.replicas.leader(name, index, part["current_leader_epoch"])
+            except KafkaError as e:
+                results.append({"error_code": e.code, "partition": index, "leader_epoch": -1, "end_offset": -1})
                 continue
-            error = check_leader_epoch(part["current_leader_epoch"], topic.partitions[index].leader_epoch)
-            if error is not None:
-                results.append({"error_code": error, "partition": index, "leader_epoch": -1, "end_offset": -1})
-                continue
-            current = topic.partitions[index].leader_epoch
-            if part["leader_epoch"] == current:
-                # The current leader's epoch ends at the log end, as Kafka's leader answers.
-                epoch, end_offset = current, plog.log_end_offset
-            else:
-                epoch, end_offset = plog.end_offset_for_epoch(part["leader_epoch"])
+            epoch, end_offset = partition.end_offset_for_epoch(part["leader_epoch"])
             results.append({"error_code": ErrorCode.NONE, "partition": index, "leader_epoch": epoch,
                             "end_offset": end_offset})
         topics.append({"topic": name, "partitions": results})

@@ -1,7 +1,8 @@
 """Produce (key 0): hand each partition's record batch to its log, whole, and report the offsets.
 
-Records are never decoded here: the batch goes to the Rust log as the request's buffer,
-which validates it, assigns offsets in place and checks idempotent sequences.  Versions
+Records are never decoded here: each partition's batch goes to the replica manager as the
+request's buffer, and on to the Rust log, which validates it, assigns offsets in place and checks
+idempotent sequences.  Versions
 0-2 are advertised (librdkafka looks for them, as Kafka 4 keeps them advertised) but refused.
 """
 
@@ -14,6 +15,7 @@ from pykafkad._rust_log import LogError
 from pykafkad.clock import now_ms
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.replica.replica_manager import NOT_HOSTED, ProduceEntry
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -59,16 +61,16 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         global_error = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks} is not one of -1, 0, 1")
     elif body["transactional_id"] is not None:
         global_error = (ErrorCode.INVALID_REQUEST, "transactions are not supported by this broker yet")
-    now = now_ms()
-    appended = False
-    responses = []
+    # (topic name, [partition answer, or the index of its entry in `entries`])
+    answers: list[tuple[str, list[dict[str, Any] | int]]] = []
+    entries: list[ProduceEntry] = []
     for topic_data in body["topic_data"]:
         name = topic_data["name"]
-        results = []
+        results: list[dict[str, Any] | int] = []
         topic = broker.topic(name)
         if topic is None and global_error is None:
             try:
-                topic = await broker.maybe_auto_create(name)
+                topic = await broker.controller.maybe_auto_create(name)
             except KafkaError:
                 topic = None
         for part in topic_data["partition_data"]:
@@ -76,10 +78,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             if global_error is not None:
                 results.append(_partition_error(index, *global_error))
                 continue
-            plog = broker.logs.get(name, index) if topic is not None else None
-            if plog is None:
-                results.append(_partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                                "This server does not host this topic-partition."))
+            if topic is None or not 0 <= index < len(topic.partitions):
+                results.append(_partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED))
                 continue
             records = part["records"]
             if records is None or len(records) == 0:
@@ -89,24 +89,32 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             if problem is not None:
                 results.append(_partition_error(index, *problem))
                 continue
-            try:
-                base, _last, append_time, _dup = plog.append(
-                    records, leader_epoch=topic.partitions[index].leader_epoch, now_ms=now
-                )
-            except LogError as e:
-                results.append(_partition_error(index, e.code, e.message, e.record_errors))
-                continue
-            appended = True
-            results.append({
-                "index": index, "error_code": ErrorCode.NONE, "base_offset": base,
-                "log_append_time_ms": append_time, "log_start_offset": plog.log_start_offset,
-                "record_errors": [], "error_message": None,
-            })
-        responses.append({"name": name, "partition_responses": results})
-    if appended:
-        broker.notify_appended()
+            results.append(len(entries))
+            entries.append(ProduceEntry(name, index, records))
+        answers.append((name, results))
+    outcomes = await broker.replicas.append_records(entries, acks, body["timeout_ms"], now_ms()) if entries else []
     if acks == 0:
         return None
+    responses = []
+    for name, results in answers:
+        partition_responses = []
+        for result in results:
+            if isinstance(result, dict):
+                partition_responses.append(result)
+                continue
+            entry, outcome = entries[result], outcomes[result]
+            if isinstance(outcome, LogError):
+                partition_responses.append(_partition_error(entry.index, outcome.code, outcome.message,
+                                                            outcome.record_errors))
+            elif isinstance(outcome, KafkaError):
+                partition_responses.append(_partition_error(entry.index, outcome.code, outcome.message))
+            else:
+                partition_responses.append({
+                    "index": entry.index, "error_code": ErrorCode.NONE, "base_offset": outcome.base_offset,
+                    "log_append_time_ms": outcome.log_append_time_ms,
+                    "log_start_offset": outcome.log_start_offset, "record_errors": [], "error_message": None,
+                })
+        responses.append({"name": name, "partition_responses": partition_responses})
     return {"responses": responses, "throttle_time_ms": 0}
 
 

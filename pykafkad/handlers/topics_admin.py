@@ -34,7 +34,7 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
         assignments = [a["broker_ids"] for a in sorted(wanted["assignments"], key=lambda a: a["partition_index"])]
         configs = {c["name"]: c["value"] for c in wanted["configs"]}
         try:
-            topic = await broker.create_topic(
+            topic = await broker.controller.create_topic(
                 name, wanted["num_partitions"], wanted["replication_factor"], configs,
                 assignments or None, body["validate_only"],
             )
@@ -85,7 +85,7 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
             # this waited for a change of the name to finish.
             only_id = topic_id
         try:
-            deleted = await broker.delete_topic(name, only_id)
+            deleted = await broker.controller.delete_topic(name, only_id)
         except KafkaError as e:
             result["error_code"] = e.code
             result["error_message"] = e.message
@@ -113,7 +113,7 @@ async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str,
         results.append(result)
         assignments = wanted["assignments"]
         try:
-            await broker.add_partitions(
+            await broker.controller.add_partitions(
                 wanted["name"], wanted["count"],
                 [a["broker_ids"] for a in assignments] if assignments is not None else None,
                 body["validate_only"],

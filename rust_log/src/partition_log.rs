@@ -566,7 +566,7 @@ impl PartitionLog {
         min_one: bool,
         allow_zstd: bool,
     ) -> Result<Vec<u8>> {
-        let plan = self.read_plan_with(offset, max_bytes, min_one, allow_zstd)?;
+        let plan = self.read_plan_with(offset, max_bytes, min_one, allow_zstd, None)?;
         let mut data = vec![0u8; plan.len];
         let n = plan.read_into(&mut data)?;
         data.truncate(n);
@@ -577,16 +577,20 @@ impl PartitionLog {
     /// record data. The plan can be executed after releasing any lock on
     /// the log: it only touches bytes that are already immutable.
     pub fn read_plan(&self, offset: i64, max_bytes: usize, min_one: bool) -> Result<ReadPlan> {
-        self.read_plan_with(offset, max_bytes, min_one, true)
+        self.read_plan_with(offset, max_bytes, min_one, true, None)
     }
 
-    /// [`Self::read_plan`] with the zstd rule of [`Self::read_with`].
+    /// [`Self::read_plan`] with the zstd rule of [`Self::read_with`]. With
+    /// `max_offset` (a consumer's high watermark) only whole batches below
+    /// it are included; it is expected on a batch boundary, and a batch
+    /// that straddles it is left out.
     pub fn read_plan_with(
         &self,
         offset: i64,
         max_bytes: usize,
         min_one: bool,
         allow_zstd: bool,
+        max_offset: Option<i64>,
     ) -> Result<ReadPlan> {
         self.ensure_open()?;
         let (start, end) = (self.log_start_offset(), self.log_end_offset());
@@ -595,8 +599,10 @@ impl PartitionLog {
                 "offset {offset} is out of range [{start}, {end}]"
             )));
         }
-        if offset < end {
-            for seg in &self.segments[self.segment_index_for(offset)..] {
+        let upper = max_offset.map_or(end, |m| m.min(end));
+        if offset < upper {
+            let first_segment = self.segment_index_for(offset);
+            for (i, seg) in self.segments.iter().enumerate().skip(first_segment) {
                 let Some((pos, first)) = seg.locate(offset)? else {
                     continue;
                 };
@@ -610,12 +616,23 @@ impl PartitionLog {
                     ));
                 }
                 let first_size = first.total_size();
+                // Bytes of this segment from `pos` that lie below `upper`.
+                let below_upper = match self.segments.get(i + 1) {
+                    Some(next) if next.base_offset() <= upper => seg.size() - pos,
+                    _ if upper >= end => seg.size() - pos,
+                    _ => match seg.locate(upper)? {
+                        Some((upper_pos, _)) => upper_pos.saturating_sub(pos),
+                        None => seg.size() - pos,
+                    },
+                };
+                if below_upper == 0 {
+                    break;
+                }
                 let (mut len, mut exact) = if first_size > max_bytes {
                     (if min_one { first_size } else { 0 }, true)
                 } else {
-                    let remaining = seg.size() - pos;
-                    let len = remaining.min(max_bytes as u64) as usize;
-                    (len, len as u64 == remaining)
+                    let len = below_upper.min(max_bytes as u64) as usize;
+                    (len, len as u64 == below_upper)
                 };
                 if !allow_zstd && len > first_size {
                     // Stop before the first zstd batch in range.

@@ -162,7 +162,9 @@ impl PyPartitionLog {
         ))
     }
 
-    #[pyo3(signature = (offset, max_bytes, min_one = true, allow_zstd = true))]
+    /// Whole batches from the one containing `offset`; with `max_offset`
+    /// (a high watermark) only batches below it.
+    #[pyo3(signature = (offset, max_bytes, min_one = true, allow_zstd = true, max_offset = None))]
     fn read<'py>(
         &self,
         py: Python<'py>,
@@ -170,10 +172,11 @@ impl PyPartitionLog {
         max_bytes: i64,
         min_one: bool,
         allow_zstd: bool,
+        max_offset: Option<i64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let max_bytes = usize::try_from(max_bytes.max(0)).unwrap_or(usize::MAX);
         let plan = self.with_log(py, |l| {
-            l.read_plan_with(offset, max_bytes, min_one, allow_zstd)
+            l.read_plan_with(offset, max_bytes, min_one, allow_zstd, max_offset)
         })?;
         if plan.exact {
             // Single copy straight from the file into the bytes object.

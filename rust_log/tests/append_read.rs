@@ -300,3 +300,49 @@ fn close_is_idempotent_and_blocks_further_use() {
     assert_eq!(log.append(simple(1, 0, 1), 0, None).unwrap_err().code, 56);
     assert!(dir.path().join(format!("{:020}.snapshot", 1)).exists());
 }
+
+fn read_below(log: &_rust_log::PartitionLog, offset: i64, max_bytes: usize, upper: i64) -> Vec<(i64, i64)> {
+    let plan = log
+        .read_plan_with(offset, max_bytes, true, true, Some(upper))
+        .unwrap();
+    let mut data = vec![0u8; plan.len];
+    let n = plan.read_into(&mut data).unwrap();
+    data.truncate(n);
+    batches_in(&data)
+}
+
+#[test]
+fn a_read_below_a_high_watermark_stops_at_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Small segments: batches of 3 records and 100-byte values spread over several.
+    let mut log = open(dir.path(), small_cfg(1000, 100), true);
+    for i in 0..10 {
+        log.append(simple(3, 1000 + i, 100), 0, None).unwrap();
+    }
+    assert!(log.segment_base_offsets().len() > 2);
+    assert_eq!(log.log_end_offset(), 30);
+    // At the log end or beyond it: everything from the segment of `offset`.
+    let all = read_below(&log, 0, 1 << 20, 30);
+    assert_eq!(all, batches_in(&log.read(0, 1 << 20, true).unwrap()));
+    assert_eq!(read_below(&log, 0, 1 << 20, 1000), all);
+    // A high watermark inside the first segment cuts the read there.
+    let (first_batch, second) = (all[0], all[1]);
+    assert_eq!(read_below(&log, 0, 1 << 20, second.0), vec![first_batch]);
+    assert_eq!(read_below(&log, 0, 1 << 20, 0), vec![]);
+    // At the high watermark: nothing, though the log has more.
+    let last_segment = *log.segment_base_offsets().last().unwrap();
+    assert_eq!(read_below(&log, 27, 1 << 20, 27), vec![]);
+    // One read never spans segments; a watermark in a later segment does not cut this one.
+    let in_first = read_below(&log, 0, 1 << 20, last_segment + 3);
+    assert_eq!(in_first, all);
+    // A watermark in the middle of a batch leaves that batch out.
+    assert_eq!(read_below(&log, 0, 1 << 20, second.0 + 1), vec![first_batch]);
+    // The last segment, up to a watermark one batch before the end.
+    assert_eq!(
+        read_below(&log, last_segment, 1 << 20, 27),
+        batches_in(&log.read(last_segment, 1 << 20, true).unwrap())
+            .into_iter()
+            .filter(|b| b.1 < 27)
+            .collect::<Vec<_>>()
+    );
+}

@@ -1,0 +1,201 @@
+"""One partition replica on this broker: its log, its role (leader or follower) and leader epoch, its
+replica set and ISR, its high watermark, and the operations waiting on it.
+
+The leader's high watermark is the smallest log end offset among the in-sync replicas: what every
+one of them has, so what survives the loss of any.  Consumers read only below it, and an
+``acks=all`` produce is answered once it has passed the produced records.  It never moves back
+while this replica leads.  With an ISR of this broker alone, it follows each append.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import trio
+
+from pykafkad._rust_log import PartitionLog
+from pykafkad.errors import KafkaError
+from pykafkad.replica.watchers import Watchers, parked_on
+from wire.error_codes import ErrorCode
+
+NO_EPOCH = -1
+NO_LEADER = -1
+# ListOffsets' special timestamps.
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3  # KIP-734
+EARLIEST_LOCAL = -4  # KIP-405; with no tiered storage, the log start
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    """Where the log put an appended batch."""
+
+    base_offset: int
+    last_offset: int
+    log_append_time_ms: int
+    log_start_offset: int
+
+
+def check_leader_epoch(requested: int, current: int) -> ErrorCode | None:
+    """KIP-320: a client that knows a newer epoch than ours is ahead of us; an older one has been fenced."""
+    if requested == NO_EPOCH or requested == current:
+        return None
+    return ErrorCode.UNKNOWN_LEADER_EPOCH if requested > current else ErrorCode.FENCED_LEADER_EPOCH
+
+
+class Partition:
+    """A replica of ``topic``-``index`` held by broker ``local_id``."""
+
+    def __init__(self, topic: str, index: int, log: PartitionLog, local_id: int) -> None:
+        self.topic = topic
+        self.index = index
+        self.log = log
+        self.local_id = local_id
+        self.leader_id = NO_LEADER
+        self.leader_epoch = NO_EPOCH
+        self.replicas: list[int] = []
+        self.isr: list[int] = []
+        self.high_watermark = 0
+        # Log end offsets the followers last fetched from (leader only).
+        self._follower_end_offsets: dict[int, int] = {}
+        self.watchers = Watchers()
+
+    def __repr__(self) -> str:
+        return (f"Partition({self.topic}-{self.index}, leader={self.leader_id}, epoch={self.leader_epoch}, "
+                f"isr={self.isr}, hw={self.high_watermark})")
+
+    # -- role ----------------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_id == self.local_id
+
+    def make_leader(self, leader_epoch: int, replicas: list[int], isr: list[int]) -> None:
+        """Lead from ``leader_epoch`` on.  Followers' positions are unknown until they fetch, so the high
+        watermark stays where it is unless the ISR is this replica alone."""
+        new_term = leader_epoch != self.leader_epoch or not self.is_leader
+        self.leader_id = self.local_id
+        self.leader_epoch = leader_epoch
+        self.replicas = list(replicas)
+        self.isr = list(isr)
+        if new_term:
+            self._follower_end_offsets = {r: -1 for r in replicas if r != self.local_id}
+        self._maybe_increment_high_watermark()
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    def check_leader(self, current_leader_epoch: int = NO_EPOCH) -> None:
+        """Raise KafkaError unless this replica leads at the epoch the client knows."""
+        if not self.is_leader:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                             f"This broker is not the leader of {self.topic}-{self.index}.")
+        error = check_leader_epoch(current_leader_epoch, self.leader_epoch)
+        if error is not None:
+            raise KafkaError(error)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def check_append(self, required_acks: int, min_insync_replicas: int) -> None:
+        """Kafka's checks before a leader append: leadership, and enough in-sync replicas for acks=all."""
+        self.check_leader()
+        if required_acks == -1 and len(self.isr) < min_insync_replicas:
+            raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
+                             f"The size of the current ISR {self.isr} is insufficient to satisfy the "
+                             f"min.isr requirement of {min_insync_replicas} for partition "
+                             f"{self.topic}-{self.index}")
+
+    def append_as_leader(self, records: bytes | memoryview, now_ms: int, required_acks: int = -1,
+                         min_insync_replicas: int = 1) -> AppendInfo:
+        """Validate and append one producer batch; LogError passes through with its Kafka code."""
+        self.check_append(required_acks, min_insync_replicas)
+        result = self.log.append(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
+        return self.appended(result)
+
+    def appended(self, result: tuple[int, int, int, bool]) -> AppendInfo:
+        """Account for a log append (made here or on a worker thread): move the high watermark, wake
+        whoever waits on this partition."""
+        base, last, append_time, _duplicate = result
+        self._maybe_increment_high_watermark()
+        self.watchers.wake_all()
+        return AppendInfo(base, last, append_time, self.log.log_start_offset)
+
+    def _maybe_increment_high_watermark(self) -> None:
+        if not self.is_leader:
+            return
+        end = self.log.log_end_offset
+        candidates = [end] + [self._follower_end_offsets.get(r, -1) for r in self.isr if r != self.local_id]
+        new = min(candidates)
+        if new > self.high_watermark:
+            self.high_watermark = new
+            self.watchers.wake_all()
+
+    async def wait_for_acks(self, required_offset: int, min_insync_replicas: int,
+                            timeout_s: float) -> ErrorCode:
+        """The delayed produce of acks=all: wait until the high watermark reaches ``required_offset``.
+
+        Kafka's answers: NONE; NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+        ``min.insync.replicas`` meanwhile; NOT_LEADER_OR_FOLLOWER when leadership moved; and
+        REQUEST_TIMED_OUT at the deadline.  The records stay in the log in every case.
+        """
+        deadline = trio.current_time() + timeout_s
+        while True:
+            if not self.is_leader:
+                return ErrorCode.NOT_LEADER_OR_FOLLOWER
+            if self.high_watermark >= required_offset:
+                if len(self.isr) < min_insync_replicas:
+                    return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                return ErrorCode.NONE
+            left = deadline - trio.current_time()
+            if left <= 0:
+                return ErrorCode.REQUEST_TIMED_OUT
+            with parked_on([self.watchers]) as waiter:
+                await waiter.wait(left)
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords on the leader: the new log start offset (-1 means the high watermark)."""
+        self.check_leader()
+        if offset == -1:
+            offset = self.high_watermark
+        if self.high_watermark < offset <= self.log.log_end_offset:
+            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
+                             f"Cannot delete records of {self.topic}-{self.index} above its high "
+                             f"watermark {self.high_watermark}.")
+        return self.log.delete_records(offset)
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (the largest epoch <= ``leader_epoch``, where it ends)."""
+        if leader_epoch == self.leader_epoch:
+            # The current leader's epoch ends at the log end, as Kafka's leader answers.
+            return self.leader_epoch, self.log.log_end_offset
+        epoch, end = self.log.end_offset_for_epoch(leader_epoch)
+        return epoch, end
+
+    def fetch_offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """ListOffsets on the leader: (offset, timestamp) for a target, None for an unknown special value.
+
+        Latest is the high watermark, and nothing at or above it is reported, so a consumer is never
+        told of an offset it could lose.
+        """
+        unknown = (-1, -1)
+        if timestamp == LATEST:
+            return self.high_watermark, -1
+        if timestamp in (EARLIEST, EARLIEST_LOCAL):
+            return self.log.log_start_offset, -1
+        if timestamp == MAX_TIMESTAMP:
+            found = self.log.max_timestamp()
+        elif timestamp < 0:
+            return None
+        else:
+            found = self.log.offset_for_timestamp(timestamp)
+        if not found or found[0] >= self.high_watermark:
+            return unknown
+        return found[0], found[1]
