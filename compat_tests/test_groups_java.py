@@ -14,7 +14,7 @@ import pytest
 from compat_tests.clients import create_topic, unique_topic
 from compat_tests.groups_support import GROUP_BROKER_OVERRIDES, produce_spread
 from compat_tests.java_tools import run_tool
-from pykafkad.groups.offsets_store import partition_for
+from pykafkad.coordinator.group.offsets_store import partition_for
 
 PARTITIONS = 2
 

@@ -12,13 +12,13 @@ import logging
 
 import trio
 
-from pykafkad.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo
 from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.controller import Controller
-from pykafkad.groups import GroupCoordinator
-from pykafkad.log_housekeeping import LogHousekeeper
-from pykafkad.log_manager import LogManager
+from pykafkad.coordinator.group import GroupCoordinator
+from pykafkad.log.housekeeping import LogHousekeeper
+from pykafkad.log.manager import LogManager
+from pykafkad.metadata.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo
 from pykafkad.producer_ids import ProducerIdAllocator
 from pykafkad.replica.replica_manager import ReplicaManager
 

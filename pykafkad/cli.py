@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if args.config is None:
             _report_defaults(config)
-        from pykafkad.server import StartupError, run_server
+        from pykafkad.network.server import StartupError, run_server
 
         failed: list[BaseException] = []
         try:

@@ -107,7 +107,7 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("socket.request.max.bytes", "int", 104857600, at_least(1)),
         ConfigKey("connections.max.idle.ms", "long", 600000),
         ConfigKey("cluster.id", "string", None),
-        # Group coordinator (pykafkad.groups)
+        # Group coordinator (pykafkad.coordinator.group)
         ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
         ConfigKey("offsets.retention.minutes", "int", 10080, at_least(1)),
         ConfigKey("offsets.retention.check.interval.ms", "long", 600000, at_least(1)),

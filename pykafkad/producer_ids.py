@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pykafkad.cluster_metadata import ClusterMetadata
+from pykafkad.metadata.cluster_metadata import ClusterMetadata
 
 BLOCK_SIZE = 1000
 MAX_EPOCH = 32767

@@ -19,10 +19,10 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from pykafkad.cluster_metadata import ClusterMetadata, TopicInfo, topic_name_problem
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
-from pykafkad.log_manager import LogManager
+from pykafkad.log.manager import LogManager
+from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo, topic_name_problem
 from pykafkad.replica.replica_manager import ReplicaManager
 from pykafkad.topic_config import validate_topic_configs
 from wire.error_codes import ErrorCode

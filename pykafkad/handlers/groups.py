@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykafkad.groups.group import join_error
+from pykafkad.coordinator.group.group import join_error
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from pykafkad.cluster_metadata import TopicInfo
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.metadata.cluster_metadata import TopicInfo
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:

@@ -20,10 +20,10 @@ from typing import TypeVar
 import trio
 
 from pykafkad._rust_log import LogError
-from pykafkad.cluster_metadata import TopicInfo
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
-from pykafkad.log_manager import LogManager
+from pykafkad.log.manager import LogManager
+from pykafkad.metadata.cluster_metadata import TopicInfo
 from pykafkad.replica.partition import AppendInfo, Partition, check_leader_epoch
 from pykafkad.replica.watchers import Watchers, parked_on
 from pykafkad.topic_config import topic_int

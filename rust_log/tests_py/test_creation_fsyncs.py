@@ -27,7 +27,7 @@ import os, sys
 from pathlib import Path
 from pykafkad._rust_log import PartitionLog, encode_batch
 from pykafkad.config import load_config
-from pykafkad.log_manager import LogManager
+from pykafkad.log.manager import LogManager
 
 mode, count, dirs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 lm = LogManager(load_config(None, ["log.dirs=" + ",".join(dirs)]))

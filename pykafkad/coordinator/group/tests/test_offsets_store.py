@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pykafkad import _rust_log
-from pykafkad.groups import offsets_store as s
+from pykafkad.coordinator.group import offsets_store as s
 
 
 def test_java_string_hash_and_partition() -> None:

@@ -17,7 +17,7 @@ from pykafkad.clock import now_ms
 from pykafkad.config import LONG_MAX, BrokerConfig
 
 if TYPE_CHECKING:
-    from pykafkad.log_manager import LogManager
+    from pykafkad.log.manager import LogManager
 
 log = logging.getLogger(__name__)
 

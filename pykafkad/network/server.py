@@ -21,8 +21,8 @@ import trio
 
 from pykafkad.broker import Broker
 from pykafkad.config import BrokerConfig, Listener
-from pykafkad.connection import Connection
-from pykafkad.log_dir_lock import LogDirInUse, LogDirLocks
+from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
+from pykafkad.network.connection import Connection
 
 log = logging.getLogger(__name__)
 

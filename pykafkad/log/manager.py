@@ -13,9 +13,9 @@ from collections import Counter
 from pathlib import Path
 
 from pykafkad._rust_log import LogError, PartitionLog
-from pykafkad.cluster_metadata import ClusterMetadata, TopicInfo
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
+from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo
 from pykafkad.topic_config import topic_int, topic_setting
 from wire.error_codes import ErrorCode
 

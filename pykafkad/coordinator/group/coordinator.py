@@ -4,7 +4,7 @@ It also owns the ``__consumer_offsets`` topic: it loads every partition of it be
 broker accepts connections (so a restarted broker, even after kill -9, has its groups and
 committed offsets back), creates it on first use with Kafka's settings, and appends the
 records groups write.  The routing table is touched only between awaits on the Trio thread;
-a group's state lives only in its actor (``pykafkad.groups.group``).
+a group's state lives only in its actor (``pykafkad.coordinator.group.group``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from pykafkad._rust_log import LogError
-from pykafkad.errors import KafkaError
-from pykafkad.groups.group import GroupActor, GroupConfig, now_ms
-from pykafkad.groups.offsets_store import (
+from pykafkad.coordinator.group.group import GroupActor, GroupConfig, now_ms
+from pykafkad.coordinator.group.offsets_store import (
     OFFSETS_TOPIC,
     OFFSETS_TOPIC_CONFIGS,
     GroupKey,
@@ -33,12 +32,13 @@ from pykafkad.groups.offsets_store import (
     partition_for,
     read_partition,
 )
+from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
-    from pykafkad.cluster_metadata import ClusterMetadata
     from pykafkad.config import BrokerConfig
     from pykafkad.controller import Controller
+    from pykafkad.metadata.cluster_metadata import ClusterMetadata
     from pykafkad.replica.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)

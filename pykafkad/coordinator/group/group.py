@@ -27,9 +27,9 @@ from typing import Any, Protocol
 
 import trio
 
-from pykafkad.groups.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
-from pykafkad.groups.member import Member, reply
-from pykafkad.groups.offsets_store import (
+from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from pykafkad.coordinator.group.member import Member, reply
+from pykafkad.coordinator.group.offsets_store import (
     OffsetAndMetadata,
     StoredGroup,
     StoredMember,

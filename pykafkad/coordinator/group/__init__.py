@@ -6,6 +6,6 @@ the ``__consumer_offsets`` record formats and the reading and writing of that to
 ``consumer_protocol`` the few bits of the consumer's embedded protocol the broker needs.
 """
 
-from pykafkad.groups.coordinator import GroupCoordinator
+from pykafkad.coordinator.group.coordinator import GroupCoordinator
 
 __all__ = ["GroupCoordinator"]

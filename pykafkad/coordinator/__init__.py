@@ -1,0 +1,1 @@
+"""Coordinators: the group coordinator (group/), and later the transaction coordinator."""

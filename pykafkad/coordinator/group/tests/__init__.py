@@ -1,0 +1,1 @@
+"""Unit tests of pykafkad.coordinator.group that need no broker process."""

@@ -1,1 +1,0 @@
-"""Unit tests of pykafkad.groups that need no broker process."""

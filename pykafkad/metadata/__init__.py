@@ -1,0 +1,1 @@
+"""The cluster metadata: brokers, topics, partition states and configs, and where they are stored."""
