@@ -5,10 +5,13 @@ delete records; they never touch a log or the cluster metadata's partition state
 The partition states come in from the controller's decisions (``apply``, Kafka's LeaderAndIsr) and
 the logs from the log manager.
 
-Appends and reads run in Rust with the GIL released, on a worker thread: a request whose batches
-need recompression, an fsync (flush.messages) or a cold page read does not hold every other
-connection.  The partitions' state (roles, high watermarks, waiters) is only touched on the Trio
-thread, around that call.
+Appends and reads run in Rust with the GIL released.  Those that may be slow run on a worker
+thread, so they do not hold every other connection: an append to a topic that recompresses or
+fsyncs per append (flush.messages), or of more than ``INLINE_APPEND_BYTES``; a read from a segment
+other than the active one (maybe not in the page cache).  The rest, appends to the page cache
+and reads of the newest data, run on the Trio thread: a thread hop per request costs more than
+they do (it took a third off single-partition acks=all throughput).  The partitions' state
+(roles, high watermarks, waiters) is only touched on the Trio thread, around those calls.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import TypeVar
 import trio
 
 from pykafkad._rust_log import LogError
-from pykafkad.config import BrokerConfig
+from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import TopicInfo
@@ -32,6 +35,7 @@ from wire.error_codes import ErrorCode
 T = TypeVar("T")
 
 NOT_HOSTED = "This server does not host this topic-partition."
+INLINE_APPEND_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,10 @@ class ReplicaManager:
             accepted.append((i, partition, entry))
         if accepted:
             batches = [(p.log, e.records, p.leader_epoch) for _, p, e in accepted]
-            results = await self._off_loop(_append_all, batches, now_ms)
+            if self._append_may_block(accepted):
+                results = await self._off_loop(_append_all, batches, now_ms)
+            else:
+                results = _append_all(batches, now_ms)
             for (i, partition, _), result in zip(accepted, results, strict=True):
                 outcomes[i] = result if isinstance(result, LogError) else partition.appended(result)
         if required_acks == -1:
@@ -187,7 +194,10 @@ class ReplicaManager:
         while True:
             with parked_on(watched) as waiter:
                 targets = [self._fetch_target(e) for e in entries]
-                results, total = await self._off_loop(_read_all, targets, max_bytes, allow_zstd)
+                if _read_may_block(targets):
+                    results, total = await self._off_loop(_read_all, targets, max_bytes, allow_zstd)
+                else:
+                    results, total = _read_all(targets, max_bytes, allow_zstd)
                 left = deadline - trio.current_time()
                 errored = any(r.error != ErrorCode.NONE for r in results)
                 if total >= min_bytes or errored or left <= 0 or self.shutting_down:
@@ -207,6 +217,16 @@ class ReplicaManager:
 
     # -- the thread the log work runs on -------------------------------------------------------
 
+    def _append_may_block(self, accepted: list[tuple[int, Partition, ProduceEntry]]) -> bool:
+        size = 0
+        for _, _, entry in accepted:
+            settings = self.logs.topic_settings.get(entry.topic)
+            if (settings is None or settings["compression_type"] != "producer"
+                    or settings["flush_messages"] != LONG_MAX):
+                return True
+            size += len(entry.records)
+        return size > INLINE_APPEND_BYTES
+
     async def _off_loop(self, work: Callable[..., T], *args: object) -> T:
         return await trio.to_thread.run_sync(work, *args)
 
@@ -221,6 +241,12 @@ def _append_all(batches: list[tuple[object, bytes | memoryview, int]],
         except LogError as e:
             results.append(e)
     return results
+
+
+def _read_may_block(targets: list[tuple[Partition, FetchEntry] | FetchedData]) -> bool:
+    """Whether a read reaches below the active segments, where the page cache may not hold it."""
+    return any(not isinstance(t, FetchedData) and t[1].fetch_offset < t[0].log.active_segment_base_offset
+               for t in targets)
 
 
 def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_bytes: int,

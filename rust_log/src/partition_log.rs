@@ -347,6 +347,11 @@ impl PartitionLog {
     pub fn segment_base_offsets(&self) -> Vec<i64> {
         self.segments.iter().map(|s| s.base_offset()).collect()
     }
+    /// Base offset of the segment appends go to: reads from it are almost
+    /// always served from the page cache.
+    pub fn active_segment_base_offset(&self) -> i64 {
+        self.segments.last().map_or(0, |s| s.base_offset())
+    }
     /// Total bytes of all `.log` files.
     pub fn size_bytes(&self) -> u64 {
         self.segments.iter().map(|s| s.size()).sum()

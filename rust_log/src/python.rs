@@ -263,6 +263,11 @@ impl PyPartitionLog {
         self.with_log(py, |l| l.close())
     }
 
+    #[getter]
+    fn active_segment_base_offset(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with_log(py, |l| Ok(l.active_segment_base_offset()))
+    }
+
     fn segment_base_offsets(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
         self.with_log(py, |l| Ok(l.segment_base_offsets()))
     }
