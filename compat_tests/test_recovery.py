@@ -156,7 +156,7 @@ def _produce_until_killed(b: BrokerProcess, topic: str, tag: str, kill_after_cle
     mark = b.stderr_size()
 
     def cleans() -> int:
-        return _stderr_since(b, mark).count("log_housekeeping: cleaned")
+        return _stderr_since(b, mark).count("log.housekeeping: cleaned")
 
     i = 0
     kill_at: float | None = None

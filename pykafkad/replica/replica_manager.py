@@ -123,8 +123,11 @@ class ReplicaManager:
         partition.check_leader(current_leader_epoch)
         return partition
 
-    def min_insync_replicas(self, topic: str) -> int:
-        return topic_int(self._topic_configs(topic) or {}, self.config, "min.insync.replicas")
+    def min_insync_replicas(self, partition: Partition) -> int:
+        """The ISR size acks=all needs: ``min.insync.replicas``, but never more than the partition has
+        replicas (Kafka's effective min ISR), so a topic of replication factor 1 takes acks=all."""
+        configured = topic_int(self._topic_configs(partition.topic) or {}, self.config, "min.insync.replicas")
+        return min(configured, max(1, len(partition.replicas)))
 
     def shutdown(self) -> None:
         """Answer every long-poll now and any later one at once."""
@@ -145,7 +148,7 @@ class ReplicaManager:
         for i, entry in enumerate(entries):
             try:
                 partition = self.leader(entry.topic, entry.index)
-                partition.check_append(required_acks, self.min_insync_replicas(entry.topic))
+                partition.check_append(required_acks, self.min_insync_replicas(partition))
             except KafkaError as e:
                 outcomes[i] = e
                 continue
@@ -173,7 +176,7 @@ class ReplicaManager:
             info = outcomes[i]
             assert isinstance(info, AppendInfo)
             code = await partition.wait_for_acks(info.last_offset + 1,
-                                                 self.min_insync_replicas(partition.topic), timeout_ms / 1000)
+                                                 self.min_insync_replicas(partition), timeout_ms / 1000)
             if code != ErrorCode.NONE:
                 outcomes[i] = KafkaError(code)
 

@@ -104,7 +104,7 @@ class GroupCoordinator:
         try:
             now = now_ms()
             partition.append_as_leader(encode_batch(list(records), now), now, -1,
-                                       self.replicas.min_insync_replicas(OFFSETS_TOPIC))
+                                       self.replicas.min_insync_replicas(partition))
         except KafkaError as e:
             log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
             return ErrorCode.NOT_COORDINATOR
