@@ -116,11 +116,26 @@ class RawConnection:
         assert got_cid == cid, f"correlation id {got_cid} != {cid}"
         return response
 
-    def create_topic(self, name: str, partitions: int = 1) -> None:
+    def create_topic(self, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
         """CreateTopics v7 of one topic (replication factor 1); asserts that it was created."""
-        created = self.request(19, 7, {"topics": [{"name": name, "num_partitions": partitions,
-                                                   "replication_factor": 1}], "timeout_ms": 60000})
+        created = self.request(19, 7, {"topics": [{
+            "name": name, "num_partitions": partitions, "replication_factor": 1, "assignments": [],
+            "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}], "timeout_ms": 60000})
         assert created["topics"][0]["error_code"] == 0, created
+
+    def wait_for_leader(self, topic: str, timeout_s: float = 30.0) -> None:
+        """Until partition 0 of ``topic`` has a leader.  Kafka creates a topic's partitions after it
+        answers CreateTopics, and answers NOT_LEADER_OR_FOLLOWER until then; pykafkad at once."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            listed = self.request(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                                                "timestamp": -1}]}]})
+            error = listed["topics"][0]["partitions"][0]["error_code"]
+            if error == 0:
+                return
+            assert time.monotonic() < deadline, f"{topic} has no leader after {timeout_s} s (error {error})"
+            time.sleep(0.05)
 
     def api_versions(self, version: int = 3) -> tuple[int, dict[int, tuple[int, int]]]:
         """Hand-encoded ApiVersions; returns (error_code, {api_key: (min, max)})."""

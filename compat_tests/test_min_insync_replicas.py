@@ -19,23 +19,10 @@ from compat_tests.clients import unique_topic
 from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
 
 
-def _latest(conn: RawConnection, topic: str) -> dict:
+def _end_offset(conn: RawConnection, topic: str) -> int:
     listed = conn.request(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
         {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]})
-    return listed["topics"][0]["partitions"][0]
-
-
-def _end_offset(conn: RawConnection, topic: str) -> int:
-    return _latest(conn, topic)["offset"]
-
-
-def _wait_for_leader(conn: RawConnection, topic: str) -> None:
-    """Kafka creates a topic's partitions after answering CreateTopics: until its leader is up,
-    requests get NOT_LEADER_OR_FOLLOWER."""
-    deadline = time.monotonic() + 30
-    while (error := _latest(conn, topic)["error_code"]) != 0:
-        assert time.monotonic() < deadline, f"{topic} has no leader after 30 s (error {error})"
-        time.sleep(0.05)
+    return listed["topics"][0]["partitions"][0]["offset"]
 
 
 def _answers(port: int) -> list[tuple[int, int | None, int]]:
@@ -43,11 +30,8 @@ def _answers(port: int) -> list[tuple[int, int | None, int]]:
     topic = unique_topic("min-isr")
     found = []
     with RawConnection(port) as conn:
-        created = conn.request(19, 7, {"topics": [{
-            "name": topic, "num_partitions": 1, "replication_factor": 1, "assignments": [],
-            "configs": [{"name": "min.insync.replicas", "value": "2"}]}], "timeout_ms": 60000})
-        assert created["topics"][0]["error_code"] == 0, created
-        _wait_for_leader(conn, topic)
+        conn.create_topic(topic, configs={"min.insync.replicas": "2"})
+        conn.wait_for_leader(topic)
         for acks in (-1, 1, -1, 0):
             body = produce_body(topic, 0, record_batch([b"v1", b"v2"], int(time.time() * 1000)), acks=acks)
             if acks == 0:

@@ -59,6 +59,7 @@ def _answers(port: int) -> dict[str, tuple[int, str | None, int]]:
         for name, (version, records) in _cases().items():
             topic = unique_topic("produce-rules")
             conn.create_topic(topic)
+            conn.wait_for_leader(topic)
             part = produce_partition_response(conn.request(0, version, produce_body(topic, 0, records)))
             listed = conn.request(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
                 {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
