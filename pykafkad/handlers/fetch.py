@@ -34,34 +34,33 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         return {"throttle_time_ms": 0, "error_code": ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
                 "session_id": 0, "responses": []}
     by_id = version >= TOPIC_IDS_FROM
-    # Per requested topic: its response entry and, per partition, its answer or its fetch entry's index.
-    layout: list[tuple[dict[str, Any], list[FetchedData | int], list[int]]] = []
+    # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
+    layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
     entries: list[FetchEntry] = []
     unknown_topic = False
     for wanted in body["topics"]:
         topic = (broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id
                  else broker.topic(wanted["topic"]))
-        slots: list[FetchedData | int] = []
-        indexes = []
+        slots: list[tuple[int, FetchedData | int]] = []
         for part in wanted["partitions"]:
-            indexes.append(part["partition"])
             if topic is None:
                 unknown_topic = True
-                slots.append(FetchedData(ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                missing = ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                slots.append((part["partition"], FetchedData(missing)))
                 continue
-            slots.append(len(entries))
+            slots.append((part["partition"], len(entries)))
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
                                       part["current_leader_epoch"], part["partition_max_bytes"]))
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
-        layout.append((entry, slots, indexes))
+        layout.append((entry, slots))
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.
     results = await broker.replicas.fetch_messages(
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],
         0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM)
     responses = []
-    for entry, slots, indexes in layout:
+    for entry, slots in layout:
         entry["partitions"] = [_partition_entry(index, slot if isinstance(slot, FetchedData) else results[slot])
-                               for index, slot in zip(indexes, slots, strict=True)]
+                               for index, slot in slots]
         responses.append(entry)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
 

@@ -84,10 +84,6 @@ class Partition:
         self._maybe_increment_high_watermark()
 
     @property
-    def log_start_offset(self) -> int:
-        return self.log.log_start_offset
-
-    @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
 
@@ -102,19 +98,19 @@ class Partition:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def check_append(self, required_acks: int, min_insync_replicas: int) -> None:
-        """Kafka's checks before a leader append: leadership, and enough in-sync replicas for acks=all."""
-        self.check_leader()
-        if required_acks == -1 and len(self.isr) < min_insync_replicas:
+    def check_min_isr(self, min_insync_replicas: int) -> None:
+        """Kafka's check before an acks=all leader append: enough in-sync replicas to be safe."""
+        if len(self.isr) < min_insync_replicas:
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                              f"The size of the current ISR {self.isr} is insufficient to satisfy the "
                              f"min.isr requirement of {min_insync_replicas} for partition "
                              f"{self.topic}-{self.index}")
 
-    def append_as_leader(self, records: bytes | memoryview, now_ms: int, required_acks: int = -1,
-                         min_insync_replicas: int = 1) -> AppendInfo:
-        """Validate and append one producer batch; LogError passes through with its Kafka code."""
-        self.check_append(required_acks, min_insync_replicas)
+    def append_as_leader(self, records: bytes | memoryview, now_ms: int, min_insync_replicas: int) -> AppendInfo:
+        """Validate and append one batch with acks=all's checks (the group coordinator's writes);
+        LogError passes through with its Kafka code."""
+        self.check_leader()
+        self.check_min_isr(min_insync_replicas)
         result = self.log.append(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
         return self.appended(result)
 
@@ -176,8 +172,7 @@ class Partition:
         if leader_epoch == self.leader_epoch:
             # The current leader's epoch ends at the log end, as Kafka's leader answers.
             return self.leader_epoch, self.log.log_end_offset
-        epoch, end = self.log.end_offset_for_epoch(leader_epoch)
-        return epoch, end
+        return self.log.end_offset_for_epoch(leader_epoch)
 
     def fetch_offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """ListOffsets on the leader: (offset, timestamp) for a target, None for an unknown special value.

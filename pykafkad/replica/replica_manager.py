@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import trio
 
@@ -31,8 +30,6 @@ from pykafkad.replica.partition import AppendInfo, Partition, check_leader_epoch
 from pykafkad.replica.watchers import Watchers, parked_on
 from pykafkad.topic_config import topic_int
 from wire.error_codes import ErrorCode
-
-T = TypeVar("T")
 
 NOT_HOSTED = "This server does not host this topic-partition."
 INLINE_APPEND_BYTES = 1 << 20
@@ -148,7 +145,8 @@ class ReplicaManager:
         for i, entry in enumerate(entries):
             try:
                 partition = self.leader(entry.topic, entry.index)
-                partition.check_append(required_acks, self.min_insync_replicas(partition))
+                if required_acks == -1:
+                    partition.check_min_isr(self.min_insync_replicas(partition))
             except KafkaError as e:
                 outcomes[i] = e
                 continue
@@ -156,7 +154,7 @@ class ReplicaManager:
         if accepted:
             batches = [(p.log, e.records, p.leader_epoch) for _, p, e in accepted]
             if self._append_may_block(accepted):
-                results = await self._off_loop(_append_all, batches, now_ms)
+                results = await trio.to_thread.run_sync(_append_all, batches, now_ms)
             else:
                 results = _append_all(batches, now_ms)
             for (i, partition, _), result in zip(accepted, results, strict=True):
@@ -198,7 +196,7 @@ class ReplicaManager:
             with parked_on(watched) as waiter:
                 targets = [self._fetch_target(e) for e in entries]
                 if _read_may_block(targets):
-                    results, total = await self._off_loop(_read_all, targets, max_bytes, allow_zstd)
+                    results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd)
                 else:
                     results, total = _read_all(targets, max_bytes, allow_zstd)
                 left = deadline - trio.current_time()
@@ -218,7 +216,7 @@ class ReplicaManager:
             return FetchedData(error)
         return partition, entry
 
-    # -- the thread the log work runs on -------------------------------------------------------
+    # -- which log work leaves the event loop -------------------------------------------------------
 
     def _append_may_block(self, accepted: list[tuple[int, Partition, ProduceEntry]]) -> bool:
         size = 0
@@ -230,13 +228,10 @@ class ReplicaManager:
             size += len(entry.records)
         return size > INLINE_APPEND_BYTES
 
-    async def _off_loop(self, work: Callable[..., T], *args: object) -> T:
-        return await trio.to_thread.run_sync(work, *args)
-
 
 def _append_all(batches: list[tuple[object, bytes | memoryview, int]],
                 now_ms: int) -> list[tuple[int, int, int, bool] | LogError]:
-    """On a worker thread: each batch appended to its log, or the LogError it failed with."""
+    """Each batch appended to its log, or the LogError it failed with (on the Trio thread or a worker)."""
     results: list[tuple[int, int, int, bool] | LogError] = []
     for plog, records, epoch in batches:
         try:
@@ -254,7 +249,8 @@ def _read_may_block(targets: list[tuple[Partition, FetchEntry] | FetchedData]) -
 
 def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_bytes: int,
               allow_zstd: bool) -> tuple[list[FetchedData], int]:
-    """On a worker thread: one pass over the fetch targets, within the response's ``max_bytes``."""
+    """One pass over the fetch targets within the response's ``max_bytes`` (on the Trio thread or a
+    worker): a target's high watermark is read once, so its records and reported watermark agree."""
     remaining, total = max_bytes, 0
     results = []
     for target in targets:

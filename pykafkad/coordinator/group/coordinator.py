@@ -103,7 +103,7 @@ class GroupCoordinator:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         try:
             now = now_ms()
-            partition.append_as_leader(encode_batch(list(records), now), now, -1,
+            partition.append_as_leader(encode_batch(list(records), now), now,
                                        self.replicas.min_insync_replicas(partition))
         except KafkaError as e:
             log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
