@@ -9,9 +9,10 @@ CACHE       := .cache
 KAFKA_VERSION := 4.1.1
 JAVA_LIB    := $(CACHE)/java/lib
 SPARK_JARS  := $(CACHE)/spark/jars
+ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps tools regen clean
+.PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
 .PHONY: bench bench-quick bench-deps
 
 run: build
@@ -44,6 +45,13 @@ $(JAVA_LIB)/.done: compat_tests/java/pom.xml
 		-Dkafka.version=$(KAFKA_VERSION) -DoutputDirectory=$(abspath $(JAVA_LIB))
 	touch $@
 
+# Apache ZooKeeper and its shell from Maven Central, for cluster_tests/ (and `make cluster`).
+zookeeper-deps: $(ZOOKEEPER_LIB)/.done
+$(ZOOKEEPER_LIB)/.done: cluster_tests/zookeeper/pom.xml
+	mvn -q -f cluster_tests/zookeeper/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+		-DoutputDirectory=$(abspath $(ZOOKEEPER_LIB))
+	touch $@
+
 # Kafka's own command-line tools as scripts named like Kafka's (kafka-topics.sh, ...) in .venv/bin,
 # running the jars of java-deps with WARN logging (pykafkad/kafka_tools.py).  Quiet when up to date.
 tools: java-deps $(VENV)/.built
@@ -67,16 +75,17 @@ system-deps:
 	@command -v kcat >/dev/null && command -v strace >/dev/null || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace; }
 
-test: build java-deps tools spark-deps system-deps test-rust test-python
+test: build java-deps tools spark-deps zookeeper-deps system-deps test-rust test-python
 
 test-rust:
 	cargo test --release -q -p rust_log
 
 test-python:
-	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) $(PY) -m pytest -q
+	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
+		$(PY) -m pytest -q
 
 lint:
-	$(VENV)/bin/ruff check pykafkad wire compat_tests spark_tests benchmarks
+	$(VENV)/bin/ruff check pykafkad wire compat_tests cluster_tests spark_tests benchmarks
 	cargo clippy -q -p rust_log -- -D warnings
 
 # Regenerate wire/messages from the pinned kafka-clients jar.

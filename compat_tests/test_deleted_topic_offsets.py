@@ -166,7 +166,9 @@ def test_offsets_left_by_a_crash_during_delete_are_removed_at_start(broker_facto
 
     metadata_file = broker.log_dir / "pykafkad-cluster-metadata.json"
     document = json.loads(metadata_file.read_text())
-    document["topics"] = [t for t in document["topics"] if t["name"] != topic]
+    gone = (f"/brokers/topics/{topic}", f"/config/topics/{topic}")
+    document["znodes"] = {path: node for path, node in document["znodes"].items()
+                          if not any(path == g or path.startswith(g + "/") for g in gone)}
     metadata_file.write_text(json.dumps(document))
 
     broker.start()

@@ -1,9 +1,11 @@
-"""The broker: builds its layers in start-up order and holds them for the handlers.
+"""The broker: builds its layers, starts them in Kafka's order, and holds them for the handlers.
 
-The layers, each owning its state: the log manager (partition logs on disk), the cluster metadata,
-the replica manager (partition replicas, reads and writes), the controller (topic changes), the
-group coordinator, and periodic log housekeeping.  Each gets what it needs when it is built; none
-reaches back into the broker.  Handlers receive the ``Broker`` and call its layers.
+The layers, each owning its state: the metadata store (ZooKeeper with ``zookeeper.connect``, else a
+local file) and this broker's cache of it, the log manager (partition logs on disk), the replica
+manager (partition replicas, reads and writes), the controller (topic changes) and its election,
+the group coordinator, and periodic log housekeeping.  Each gets what it needs when it is built;
+none reaches back into the broker.  The cache tells the others of changes through listeners wired
+here.  Handlers receive the ``Broker`` and call its layers.
 """
 
 from __future__ import annotations
@@ -15,14 +17,32 @@ import trio
 from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.controller import Controller
+from pykafkad.controller.election import ControllerElection
 from pykafkad.coordinator.group import GroupCoordinator
+from pykafkad.errors import StartupError
 from pykafkad.log.housekeeping import LogHousekeeper
 from pykafkad.log.manager import LogManager
-from pykafkad.metadata.cluster_metadata import ClusterMetadata, FileMetadataStore, TopicInfo
+from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo
+from pykafkad.metadata.local_store import LocalMetadataStore
+from pykafkad.metadata.model import BrokerInfo
+from pykafkad.metadata.registration import BrokerIdInUseError, keep_registered, register_broker
+from pykafkad.metadata.store import MetadataStore, StoreUnavailableError
+from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
 from pykafkad.producer_ids import ProducerIdAllocator
 from pykafkad.replica.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
+
+STORE_CLOSE_TIMEOUT_S = 5.0
+
+
+def metadata_store(config: BrokerConfig) -> MetadataStore:
+    """ZooKeeper when ``zookeeper.connect`` is set, else the single-node file store."""
+    connect = config["zookeeper.connect"]
+    if connect:
+        return ZooKeeperMetadataStore(connect, config["zookeeper.session.timeout.ms"],
+                                      config["zookeeper.connection.timeout.ms"])
+    return LocalMetadataStore(config.log_dirs[0])
 
 
 class Broker:
@@ -30,30 +50,32 @@ class Broker:
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        host, port = config.advertised_endpoint
         self.logs = LogManager(config)
-        self.metadata = ClusterMetadata(
-            FileMetadataStore(config.log_dirs[0]), config.node_id, host, port, config["cluster.id"]
-        )
-        apply_dynamic_broker_configs(self)
-        self.logs.load_all(self.metadata)
+        self.store = metadata_store(config)
+        self.metadata = ClusterMetadata(self.store, config.node_id)
         self.replicas = ReplicaManager(config, self.logs, self._topic_configs)
-        for topic in self.metadata.topics.values():
-            self.replicas.apply(topic)
-        self.producer_ids = ProducerIdAllocator(self.metadata)
         self.controller = Controller(config, self.metadata, self.logs, self.replicas)
+        self.election = ControllerElection(self.store, self.metadata, config.node_id)
+        self.producer_ids = ProducerIdAllocator(self.store, config.node_id)
         self.shutting_down = trio.Event()
-        # Each is started with nursery.start() before the listeners accept, and stopped at shutdown.
-        self.background_tasks: list = []
         self.housekeeping = LogHousekeeper(config, self.logs)
-        self.background_tasks.append(self.housekeeping.run)
         self.groups = GroupCoordinator(config, self.metadata, self.replicas, self.controller)
         self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)
-        self.background_tasks.append(self.groups.run)
+        # What the metadata cache's changes mean for this broker (Kafka's LeaderAndIsr, StopReplica
+        # and dynamic config notifications).
+        self.metadata.partition_listeners.append(self.replicas.apply)
+        self.metadata.topic_removed_listeners.append(self.replicas.remove_topic)
+        self.metadata.topic_configs_listeners.append(self.logs.apply_settings)
+        self.metadata.broker_configs_listeners.append(self._broker_configs_changed)
 
     def _topic_configs(self, name: str) -> dict[str, str] | None:
         topic = self.metadata.topics.get(name)
         return None if topic is None else topic.configs
+
+    def _broker_configs_changed(self) -> None:
+        apply_dynamic_broker_configs(self.config, self.metadata.broker_configs)
+        for topic in self.metadata.topics.values():
+            self.logs.apply_settings(topic)
 
     def begin_shutdown(self) -> None:
         """Stop long-polls early so in-flight fetches answer with what they have."""
@@ -67,12 +89,47 @@ class Broker:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    async def run_background(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Long-lived broker tasks (coordinators, log housekeeping); cancelled at shutdown."""
-        async with trio.open_nursery() as nursery:
-            for start in self.background_tasks:
-                await nursery.start(start)
-            task_status.started()
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Start, then run the broker's long-lived tasks until cancelled.
+
+        The order is Kafka's: connect to the metadata store and read the cluster, open (and
+        recover) this broker's logs, register the broker, join the controller election, then start
+        the coordinators and housekeeping.  Started means ready to serve.
+        """
+        try:
+            async with trio.open_nursery() as nursery:
+                await self._start(nursery)
+                task_status.started()
+        finally:
+            self.metadata.close()
+            with trio.move_on_after(STORE_CLOSE_TIMEOUT_S) as scope:
+                scope.shield = True
+                await self.store.close()
+
+    async def _start(self, nursery: trio.Nursery) -> None:
+        config = self.config
+        try:
+            await self.store.start()
+            await self.metadata.start(nursery, config["cluster.id"])
+        except StoreUnavailableError as e:
+            raise StartupError(f"zookeeper.connect={config['zookeeper.connect']}: cannot reach ZooKeeper "
+                               f"({e}); start ZooKeeper or fix zookeeper.connect") from e
+        apply_dynamic_broker_configs(config, self.metadata.broker_configs)
+        self.logs.load_all(self.metadata)
+        for topic in self.metadata.topics.values():
+            self.replicas.apply(topic)
+        host, port = config.advertised_endpoint
+        me = BrokerInfo(config.node_id, host, port, config["broker.rack"])
+        session_timeout_ms = config["zookeeper.session.timeout.ms"]
+        try:
+            await register_broker(self.store, me, session_timeout_ms)
+        except BrokerIdInUseError as e:
+            raise StartupError(str(e)) from e
+        keep_registered(self.store, me, session_timeout_ms, nursery)
+        await self.metadata.wait_for(lambda: config.node_id in self.metadata.brokers)
+        await nursery.start(self.election.run)
+        await nursery.start(self.housekeeping.run)
+        await nursery.start(self.groups.run)
 
     def close(self) -> None:
         self.logs.close_all()

@@ -107,6 +107,12 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("socket.request.max.bytes", "int", 104857600, at_least(1)),
         ConfigKey("connections.max.idle.ms", "long", 600000),
         ConfigKey("cluster.id", "string", None),
+        # Cluster mode: with zookeeper.connect set, the cluster's metadata lives in ZooKeeper
+        # (Kafka's znodes); without it the broker keeps it in a file under its first log dir.
+        ConfigKey("zookeeper.connect", "string", None),
+        ConfigKey("zookeeper.session.timeout.ms", "int", 18000, at_least(1)),
+        ConfigKey("zookeeper.connection.timeout.ms", "int", None),
+        ConfigKey("broker.rack", "string", None),
         # Group coordinator (pykafkad.coordinator.group)
         ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
         ConfigKey("offsets.retention.minutes", "int", 10080, at_least(1)),
@@ -130,7 +136,6 @@ ACCEPTED_UNUSED = frozenset(
         "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
         "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
-        "zookeeper.connect", "zookeeper.connection.timeout.ms",
         "num.replica.fetchers", "replica.lag.time.max.ms", "queued.max.requests",
     }
 )

@@ -1,8 +1,10 @@
 """Live config changes: topic overrides and dynamic broker configs, validated, persisted and applied.
 
 AlterConfigs replaces a resource's whole set of overrides; IncrementalAlterConfigs edits it
-key by key.  Both end here, with the new complete set.  Changes reach the open logs at once,
-with no restart, as Kafka applies dynamic topic and log configs.
+key by key.  Both end here, with the new complete set, which the controller writes to the
+metadata store.  Every broker's metadata cache hears of it and applies it to its open logs at
+once, with no restart (``apply_dynamic_broker_configs`` and the log manager), as Kafka applies
+dynamic topic and log configs.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from pykafkad.config import ConfigError, parse_value
+from pykafkad.config import BrokerConfig, ConfigError, parse_value
 from pykafkad.errors import KafkaError
 from pykafkad.topic_config import TOPIC_KEYS, validate_topic_configs
 from wire.error_codes import ErrorCode
@@ -28,7 +30,7 @@ BROKER_RESOURCE = 4
 DYNAMIC_BROKER_KEYS = frozenset(k for key in TOPIC_KEYS.values() for k in key.broker_synonyms)
 
 
-def set_topic_configs(broker: Broker, name: str, overrides: dict[str, str | None], validate_only: bool) -> None:
+async def set_topic_configs(broker: Broker, name: str, overrides: dict[str, str | None], validate_only: bool) -> None:
     """Make ``overrides`` the topic's complete set of config overrides."""
     topic = broker.topic(name)
     if topic is None:
@@ -39,12 +41,11 @@ def set_topic_configs(broker: Broker, name: str, overrides: dict[str, str | None
     clean = {key: str(value).strip() for key, value in overrides.items()}
     if validate_only:
         return
-    broker.metadata.set_topic_configs(name, clean)
-    broker.logs.apply_settings(topic)
+    await broker.controller.set_topic_configs(topic, clean)
     log.info("topic %s configs are now %s", name, clean or "the broker defaults")
 
 
-def set_broker_configs(broker: Broker, resource: str, values: dict[str, str | None], validate_only: bool) -> None:
+async def set_broker_configs(broker: Broker, resource: str, values: dict[str, str | None], validate_only: bool) -> None:
     """Make ``values`` the complete dynamic config of this broker ("<id>") or of the cluster default ("")."""
     if resource not in ("", str(broker.config.node_id)):
         raise KafkaError(ErrorCode.INVALID_REQUEST,
@@ -65,18 +66,13 @@ def set_broker_configs(broker: Broker, resource: str, values: dict[str, str | No
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
     if validate_only:
         return
-    broker.metadata.set_broker_configs(resource, {k: str(v) for k, v in values.items()})
-    apply_dynamic_broker_configs(broker)
-    for topic in broker.metadata.topics.values():
-        broker.logs.apply_settings(topic)
+    await broker.controller.set_broker_configs(resource, {k: str(v) for k, v in values.items()})
     log.info("dynamic broker configs for %s are now %s", repr(resource) if resource else "the cluster default",
              values or "empty")
 
 
-def apply_dynamic_broker_configs(broker: Broker) -> None:
-    """Load the persisted dynamic broker configs into the running config."""
-    stored = broker.metadata.broker_configs
-    config = broker.config
+def apply_dynamic_broker_configs(config: BrokerConfig, stored: dict[str, dict[str, str]]) -> None:
+    """Load the stored dynamic broker configs (by resource: "" the cluster default, "<id>") into the running config."""
     config.dynamic_default = {k: parse_value(k, v) for k, v in stored.get("", {}).items()}
     config.dynamic_broker = {k: parse_value(k, v) for k, v in stored.get(str(config.node_id), {}).items()}
 
@@ -91,12 +87,12 @@ def current_overrides(broker: Broker, resource_type: int, name: str) -> dict[str
     return dict(broker.metadata.broker_configs.get(name, {}))
 
 
-def set_configs(broker: Broker, resource_type: int, name: str, values: dict[str, str | None],
+async def set_configs(broker: Broker, resource_type: int, name: str, values: dict[str, str | None],
                 validate_only: bool) -> None:
     if resource_type == TOPIC_RESOURCE:
-        set_topic_configs(broker, name, values, validate_only)
+        await set_topic_configs(broker, name, values, validate_only)
     elif resource_type == BROKER_RESOURCE:
-        set_broker_configs(broker, name, values, validate_only)
+        await set_broker_configs(broker, name, values, validate_only)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Altering configs of resource type {resource_type} "
                          "is not supported.")

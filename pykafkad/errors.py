@@ -12,3 +12,7 @@ class KafkaError(Exception):
         self.code = ErrorCode(code)
         self.message = message
         super().__init__(f"{self.code.name}: {message}" if message else self.code.name)
+
+
+class StartupError(Exception):
+    """The broker cannot start; the message is the one line to show."""

@@ -1,9 +1,11 @@
-"""The controller: the one place topics are created, deleted and given more partitions.
+"""The controller: the one place topics are created, deleted, given more partitions and configured.
 
-It checks each request as Kafka's controller does (names, counts, replica assignments, configs),
-writes the change to the cluster metadata, and hands the partition states to the replica manager
-(Kafka's LeaderAndIsr).  In a single-node broker it opens the new partition logs itself first, on a
-worker thread, so Metadata never shows a partition that has no log.
+It checks each request as Kafka's controller does (names, counts, replica assignments, configs)
+and writes the change as Kafka's znodes through the metadata store, in one all-or-none commit; then
+it waits until this broker's metadata cache shows it, so the answer never runs ahead of Metadata.
+The replica manager hears of the new partition states from the cache (Kafka's LeaderAndIsr).  The
+logs this broker will host are opened first, on a worker thread, and handed to the log manager
+before the commit, so Metadata never shows a partition of this broker that has no log.
 
 Changes to one topic name (create, add partitions, delete) take turns (``_topic_change``), as
 Kafka's controller applies them one after another: whoever holds the turn may await (a worker
@@ -22,7 +24,10 @@ import trio
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
+from pykafkad.metadata import znodes
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo, topic_name_problem
+from pykafkad.metadata.store import Create, Delete, NodeExistsError, NoNodeError, Op, SetData
+from pykafkad.metadata.znodes import PartitionState
 from pykafkad.replica.replica_manager import ReplicaManager
 from pykafkad.topic_config import validate_topic_configs
 from wire.error_codes import ErrorCode
@@ -39,6 +44,7 @@ class Controller:
                  replicas: ReplicaManager) -> None:
         self.config = config
         self.metadata = metadata
+        self.store = metadata.store
         self.logs = logs
         self.replicas = replicas
         self._topics_being_created: set[str] = set()
@@ -97,33 +103,51 @@ class Controller:
             # Normally free: it is only held here by a change still finishing on a deleted topic
             # of the same name.
             async with self._topic_change(name):
-                paths = self.logs.plan_new(name, range(num_partitions))
+                replicas = assignments or [[self.config.node_id] for _ in range(num_partitions)]
+                hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
+                paths = self.logs.plan_new(name, hosted)
                 opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
-                # No checkpoint from here until the topic is registered.
-                return self._add_topic(name, clean_configs, assignments, internal, opened, settings)
+                self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
+                topic_id = uuid.uuid4()
+                while topic_id in self.metadata.topics_by_id or topic_id.int == 0:
+                    topic_id = uuid.uuid4()
+                try:
+                    await self.store.commit(self._new_topic_nodes(name, topic_id, replicas, clean_configs))
+                except BaseException as e:
+                    # The topic was not written: the new logs belong to nothing and must not stay open.
+                    _close_all(self.logs.unregister(name, hosted))
+                    if isinstance(e, NodeExistsError):
+                        raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.") from None
+                    raise
+                await self.metadata.wait_for(lambda: self._shows(name, topic_id))
+                topic = self.metadata.topics[name]
+                log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic_id)
+                return topic
         finally:
             self._topics_being_created.discard(name)
 
-    def create_topic_blocking(self, name: str, num_partitions: int, configs: dict[str, str],
-                              internal: bool = False) -> TopicInfo:
-        """``create_topic`` with the logs opened on this thread, for a caller that cannot wait."""
-        num_partitions, clean_configs = self._checked_new_topic(name, num_partitions, -1, configs, None)
-        settings = self.logs.settings_for(clean_configs)
-        opened = self.logs.open_new(self.logs.plan_new(name, range(num_partitions)), settings)
-        return self._add_topic(name, clean_configs, None, internal, opened, settings)
+    def _shows(self, name: str, topic_id: uuid.UUID) -> bool:
+        topic = self.metadata.topics.get(name)
+        return topic is not None and topic.topic_id == topic_id
 
-    def _add_topic(self, name: str, configs: dict[str, str], assignments: list[list[int]] | None,
-                   internal: bool, opened: list, settings: dict[str, object]) -> TopicInfo:
-        try:
-            topic = self.metadata.create_topic(name, len(opened), configs, assignments, internal=internal)
-        except Exception:
-            # The model could not be saved: the new logs belong to nothing, so they must not stay open.
-            _close_all(opened)
-            raise
-        self.logs.register(topic, 0, opened, settings)
-        self.replicas.apply(topic)
-        log.info("created topic %s with %d partition(s), id %s", name, len(opened), topic.topic_id)
-        return topic
+    def _new_topic_nodes(self, name: str, topic_id: uuid.UUID, replicas: list[list[int]],
+                         configs: dict[str, str]) -> list[Op]:
+        """A topic's nodes, configs first as Kafka writes them; every partition led by its first replica."""
+        ops: list[Op] = [
+            Create(znodes.topic_config_path(name), znodes.encode_config(configs)),
+            Create(znodes.topic_path(name), znodes.encode_assignment(topic_id, replicas)),
+            Create(znodes.partitions_path(name), b""),
+        ]
+        ops += self._new_partition_nodes(name, replicas, 0)
+        return ops
+
+    def _new_partition_nodes(self, name: str, replicas: list[list[int]], first: int) -> list[Op]:
+        ops: list[Op] = []
+        for index, assigned in enumerate(replicas[first:], start=first):
+            state = PartitionState(leader=assigned[0], leader_epoch=0, isr=list(assigned), controller_epoch=1)
+            ops.append(Create(znodes.partition_path(name, index), b""))
+            ops.append(Create(znodes.partition_state_path(name, index), znodes.encode_partition_state(state)))
+        return ops
 
     def _checked_new_topic(
         self,
@@ -213,8 +237,9 @@ class Controller:
                                  "This server does not host this topic-partition.")
             if not self.config["delete.topic.enable"]:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
-            self.metadata.delete_topic(name)
-            self.replicas.remove_topic(topic)
+            await self.store.commit(self._topic_nodes_to_delete(topic))
+            # The cache drops the topic and the replica manager stops serving it.
+            await self.metadata.wait_for(lambda: self.metadata.topics.get(name) is not topic)
             detached = self.logs.detach_topic(topic)
             # After the metadata: a commit racing with this sees the topic gone and is refused.
             for listener in self.topic_deleted_listeners:
@@ -246,24 +271,66 @@ class Controller:
             if validate_only:
                 return
             settings = self.logs.log_settings(topic)
-            paths = self.logs.plan_new(name, range(current, count))
+            node = await self.store.get(znodes.topic_path(name))
+            if node is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            _, existing = znodes.decode_assignment(node.data)
+            replicas = existing + (assignments or [[self.config.node_id] for _ in range(current, count)])
+            hosted = [i for i in range(current, count) if self.config.node_id in replicas[i]]
+            paths = self.logs.plan_new(name, hosted)
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
-            # No checkpoint from here until the partitions are registered.  Holding the turn,
-            # nothing added partitions to or deleted this topic meanwhile; its configs may have
-            # changed (AlterConfigs does not wait), which is applied to the new logs below.
+            self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
+            # Holding the turn, nothing added partitions to or deleted this topic meanwhile; the
+            # assignment is written only if nobody else changed it since it was read.
             try:
-                self.metadata.add_partitions(name, count, assignments)
-            except Exception:
-                # The model was extended in memory but not saved: undo it, so that Metadata does not
-                # advertise partitions without logs, and close the logs nothing owns.
-                del topic.partitions[current:]
-                _close_all(opened)
+                await self.store.commit([
+                    SetData(znodes.topic_path(name), znodes.encode_assignment(topic.topic_id, replicas),
+                            version=node.version),
+                    *self._new_partition_nodes(name, replicas, current),
+                ])
+            except BaseException:
+                _close_all(self.logs.unregister(name, hosted))
                 raise
-            self.logs.register(topic, current, opened, settings)
-            self.replicas.apply(topic, current)
+            await self.metadata.wait_for(lambda: len(topic.partitions) >= count)
+            # Its configs may have changed while the logs were opened (AlterConfigs does not wait).
             if self.logs.log_settings(topic) != settings:
                 self.logs.apply_settings(topic)
             log.info("topic %s now has %d partitions", name, count)
+
+    def _topic_nodes_to_delete(self, topic: TopicInfo) -> list[Op]:
+        name = topic.name
+        ops: list[Op] = []
+        for p in topic.partitions:
+            ops += [Delete(znodes.partition_state_path(name, p.index)), Delete(znodes.partition_path(name, p.index))]
+        ops += [Delete(znodes.partitions_path(name)), Delete(znodes.topic_path(name)),
+                Delete(znodes.topic_config_path(name))]
+        return ops
+
+    async def set_topic_configs(self, topic: TopicInfo, configs: dict[str, str]) -> None:
+        """Make ``configs`` the topic's overrides; returns once this broker's cache (and logs) have them."""
+        path = znodes.topic_config_path(topic.name)
+        data = znodes.encode_config(configs)
+        try:
+            version = await self.store.set(path, data)
+        except NoNodeError:
+            await self.store.create(path, data)
+            version = 0
+        await self.metadata.wait_for(
+            lambda: self.metadata.seen(path, version) or self.metadata.topics.get(topic.name) is not topic)
+
+    async def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
+        """Make ``configs`` the dynamic configs of broker ``resource`` ("" for the cluster default)."""
+        path = znodes.broker_config_path(resource)
+        data = znodes.encode_config(configs)
+        try:
+            version = await self.store.set(path, data)
+        except NoNodeError:
+            try:
+                await self.store.create(path, data)
+                version = 0
+            except NodeExistsError:
+                version = await self.store.set(path, data)
+        await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
 
     def _check_partition_increase(self, topic: TopicInfo, count: int,
                                   assignments: list[list[int]] | None) -> None:

@@ -26,7 +26,8 @@ async def alter_configs(broker: Broker, ctx: RequestContext, body: dict[str, Any
     for resource in body["resources"]:
         values = {c["name"]: c["value"] for c in resource["configs"]}
         try:
-            set_configs(broker, resource["resource_type"], resource["resource_name"], values, body["validate_only"])
+            await set_configs(broker, resource["resource_type"], resource["resource_name"], values,
+                              body["validate_only"])
         except KafkaError as e:
             results.append(_result(resource, e))
             continue
@@ -74,7 +75,8 @@ async def incremental_alter_configs(broker: Broker, ctx: RequestContext, body: d
     for resource in body["resources"]:
         try:
             values = _edited(broker, resource)
-            set_configs(broker, resource["resource_type"], resource["resource_name"], values, body["validate_only"])
+            await set_configs(broker, resource["resource_type"], resource["resource_name"], values,
+                              body["validate_only"])
         except KafkaError as e:
             results.append(_result(resource, e))
             continue

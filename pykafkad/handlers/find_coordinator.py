@@ -1,4 +1,5 @@
-"""FindCoordinator (key 10): this broker coordinates every group; there is no transaction coordinator.
+"""FindCoordinator (key 10): a group's coordinator is the leader of its ``__consumer_offsets``
+partition; there is no transaction coordinator yet.
 
 v0-3 ask for one key, v4+ for a batch (``coordinator_keys``).  Group keys create
 ``__consumer_offsets`` on first use, as Kafka does.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
@@ -23,7 +25,6 @@ TRANSACTION_KEY_TYPE = 1
 
 
 async def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
-    me = broker.metadata.brokers[broker.metadata.node_id]
     if key_type == GROUP_KEY_TYPE:
         try:
             await broker.groups.create_offsets_topic()
@@ -34,7 +35,14 @@ async def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - cannot host the offsets topic: no coordinator to offer
             log.exception("creating the offsets topic failed")
             return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        return {"key": key, "node_id": me.node_id, "host": me.host, "port": me.port,
+        topic = broker.metadata.topics.get(OFFSETS_TOPIC)
+        index = broker.groups.partition_for(key)
+        leader = topic.partitions[index].leader if topic is not None and index < len(topic.partitions) else -1
+        coordinator = broker.metadata.brokers.get(leader)
+        if coordinator is None:
+            # No leader elected yet, or its broker is down: retriable.
+            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+        return {"key": key, "node_id": coordinator.node_id, "host": coordinator.host, "port": coordinator.port,
                 "error_code": ErrorCode.NONE, "error_message": None}
     if key_type == TRANSACTION_KEY_TYPE:
         return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "Transactions are not supported by this broker.")

@@ -25,9 +25,9 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REQUEST, "producer_id": -1,
                 "producer_epoch": -1}
     if body["producer_id"] >= 0 and body["producer_epoch"] >= 0:
-        producer_id, epoch = broker.producer_ids.bump(body["producer_id"], body["producer_epoch"])
+        producer_id, epoch = await broker.producer_ids.bump(body["producer_id"], body["producer_epoch"])
     else:
-        producer_id, epoch = broker.producer_ids.next_id(), 0
+        producer_id, epoch = await broker.producer_ids.next_id(), 0
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "producer_id": producer_id,
             "producer_epoch": epoch}
 

@@ -29,7 +29,8 @@ def _topic_entry(topic: TopicInfo) -> dict[str, Any]:
         "is_internal": topic.internal,
         "partitions": [
             {
-                "error_code": ErrorCode.NONE,
+                # No leader elected (or none alive): retriable, as Kafka answers.
+                "error_code": ErrorCode.NONE if p.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
                 "partition_index": p.index,
                 "leader_id": p.leader,
                 "leader_epoch": p.leader_epoch,

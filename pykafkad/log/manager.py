@@ -10,14 +10,19 @@ import logging
 import os
 import shutil
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
-from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo
+from pykafkad.metadata.model import TopicInfo
 from pykafkad.topic_config import topic_int, topic_setting
 from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.metadata.cluster_metadata import ClusterMetadata
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +53,8 @@ class LogManager:
         # nothing to do for without asking every log.
         self.topic_settings: dict[str, dict[str, object]] = {}
         self._clean: dict[Path, bool] = {}
+        # Until load_all has run, a close marks clean only the dirs that were clean at start.
+        self._loaded = False
         for d in config.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
             marker = d / CLEAN_SHUTDOWN_FILE
@@ -122,22 +129,24 @@ class LogManager:
                 plog.update_config(**settings)
 
     def load_all(self, metadata: ClusterMetadata) -> None:
-        """Open (and, after a crash, recover) every partition the model knows."""
-        total = sum(len(t.partitions) for t in metadata.topics.values())
+        """Open (and, after a crash, recover) every partition the model places on this broker."""
+        hosted = [(topic, p) for topic in metadata.topics.values() for p in topic.partitions
+                  if self.config.node_id in p.replicas]
+        total = len(hosted)
         done = 0
-        for topic in metadata.topics.values():
-            for p in topic.partitions:
-                plog = self._open(topic, p.index)
-                report = getattr(plog, "recovery_report", None)
-                for line in report() if report else []:
-                    log.warning("recovery of %s-%d: %s", topic.name, p.index, line)
-                done += 1
-                if total >= 100 and done % 100 == 0:
-                    log.info("opened %d of %d partition logs", done, total)
+        for topic, p in hosted:
+            plog = self._open(topic, p.index)
+            report = getattr(plog, "recovery_report", None)
+            for line in report() if report else []:
+                log.warning("recovery of %s-%d: %s", topic.name, p.index, line)
+            done += 1
+            if total >= 100 and done % 100 == 0:
+                log.info("opened %d of %d partition logs", done, total)
         if total:
             log.info("opened %d partition logs", total)
+        self._loaded = True
 
-    def plan_new(self, name: str, partitions: range) -> list[Path]:
+    def plan_new(self, name: str, partitions: Iterable[int]) -> list[Path]:
         """The directories new partitions of ``name`` will have: each in the log dir holding the fewest."""
         if len(self.config.log_dirs) == 1:
             return [self.config.log_dirs[0] / f"{name}-{p}" for p in partitions]
@@ -173,12 +182,18 @@ class LogManager:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"creating partition logs failed: {e}") from e
         return opened
 
-    def register(self, topic: TopicInfo, first: int, opened: list[PartitionLog],
-                 settings: dict[str, object]) -> None:
-        """Make logs opened by ``open_new`` the topic's partitions ``first``, ``first + 1``, ..."""
-        self.topic_settings[topic.name] = settings
-        for index, plog in enumerate(opened, start=first):
-            self.logs[(topic.name, index)] = plog
+    def register(self, name: str, opened: dict[int, PartitionLog], settings: dict[str, object]) -> None:
+        """Make logs opened by ``open_new`` the given partitions of topic ``name``."""
+        self.topic_settings[name] = settings
+        for index, plog in opened.items():
+            self.logs[(name, index)] = plog
+
+    def unregister(self, name: str, partitions: list[int]) -> list[PartitionLog]:
+        """Take back logs registered for partitions whose creation did not happen (to be closed)."""
+        taken = [plog for p in partitions if (plog := self.logs.pop((name, p), None)) is not None]
+        if not any(topic == name for topic, _ in self.logs):
+            self.topic_settings.pop(name, None)
+        return taken
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self.logs.get((topic, partition))
@@ -212,4 +227,5 @@ class LogManager:
         self.logs.clear()
         if not failed:
             for d in self.config.log_dirs:
-                (d / CLEAN_SHUTDOWN_FILE).touch()
+                if self._loaded or self._clean.get(d):
+                    (d / CLEAN_SHUTDOWN_FILE).touch()

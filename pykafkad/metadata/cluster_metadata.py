@@ -1,26 +1,42 @@
-"""The cluster metadata model: brokers, topics, partitions, leaders, epochs, replicas, ISR, topic IDs, configs.
+"""This broker's cache of the cluster: brokers, controller, topics, partition states, configs.
 
-Handlers read and change the cluster only through ``ClusterMetadata``; where the model is
-kept is a ``MetadataStore``'s business.  Today that is ``FileMetadataStore`` (one JSON
-document under the first log dir, replaced atomically).  A ZooKeeper store for a later
-multi-broker mode maps the same records onto Kafka's znodes (``/brokers/ids/<id>``,
-``/brokers/topics/<topic>``, ``/config/topics/<topic>``, ``/cluster/id``) without the
-handlers changing.
+The cache is fed only by the metadata store's watches, never written by the rest of the broker:
+the controller writes nodes through the store and waits (``wait_for``) until the cache shows its
+change.  One task applies the store's notifications in the order they came, so a layer reading
+the cache never sees half of one.
+
+A topic is shown once its assignment, its configs and the first state of every partition have
+been read; partitions added later are shown once their states have been read.  A partition with
+no state node yet (no leader elected) shows leader -1.  Listeners hear of each shown or changed
+partition (the replica manager: Kafka's LeaderAndIsr), each removed topic, and config changes.
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import os
+import logging
+import math
 import re
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol
+
+import trio
+
+from pykafkad.metadata import znodes
+from pykafkad.metadata.model import INTERNAL_TOPICS, BrokerInfo, PartitionInfo, TopicInfo
+from pykafkad.metadata.store import MetadataStore, Node, NodeExistsError, Watch
+from pykafkad.metadata.znodes import PartitionState
+
+__all__ = ["BrokerInfo", "ClusterMetadata", "PartitionInfo", "TopicInfo", "new_cluster_id", "topic_name_problem"]
+
+log = logging.getLogger(__name__)
 
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME = 249
+
+PartitionListener = Callable[[TopicInfo, list[PartitionInfo]], None]
+TopicListener = Callable[[TopicInfo], None]
 
 
 def topic_name_problem(name: str | None) -> str | None:
@@ -37,181 +53,302 @@ def topic_name_problem(name: str | None) -> str | None:
     return None
 
 
-@dataclass
-class BrokerInfo:
-    node_id: int
-    host: str
-    port: int
-    rack: str | None = None
-
-
-@dataclass
-class PartitionInfo:
-    index: int
-    leader: int
-    leader_epoch: int
-    replicas: list[int]
-    isr: list[int]
-
-
-@dataclass
-class TopicInfo:
-    name: str
-    topic_id: uuid.UUID
-    partitions: list[PartitionInfo]
-    configs: dict[str, str] = field(default_factory=dict)
-    internal: bool = False
-
-
-class MetadataStore(Protocol):
-    """Where the cluster model is persisted."""
-
-    def load(self) -> dict | None: ...
-
-    def save(self, document: dict) -> None: ...
-
-
-class FileMetadataStore:
-    """The model as one JSON file, written to a temp file, fsynced and renamed over the old one."""
-
-    FILE_NAME = "pykafkad-cluster-metadata.json"
-
-    def __init__(self, log_dir: Path) -> None:
-        self.path = log_dir / self.FILE_NAME
-
-    def load(self) -> dict | None:
-        if not self.path.exists():
-            return None
-        return json.loads(self.path.read_text())
-
-    def save(self, document: dict) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(document, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        dir_fd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
 def new_cluster_id() -> str:
     """A cluster id shaped like Kafka's: a random UUID in URL-safe base64 without padding."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-class ClusterMetadata:
-    """The one model of the cluster this broker serves."""
+@dataclass
+class _TopicNodes:
+    """What the store has said so far about one topic's nodes."""
 
-    def __init__(self, store: MetadataStore, node_id: int, host: str, port: int,
-                 cluster_id: str | None = None) -> None:
-        self._store = store
+    topic_id: uuid.UUID | None = None
+    replicas: list[list[int]] = field(default_factory=list)
+    # Partition index -> (state, node version); a key is present once its first read came back.
+    states: dict[int, tuple[PartitionState | None, int]] = field(default_factory=dict)
+    configs: dict[str, str] | None = None
+    config_watch: Watch | None = None
+    assignment_watch: Watch | None = None
+    state_watches: dict[int, Watch] = field(default_factory=dict)
+    # How many partitions, from 0, have had their first state read: those can be shown.
+    ready: int = 0
+    info: TopicInfo | None = None
+
+    def cancel(self) -> None:
+        for watch in [self.config_watch, self.assignment_watch, *self.state_watches.values()]:
+            if watch is not None:
+                watch.cancel()
+        self.state_watches.clear()
+
+
+class ClusterMetadata:
+    """The cluster as the store last told this broker."""
+
+    def __init__(self, store: MetadataStore, node_id: int) -> None:
+        self.store = store
         self.node_id = node_id
+        self.cluster_id = ""
+        self.brokers: dict[int, BrokerInfo] = {}
+        self.controller_id = -1
         self.topics: dict[str, TopicInfo] = {}
         self.topics_by_id: dict[uuid.UUID, TopicInfo] = {}
-        self.next_producer_id_block = 0
         # Dynamic broker configs by resource name: "" is the cluster default, "<id>" one broker.
         self.broker_configs: dict[str, dict[str, str]] = {}
-        document = store.load()
-        if document is not None:
-            self.cluster_id: str = document["cluster_id"]
-            self.next_producer_id_block = document.get("next_producer_id_block", 0)
-            self.broker_configs = {k: dict(v) for k, v in document.get("broker_configs", {}).items()}
-            for t in document["topics"]:
-                topic = TopicInfo(
-                    name=t["name"],
-                    topic_id=uuid.UUID(t["topic_id"]),
-                    partitions=[PartitionInfo(**p) for p in t["partitions"]],
-                    configs=dict(t.get("configs", {})),
-                    internal=t.get("internal", False),
-                )
-                self._index(topic)
-        else:
-            self.cluster_id = cluster_id or new_cluster_id()
-        # The broker registers itself each start: its endpoint may have changed.
-        self.brokers = {node_id: BrokerInfo(node_id, host, port)}
-        self.controller_id = node_id
-        self._persist()
+        self.partition_listeners: list[PartitionListener] = []
+        self.topic_removed_listeners: list[TopicListener] = []
+        self.topic_configs_listeners: list[TopicListener] = []
+        self.broker_configs_listeners: list[Callable[[], None]] = []
+        self._send, self._receive = trio.open_memory_channel[tuple](math.inf)
+        self._pending = 0
+        self._changed = trio.Event()
+        self._topic_nodes: dict[str, _TopicNodes] = {}
+        self._broker_watches: dict[int, Watch] = {}
+        self._broker_config_watches: dict[str, Watch] = {}
+        self._watches: list[Watch] = []
+        # The version of each config node last applied (-1: absent), for writers waiting on theirs.
+        self._config_versions: dict[str, int] = {}
 
-    def _index(self, topic: TopicInfo) -> None:
-        self.topics[topic.name] = topic
-        self.topics_by_id[topic.topic_id] = topic
+    # -- start-up ---------------------------------------------------------------------------------
 
-    def _persist(self) -> None:
-        self._store.save(
-            {
-                "cluster_id": self.cluster_id,
-                "next_producer_id_block": self.next_producer_id_block,
-                "broker_configs": self.broker_configs,
-                "topics": [
-                    {
-                        "name": t.name,
-                        "topic_id": str(t.topic_id),
-                        "internal": t.internal,
-                        "configs": t.configs,
-                        "partitions": [p.__dict__ for p in t.partitions],
-                    }
-                    for t in sorted(self.topics.values(), key=lambda t: t.name)
-                ],
-            }
-        )
+    async def start(self, nursery: trio.Nursery, cluster_id: str | None = None) -> None:
+        """Make Kafka's top-level nodes if missing, read the cluster id, and load everything.
 
-    def _new_partition(self, index: int, replicas: list[int] | None = None) -> PartitionInfo:
-        replicas = replicas or [self.node_id]
-        return PartitionInfo(index=index, leader=self.node_id, leader_epoch=0, replicas=replicas,
-                             isr=list(replicas))
-
-    def create_topic(self, name: str, num_partitions: int, configs: dict[str, str],
-                     assignments: list[list[int]] | None = None, internal: bool = False) -> TopicInfo:
-        topic_id = uuid.uuid4()
-        while topic_id in self.topics_by_id or topic_id.int == 0:
-            topic_id = uuid.uuid4()
-        partitions = [
-            self._new_partition(i, assignments[i] if assignments else None) for i in range(num_partitions)
+        ``cluster_id`` (the ``cluster.id`` config) names a new cluster; an existing one keeps its id.
+        Returns once every node present at start has been read.
+        """
+        for path in znodes.PERSISTENT_PATHS:
+            if await self.store.get(path) is None:
+                try:
+                    await self.store.create(path, b"")
+                except NodeExistsError:
+                    pass  # another broker made it first
+        node = await self.store.get(znodes.CLUSTER_ID)
+        if node is None:
+            try:
+                await self.store.create(znodes.CLUSTER_ID, znodes.encode_cluster_id(cluster_id or new_cluster_id()))
+            except NodeExistsError:
+                pass
+            node = await self.store.get(znodes.CLUSTER_ID)
+            assert node is not None, "the cluster id node vanished right after it was made"
+        self.cluster_id = znodes.decode_cluster_id(node.data)
+        nursery.start_soon(self._process, name="metadata cache")
+        store, post = self.store, self._post
+        self._watches += [
+            await store.watch_children(znodes.BROKER_IDS, lambda kids: post("brokers", kids)),
+            await store.watch_data(znodes.CONTROLLER, lambda n: post("controller", n)),
+            await store.watch_children(znodes.CONFIG_BROKERS, lambda kids: post("broker_configs", kids)),
+            await store.watch_children(znodes.TOPICS, lambda kids: post("topics", kids)),
         ]
-        topic = TopicInfo(name=name, topic_id=topic_id, partitions=partitions, configs=dict(configs),
-                          internal=internal)
-        self._index(topic)
-        self._persist()
-        return topic
+        await self.settled()
 
-    def delete_topic(self, name: str) -> TopicInfo:
-        topic = self.topics.pop(name)
-        self.topics_by_id.pop(topic.topic_id, None)
-        self._persist()
-        return topic
+    async def settled(self) -> None:
+        """Wait until every notification received so far has been applied."""
+        await self.wait_for(lambda: self._pending == 0)
 
-    def add_partitions(self, name: str, new_total: int,
-                       assignments: list[list[int]] | None = None) -> list[PartitionInfo]:
-        topic = self.topics[name]
-        start = len(topic.partitions)
-        added = [
-            self._new_partition(i, assignments[i - start] if assignments else None)
-            for i in range(start, new_total)
-        ]
-        topic.partitions.extend(added)
-        self._persist()
-        return added
+    async def wait_for(self, predicate: Callable[[], object]) -> None:
+        """Wait until ``predicate()`` holds for the cache (checked after each applied change)."""
+        while not predicate():
+            await self._changed.wait()
 
-    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
-        """Replace a topic's config overrides."""
-        self.topics[name].configs = dict(configs)
-        self._persist()
+    def seen(self, path: str, version: int) -> bool:
+        """Whether the cache has applied config node ``path`` at ``version`` or later."""
+        return self._config_versions.get(path, -1) >= version
 
-    def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
-        """Replace the dynamic configs of one broker ("<id>") or of the cluster default ("")."""
-        if configs:
-            self.broker_configs[resource] = dict(configs)
+    def close(self) -> None:
+        for watch in self._watches + list(self._broker_watches.values()) + list(self._broker_config_watches.values()):
+            watch.cancel()
+        for nodes in self._topic_nodes.values():
+            nodes.cancel()
+        self._send.close()
+
+    # -- applying notifications -------------------------------------------------------------------
+
+    def _post(self, *event: object) -> None:
+        self._pending += 1
+        try:
+            self._send.send_nowait(event)
+        except trio.ClosedResourceError:
+            self._pending -= 1
+
+    async def _process(self) -> None:
+        async with self._receive:
+            async for event in self._receive:
+                try:
+                    await self._apply(event)
+                except Exception:  # noqa: BLE001 - one bad node must not stop the cache
+                    log.exception("applying metadata change %s failed", event[:2])
+                finally:
+                    self._pending -= 1
+                    self._changed.set()
+                    self._changed = trio.Event()
+
+    async def _apply(self, event: tuple) -> None:
+        kind = event[0]
+        if kind == "brokers":
+            await self._brokers_changed(event[1] or [])
+        elif kind == "broker":
+            _, node_id, node = event
+            if node is None:
+                self.brokers.pop(node_id, None)
+            else:
+                self.brokers[node_id] = znodes.decode_broker(node_id, node.data)
+        elif kind == "controller":
+            node = event[1]
+            self.controller_id = -1 if node is None else znodes.decode_controller(node.data)
+        elif kind == "broker_configs":
+            await self._broker_config_entities_changed(event[1] or [])
+        elif kind == "broker_config":
+            _, resource, node = event
+            self._config_versions[znodes.broker_config_path(resource)] = -1 if node is None else node.version
+            configs = znodes.decode_config(node.data) if node is not None else {}
+            if configs != self.broker_configs.get(resource, {}):
+                if configs:
+                    self.broker_configs[resource] = configs
+                else:
+                    self.broker_configs.pop(resource, None)
+                for listener in self.broker_configs_listeners:
+                    listener()
+        elif kind == "topics":
+            await self._topics_changed(event[1] or [])
+        elif kind == "assignment":
+            await self._assignment_changed(event[1], event[2], event[3])
+        elif kind == "state":
+            self._state_changed(*event[1:])
+        elif kind == "topic_config":
+            self._topic_config_changed(*event[1:])
+
+    async def _brokers_changed(self, ids: list[str]) -> None:
+        live = {int(i) for i in ids if i.isdigit()}
+        for node_id in list(self._broker_watches):
+            if node_id not in live:
+                self._broker_watches.pop(node_id).cancel()
+                self.brokers.pop(node_id, None)
+        for node_id in sorted(live - set(self._broker_watches)):
+            self._broker_watches[node_id] = await self.store.watch_data(
+                znodes.broker_path(node_id), lambda n, i=node_id: self._post("broker", i, n))
+
+    async def _broker_config_entities_changed(self, entities: list[str]) -> None:
+        for entity in list(self._broker_config_watches):
+            if entity not in entities:
+                self._broker_config_watches.pop(entity).cancel()
+                self._post("broker_config", znodes.broker_config_resource(entity), None)
+        for entity in entities:
+            if entity not in self._broker_config_watches:
+                resource = znodes.broker_config_resource(entity)
+                self._broker_config_watches[entity] = await self.store.watch_data(
+                    znodes.broker_config_path(resource), lambda n, r=resource: self._post("broker_config", r, n))
+
+    async def _topics_changed(self, names: list[str]) -> None:
+        wanted = set(names)
+        for name in list(self._topic_nodes):
+            if name not in wanted:
+                self._forget_topic(name)
+        for name in names:
+            if name not in self._topic_nodes:
+                nodes = self._topic_nodes[name] = _TopicNodes()
+                # Configs first, as Kafka writes them first: a topic is shown with its configs.
+                nodes.config_watch = await self.store.watch_data(
+                    znodes.topic_config_path(name), lambda n, t=name: self._post("topic_config", t, n))
+                nodes.assignment_watch = await self.store.watch_data(
+                    znodes.topic_path(name), lambda n, t=name, ns=nodes: self._post("assignment", t, ns, n))
+
+    def _forget_topic(self, name: str) -> None:
+        nodes = self._topic_nodes.pop(name)
+        nodes.cancel()
+        self._config_versions.pop(znodes.topic_config_path(name), None)
+        if nodes.info is not None:
+            self._unpublish(nodes.info)
+
+    def _unpublish(self, info: TopicInfo) -> None:
+        if self.topics.get(info.name) is info:
+            del self.topics[info.name]
+        if self.topics_by_id.get(info.topic_id) is info:
+            del self.topics_by_id[info.topic_id]
+        for listener in self.topic_removed_listeners:
+            listener(info)
+
+    async def _assignment_changed(self, name: str, nodes: _TopicNodes, node: Node | None) -> None:
+        if self._topic_nodes.get(name) is not nodes or node is None:
+            return  # the topic is gone (or going): the children watch removes it
+        topic_id, replicas = znodes.decode_assignment(node.data)
+        if nodes.topic_id is not None and topic_id != nodes.topic_id:
+            # Deleted and created again between two notifications: the old topic goes first.
+            for watch in nodes.state_watches.values():
+                watch.cancel()
+            nodes.state_watches.clear()
+            nodes.states.clear()
+            nodes.ready = 0
+            if nodes.info is not None:
+                self._unpublish(nodes.info)
+                nodes.info = None
+        nodes.topic_id = topic_id or uuid.uuid5(uuid.NAMESPACE_URL, name)
+        nodes.replicas = replicas
+        for index in range(len(replicas)):
+            if index not in nodes.state_watches:
+                nodes.state_watches[index] = await self.store.watch_data(
+                    znodes.partition_state_path(name, index),
+                    lambda n, t=name, ns=nodes, i=index: self._post("state", t, ns, i, n))
+        self._publish(name, nodes, range(len(replicas)))
+
+    def _state_changed(self, name: str, nodes: _TopicNodes, index: int, node: Node | None) -> None:
+        if self._topic_nodes.get(name) is not nodes or index not in nodes.state_watches:
+            return
+        if node is None and index in nodes.states:
+            # A state node goes only with its topic, whose removal follows: nothing to show meanwhile.
+            return
+        state = None if node is None else znodes.decode_partition_state(node.data)
+        nodes.states[index] = (state, -1 if node is None else node.version)
+        self._publish(name, nodes, (index,))
+
+    def _topic_config_changed(self, name: str, node: Node | None) -> None:
+        nodes = self._topic_nodes.get(name)
+        if nodes is None:
+            return
+        self._config_versions[znodes.topic_config_path(name)] = -1 if node is None else node.version
+        nodes.configs = znodes.decode_config(node.data) if node is not None else {}
+        if nodes.info is not None and nodes.info.configs != nodes.configs:
+            nodes.info.configs = dict(nodes.configs)
+            for listener in self.topic_configs_listeners:
+                listener(nodes.info)
         else:
-            self.broker_configs.pop(resource, None)
-        self._persist()
+            self._publish(name, nodes, ())
 
-    def allocate_producer_id_block(self, size: int) -> int:
-        """Reserve ``size`` producer ids that no later start of this broker hands out again."""
-        first = self.next_producer_id_block
-        self.next_producer_id_block = first + size
-        self._persist()
-        return first
+    def _publish(self, name: str, nodes: _TopicNodes, indexes: Iterable[int]) -> None:
+        """Show what is complete of the topic: new partitions once their states are read, and the
+        partitions ``indexes`` whose assignment or state changed."""
+        if nodes.topic_id is None or nodes.configs is None:
+            return
+        while nodes.ready < len(nodes.replicas) and nodes.ready in nodes.states:
+            nodes.ready += 1
+        info = nodes.info
+        if info is None:
+            if nodes.ready < len(nodes.replicas):
+                return
+            info = nodes.info = TopicInfo(name, nodes.topic_id, [], dict(nodes.configs),
+                                          internal=name in INTERNAL_TOPICS)
+            self.topics[name] = info
+            self.topics_by_id[info.topic_id] = info
+        shown = len(info.partitions)
+        wanted = sorted({i for i in indexes if i < shown} | set(range(shown, nodes.ready)))
+        changed: list[PartitionInfo] = []
+        for index in wanted:
+            state, version = nodes.states[index]
+            new = PartitionInfo(
+                index=index,
+                leader=-1 if state is None else state.leader,
+                leader_epoch=-1 if state is None else state.leader_epoch,
+                replicas=list(nodes.replicas[index]),
+                isr=[] if state is None else list(state.isr),
+                controller_epoch=0 if state is None else state.controller_epoch,
+                state_version=version,
+            )
+            if index >= len(info.partitions):
+                info.partitions.append(new)
+                changed.append(new)
+            elif info.partitions[index] != new:
+                current = info.partitions[index]
+                current.__dict__.update(new.__dict__)
+                changed.append(current)
+        if changed:
+            for listener in self.partition_listeners:
+                listener(info, changed)

@@ -21,6 +21,7 @@ import trio
 
 from pykafkad.broker import Broker
 from pykafkad.config import BrokerConfig, Listener
+from pykafkad.errors import StartupError
 from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
 from pykafkad.network.connection import Connection
 
@@ -34,10 +35,6 @@ _BIND_PROBLEMS = {
     errno.EADDRNOTAVAIL: "address not available on this machine",
     errno.EACCES: "permission denied (ports below 1024 need privileges)",
 }
-
-
-class StartupError(Exception):
-    """The broker cannot start; the message is the one line to show."""
 
 
 def _bind_problem(e: OSError) -> str:
@@ -162,21 +159,19 @@ class Server:
             if isinstance(e, LogDirInUse):
                 raise StartupError(str(e)) from e
             raise StartupError(f"log dir {e.filename}: {(e.strerror or str(e)).lower()}") from e
+        broker: Broker | None = None
         try:
             broker = Broker(self.config)
-        except BaseException:
-            for _, sock in sockets:
-                sock.close()
-            locks.release()
-            raise
-        try:
             async with trio.open_nursery() as background:
-                await background.start(broker.run_background)
+                await background.start(broker.run)
                 await self._serve(broker, start_listening(sockets), started, task_status)
                 background.cancel_scope.cancel()
         finally:
-            log.info("flushing and closing logs")
-            broker.close()
+            for _, sock in sockets:
+                sock.close()
+            if broker is not None:
+                log.info("flushing and closing logs")
+                broker.close()
             locks.release()
             log.info("pykafkad stopped")
 
@@ -184,10 +179,10 @@ class Server:
                      task_status: trio.TaskStatus[Server]) -> None:
         self.bound = [tuple(lst.socket.getsockname()[:2]) for lst in listeners]  # type: ignore[misc]
         log.info(
-            "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s",
+            "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s, metadata in %s",
             time.monotonic() - started, self.config.node_id, broker.metadata.cluster_id,
             ", ".join(f"{h}:{p}" for h, p in self.bound),
-            ", ".join(str(d) for d in self.config.log_dirs),
+            ", ".join(str(d) for d in self.config.log_dirs), broker.store.description,
         )
         async with trio.open_nursery() as connections:
             with self.accept_scope:

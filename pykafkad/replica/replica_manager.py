@@ -25,7 +25,7 @@ from pykafkad._rust_log import LogError
 from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
-from pykafkad.metadata.cluster_metadata import TopicInfo
+from pykafkad.metadata.cluster_metadata import PartitionInfo, TopicInfo
 from pykafkad.replica.partition import AppendInfo, Partition, check_leader_epoch
 from pykafkad.replica.watchers import Watchers, parked_on
 from pykafkad.topic_config import topic_int
@@ -84,9 +84,10 @@ class ReplicaManager:
 
     # -- partition states ----------------------------------------------------------------------
 
-    def apply(self, topic: TopicInfo, first: int = 0) -> None:
-        """Take the controller's state of ``topic``'s partitions from ``first`` on (LeaderAndIsr)."""
-        for state in topic.partitions[first:]:
+    def apply(self, topic: TopicInfo, changed: list[PartitionInfo] | None = None) -> None:
+        """Take the controller's state of ``topic``'s ``changed`` partitions (all when None): Kafka's
+        LeaderAndIsr.  The metadata cache calls it for each partition it shows or changes."""
+        for state in topic.partitions if changed is None else changed:
             key = (topic.name, state.index)
             partition = self._partitions.get(key)
             if partition is None:

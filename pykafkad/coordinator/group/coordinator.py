@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Group requests that may write to ``__consumer_offsets`` (and so need it to exist).
+OFFSETS_TOPIC_WAIT_S = 30.0
+WRITING_REQUESTS = frozenset({"join", "sync", "heartbeat", "leave", "commit", "delete", "offset_delete"})
+
 
 class GroupCoordinator:
     """This broker's coordinator for every group (a single broker coordinates them all)."""
@@ -85,19 +89,23 @@ class GroupCoordinator:
             await self.controller.create_topic(OFFSETS_TOPIC, self.broker_config["offsets.topic.num.partitions"], 1,
                                            dict(OFFSETS_TOPIC_CONFIGS), internal=True)
 
-    def _ensure_offsets_topic(self) -> None:
-        """A group write before any FindCoordinator (raw clients may skip it): create the topic here."""
-        if self.metadata.topics.get(OFFSETS_TOPIC) is None:
-            self.controller.create_topic_blocking(OFFSETS_TOPIC, self.broker_config["offsets.topic.num.partitions"],
-                                              dict(OFFSETS_TOPIC_CONFIGS), internal=True)
+    async def _ensure_offsets_topic(self) -> None:
+        """A group request that writes, before any FindCoordinator (raw clients may skip it): create
+        the topic first, or wait for the creation already under way."""
+        if self.metadata.topics.get(OFFSETS_TOPIC) is not None:
+            return
+        try:
+            await self.create_offsets_topic()
+        except KafkaError as e:
+            if e.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                raise
+            # A creation that fails changes nothing in the cache: bounded, the actor then answers
+            # COORDINATOR_NOT_AVAILABLE and the client retries.
+            with trio.move_on_after(OFFSETS_TOPIC_WAIT_S):
+                await self.metadata.wait_for(lambda: OFFSETS_TOPIC in self.metadata.topics)
 
     def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         """Append a group's records to its ``__consumer_offsets`` partition; Kafka's error on failure."""
-        try:
-            self._ensure_offsets_topic()
-        except Exception:  # noqa: BLE001 - any failure creating the topic means no coordinator
-            log.exception("creating %s failed", OFFSETS_TOPIC)
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
         partition = self.replicas.get(OFFSETS_TOPIC, self.partition_for(group_id))
         if partition is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -211,6 +219,11 @@ class GroupCoordinator:
 
     async def call(self, group_id: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
         """Send one request to the group's actor and wait for its answer (held ones included)."""
+        if kind in WRITING_REQUESTS:
+            try:
+                await self._ensure_offsets_topic()
+            except Exception:  # noqa: BLE001 - the actor answers COORDINATOR_NOT_AVAILABLE for the missing topic
+                log.exception("creating %s failed", OFFSETS_TOPIC)
         while True:
             actor = self._actors.get(group_id) or self._spawn(group_id)
             send, receive = trio.open_memory_channel[dict[str, Any]](1)

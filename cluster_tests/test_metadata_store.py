@@ -1,0 +1,149 @@
+"""The two metadata store engines behave alike: versions, compare-and-set, ephemerals, commits, watches.
+
+Each test runs against the local file engine and against a real ZooKeeper (on a chroot of its
+own), so what the broker relies on holds on both.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+import trio
+
+from cluster_tests.zookeeper_server import ZooKeeperServer
+from pykafkad.metadata.local_store import LocalMetadataStore
+from pykafkad.metadata.store import (
+    BadVersionError,
+    Check,
+    Create,
+    Delete,
+    MetadataStore,
+    Node,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    SetData,
+)
+from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
+
+_chroots = itertools.count(1)
+Opener = Callable[[], MetadataStore]
+
+
+@pytest.fixture(params=["local", "zookeeper"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    """Opens a new session on the same tree (a second broker, or the same broker restarted)."""
+    if request.param == "local":
+        return lambda: LocalMetadataStore(tmp_path)
+    zookeeper: ZooKeeperServer = request.getfixturevalue("zookeeper")
+    connect = f"{zookeeper.connect}/store-{next(_chroots)}"
+    return lambda: ZooKeeperMetadataStore(connect, 4000)
+
+
+def run(open_store: Opener, body: Callable[[MetadataStore], Awaitable[None]]) -> None:
+    async def main() -> None:
+        store = open_store()
+        await store.start()
+        try:
+            with trio.fail_after(30):
+                await body(store)
+        finally:
+            await store.close()
+
+    trio.run(main)
+
+
+def test_versions_and_compare_and_set(open_store: Opener) -> None:
+    async def body(store: MetadataStore) -> None:
+        await store.create("/a/b", b"one")
+        assert await store.get("/a/b") == Node(b"one", 0)
+        assert await store.get("/a") is not None  # parents are made
+        with pytest.raises(NodeExistsError):
+            await store.create("/a/b", b"again")
+        assert await store.set("/a/b", b"two", version=0) == 1
+        with pytest.raises(BadVersionError):
+            await store.set("/a/b", b"stale", version=0)
+        assert await store.get("/a/b") == Node(b"two", 1)
+        with pytest.raises(NoNodeError):
+            await store.set("/a/missing", b"x")
+        with pytest.raises(NotEmptyError):
+            await store.delete("/a")
+        await store.delete("/a", recursive=True)
+        assert await store.get("/a/b") is None
+        assert await store.children("/a") is None
+
+    run(open_store, body)
+
+
+def test_a_commit_applies_all_or_nothing(open_store: Opener) -> None:
+    async def body(store: MetadataStore) -> None:
+        await store.create("/t", b"")
+        await store.create("/t/x", b"x")
+        with pytest.raises(BadVersionError):
+            await store.commit([Create("/t/y", b"y"), SetData("/t/x", b"x2"), Check("/t/x", 5)])
+        assert await store.children("/t") == ["x"]
+        assert await store.get("/t/x") == Node(b"x", 0)
+        await store.commit([Create("/t/y", b"y"), Create("/t/y/z", b"z"), SetData("/t/x", b"x2", version=0),
+                            Check("/t/x", 1)])
+        assert await store.children("/t") == ["x", "y"]
+        assert await store.get("/t/y/z") == Node(b"z", 0)
+        with pytest.raises(NodeExistsError):
+            await store.commit([Delete("/t/y/z"), Create("/t/x", b"")])
+        assert await store.get("/t/y/z") is not None
+
+    run(open_store, body)
+
+
+def test_persistent_nodes_outlive_the_session_and_ephemeral_ones_do_not(open_store: Opener) -> None:
+    async def body(store: MetadataStore) -> None:
+        await store.create("/kept", b"k")
+        await store.create("/session/only", b"e", ephemeral=True)
+        assert await store.get("/session/only") == Node(b"e", 0)
+
+    run(open_store, body)
+
+    async def after(store: MetadataStore) -> None:
+        assert await store.get("/kept") == Node(b"k", 0)
+        assert await store.get("/session/only") is None
+
+    run(open_store, after)
+
+
+def test_watches_report_the_state_now_and_after_each_change(open_store: Opener) -> None:
+    async def body(store: MetadataStore) -> None:
+        await store.create("/w", b"")
+        data: list[Node | None] = []
+        kids: list[list[str] | None] = []
+        changed = trio.Event()
+
+        def on_data(node: Node | None) -> None:
+            data.append(node)
+            changed.set()
+
+        def on_children(children: list[str] | None) -> None:
+            kids.append(children)
+            changed.set()
+
+        data_watch = await store.watch_data("/w/n", on_data)
+        await store.watch_children("/w", on_children)
+        assert data == [None] and kids == [[]]
+
+        async def until(predicate: Callable[[], bool]) -> None:
+            nonlocal changed
+            while not predicate():
+                changed = trio.Event()
+                await changed.wait()
+
+        await store.create("/w/n", b"1")
+        await until(lambda: data[-1] == Node(b"1", 0) and kids[-1] == ["n"])
+        await store.set("/w/n", b"2")
+        await until(lambda: data[-1] == Node(b"2", 1))
+        data_watch.cancel()
+        await store.delete("/w/n")
+        await until(lambda: kids[-1] == [])
+        assert data[-1] == Node(b"2", 1), "a cancelled watch reported again"
+
+    run(open_store, body)

@@ -1,0 +1,166 @@
+"""Brokers keep the cluster's metadata in ZooKeeper, in Kafka's znodes, and read it back after a crash.
+
+Real brokers against a real ZooKeeper, driven with Kafka's own tools, ZooKeeper's shell and stock
+clients: registration under /brokers/ids, the controller election, topics and partition states
+under /brokers/topics, a restart that finds its topics in ZooKeeper (not in a local file), a second
+broker that sees the first one's topics and takes over as controller when it dies, and a broker
+that cannot reach ZooKeeper failing with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+
+from cluster_tests.conftest import Cluster
+from cluster_tests.znode_watch import ZooKeeperView
+from cluster_tests.zookeeper_server import zk_cli
+from compat_tests.broker_process import REPO_ROOT, SERVER_PROPERTIES, free_port
+from compat_tests.java_tools import run_tool
+
+RECORDS = 200
+
+
+def _produce(bootstrap: str, topic: str, count: int) -> list[tuple[int, int]]:
+    """Idempotent acks=all writes; returns the acknowledged (partition, offset) of each value i."""
+    acked: dict[int, tuple[int, int]] = {}
+    errors: list[str] = []
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
+                         "linger.ms": 5})
+
+    def report(err, msg) -> None:  # noqa: ANN001 - librdkafka's callback signature
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked[int(msg.value())] = (msg.partition(), msg.offset())
+
+    for i in range(count):
+        producer.produce(topic, str(i).encode(), key=str(i).encode(), on_delivery=report)
+    assert producer.flush(60) == 0
+    assert not errors, errors
+    return [acked[i] for i in range(count)]
+
+
+def _consume_all(bootstrap: str, topic: str, count: int) -> dict[int, tuple[int, int]]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    got: dict[int, tuple[int, int]] = {}
+    try:
+        while len(got) < count:
+            msg = consumer.poll(1.0)
+            if msg is None:
+                continue
+            assert msg.error() is None, msg.error()
+            got[int(msg.value())] = (msg.partition(), msg.offset())
+    finally:
+        consumer.close()
+    return got
+
+
+def _controller_in_metadata(bootstrap: str) -> tuple[int, list[int]]:
+    metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=30)
+    return metadata.controller_id, sorted(metadata.brokers)
+
+
+@pytest.mark.cluster_timeout(240)
+def test_a_broker_keeps_its_cluster_in_zookeeper_and_reads_it_back_after_kill9(cluster: Cluster) -> None:
+    broker = cluster.start_broker(1)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        # Registration and controller, as an operator sees them with ZooKeeper's shell.
+        assert zk_cli(cluster.zk_connect, "ls", "/brokers/ids") == "[1]"
+        registration = json.loads(zk_cli(cluster.zk_connect, "get", "/brokers/ids/1"))
+        assert registration["endpoints"] == [f"PLAINTEXT://{broker.bootstrap}"]
+        assert (registration["host"], registration["port"], registration["version"]) == ("127.0.0.1", broker.port, 5)
+        assert json.loads(zk_cli(cluster.zk_connect, "get", "/controller"))["brokerid"] == 1
+        assert int(zk_cli(cluster.zk_connect, "get", "/controller_epoch")) >= 1
+
+        run_tool("kafka-topics", ["--bootstrap-server", broker.bootstrap, "--create", "--topic", "kept",
+                                  "--partitions", "3", "--replication-factor", "1",
+                                  "--config", "retention.ms=86400000"])
+        state = json.loads(zk_cli(cluster.zk_connect, "get", "/brokers/topics/kept/partitions/0/state"))
+        assert (state["leader"], state["isr"], state["leader_epoch"]) == (1, [1], 0)
+        assignment = view.json("/brokers/topics/kept")
+        assert assignment["partitions"] == {"0": [1], "1": [1], "2": [1]}
+        assert view.json("/config/topics/kept")["config"] == {"retention.ms": "86400000"}
+        described = run_tool("kafka-topics", ["--bootstrap-server", broker.bootstrap, "--describe",
+                                              "--topic", "kept"]).stdout
+        assert "TopicId: " + assignment["topic_id"] in described
+        assert "Leader: 1\tReplicas: 1\tIsr: 1" in described
+
+        acked = _produce(broker.bootstrap, "kept", RECORDS)
+        broker.kill9()
+        view.wait_children("/brokers/ids", lambda ids: ids == [])
+        view.wait_data("/controller", lambda c: c is None)
+        # Nothing about the cluster is kept beside the logs: the restart reads ZooKeeper.
+        assert not (broker.log_dir / "pykafkad-cluster-metadata.json").exists()
+
+        broker.start()
+        assert zk_cli(cluster.zk_connect, "ls", "/brokers/ids") == "[1]"
+        got = _consume_all(broker.bootstrap, "kept", RECORDS)
+        assert [got[i] for i in range(RECORDS)] == acked
+        described = run_tool("kafka-topics", ["--bootstrap-server", broker.bootstrap, "--describe",
+                                              "--topic", "kept"]).stdout
+        assert "TopicId: " + assignment["topic_id"] in described
+        assert "retention.ms=86400000" in described
+    finally:
+        view.close()
+
+
+@pytest.mark.cluster_timeout(240)
+def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: Cluster) -> None:
+    first = cluster.start_broker(1)
+    second = cluster.start_broker(2)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2"])
+        for b in (first, second):
+            assert _controller_in_metadata(b.bootstrap) == (1, [1, 2])
+
+        run_tool("kafka-topics", ["--bootstrap-server", first.bootstrap, "--create", "--topic", "shared",
+                                  "--partitions", "2", "--replication-factor", "1"])
+        # The second broker knows the topic from ZooKeeper, and clients that only know the second
+        # broker reach the partitions' leader through it.
+        acked = _produce(second.bootstrap, "shared", RECORDS)
+        assert {p for p, _ in acked} == {0, 1}
+        got = _consume_all(second.bootstrap, "shared", RECORDS)
+        assert [got[i] for i in range(RECORDS)] == acked
+
+        first.kill9()
+        view.wait_data("/controller", lambda c: c is not None and c["brokerid"] == 2)
+        view.wait_children("/brokers/ids", lambda ids: ids == ["2"])
+        assert _controller_in_metadata(second.bootstrap) == (2, [2])
+        run_tool("kafka-topics", ["--bootstrap-server", second.bootstrap, "--create", "--topic", "after",
+                                  "--partitions", "1", "--replication-factor", "1"])
+        assert view.json("/brokers/topics/after/partitions/0/state")["leader"] == 2
+        assert _produce(second.bootstrap, "after", 10) == [(0, i) for i in range(10)]
+
+        # The first broker comes back as a broker, not as controller, with its partitions.
+        first.start()
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2"])
+        assert _controller_in_metadata(first.bootstrap) == (2, [1, 2])
+        got = _consume_all(second.bootstrap, "shared", RECORDS)
+        assert [got[i] for i in range(RECORDS)] == acked
+    finally:
+        view.close()
+
+
+def test_a_broker_that_cannot_reach_zookeeper_says_so_in_one_line(tmp_path) -> None:
+    nobody = free_port()
+    result = subprocess.run(
+        [sys.executable, "-m", "pykafkad", "serve", str(SERVER_PROPERTIES),
+         "--override", f"log.dirs={tmp_path / 'logs'}", "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+         "--override", f"zookeeper.connect=127.0.0.1:{nobody}", "--override", "zookeeper.connection.timeout.ms=2000"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"pykafkad: cannot start: zookeeper.connect=127.0.0.1:{nobody}: cannot reach ZooKeeper"), \
+        result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,73 @@
+"""Controller election, as Kafka's brokers ran it on ZooKeeper.
+
+Every broker races to create the ephemeral ``/controller`` node; the one that does is the
+controller and bumps ``/controller_epoch`` (a conditional write, so two short-lived winners can
+never share an epoch).  The others watch the node, and when it vanishes (its broker died or lost
+its session) they race again.  A single broker with the local store wins the first race.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import trio
+
+from pykafkad.metadata import znodes
+from pykafkad.metadata.cluster_metadata import ClusterMetadata
+from pykafkad.metadata.store import BadVersionError, MetadataStore, NodeExistsError, StoreError
+
+log = logging.getLogger(__name__)
+
+
+class ControllerElection:
+    def __init__(self, store: MetadataStore, metadata: ClusterMetadata, node_id: int) -> None:
+        self.store = store
+        self.metadata = metadata
+        self.node_id = node_id
+        # The epoch this broker won with; 0 while it is not the controller.
+        self.epoch = 0
+
+    @property
+    def is_controller(self) -> bool:
+        return self.metadata.controller_id == self.node_id and self.epoch > 0
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Race for the controller now and each time it is gone; started once a controller is known."""
+        started = False
+        while True:
+            try:
+                await self._race()
+            except StoreError as e:
+                log.warning("controller election: %s; trying again", e)
+                await trio.sleep(0.5)
+                continue
+            await self.metadata.wait_for(lambda: self.metadata.controller_id != -1)
+            if not started:
+                task_status.started()
+                started = True
+            await self.metadata.wait_for(lambda: self.metadata.controller_id == -1)
+            if self.epoch:
+                log.warning("broker %d is no longer the controller (epoch %d)", self.node_id, self.epoch)
+            self.epoch = 0
+
+    async def _race(self) -> None:
+        try:
+            await self.store.create(znodes.CONTROLLER, znodes.encode_controller(self.node_id, int(time.time() * 1000)),
+                                    ephemeral=True)
+        except NodeExistsError:
+            return
+        while True:
+            node = await self.store.get(znodes.CONTROLLER_EPOCH)
+            try:
+                if node is None:
+                    await self.store.create(znodes.CONTROLLER_EPOCH, b"1")
+                    epoch = 1
+                else:
+                    epoch = int(node.data or b"0") + 1
+                    await self.store.set(znodes.CONTROLLER_EPOCH, str(epoch).encode(), version=node.version)
+            except (NodeExistsError, BadVersionError):
+                continue
+            self.epoch = epoch
+            log.info("broker %d is the controller, epoch %d", self.node_id, epoch)
+            return

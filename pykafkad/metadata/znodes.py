@@ -1,0 +1,186 @@
+"""Kafka's ZooKeeper layout: the paths of the cluster's nodes and the JSON each holds.
+
+The same layout serves both store engines, so an operator's ``zkCli.sh get
+/brokers/topics/T/partitions/0/state`` shows what Kafka would show, and a single broker's file
+holds the same documents.  The JSON follows Kafka's ZkData (``BrokerIdZNode`` version 5,
+``TopicZNode`` version 3, ``TopicPartitionStateZNode`` version 1, ``ConfigEntityZNode``,
+``ControllerZNode``, ``ClusterIdZNode``, ``ProducerIdBlockZNode``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from dataclasses import dataclass
+
+from pykafkad.metadata.model import BrokerInfo
+
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONFIG_TOPICS = "/config/topics"
+CONFIG_BROKERS = "/config/brokers"
+DELETE_TOPICS = "/admin/delete_topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CLUSTER_ID = "/cluster/id"
+PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+
+# Created at start when missing, as Kafka's broker does, so watches on them always have a node.
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, DELETE_TOPICS, "/config/changes",
+                    "/isr_change_notification")
+
+# The dynamic broker config resource "" (the cluster-wide default) is stored under this name.
+DEFAULT_BROKER_ENTITY = "<default>"
+
+
+def broker_path(node_id: int) -> str:
+    return f"{BROKER_IDS}/{node_id}"
+
+
+def topic_path(name: str) -> str:
+    return f"{TOPICS}/{name}"
+
+
+def partitions_path(name: str) -> str:
+    return f"{TOPICS}/{name}/partitions"
+
+
+def partition_path(name: str, partition: int) -> str:
+    return f"{TOPICS}/{name}/partitions/{partition}"
+
+
+def partition_state_path(name: str, partition: int) -> str:
+    return f"{TOPICS}/{name}/partitions/{partition}/state"
+
+
+def topic_config_path(name: str) -> str:
+    return f"{CONFIG_TOPICS}/{name}"
+
+
+def broker_config_path(resource: str) -> str:
+    return f"{CONFIG_BROKERS}/{resource or DEFAULT_BROKER_ENTITY}"
+
+
+def broker_config_resource(entity: str) -> str:
+    """The DescribeConfigs resource name of a ``/config/brokers`` child."""
+    return "" if entity == DEFAULT_BROKER_ENTITY else entity
+
+
+def _json(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka's ``Uuid.toString``: URL-safe base64 of the 16 bytes, without padding."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def parse_kafka_uuid(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+# -- /brokers/ids/<id> ----------------------------------------------------------------------------
+
+def encode_broker(broker: BrokerInfo, timestamp_ms: int) -> bytes:
+    return _json({
+        "features": {},
+        "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+        "endpoints": [f"PLAINTEXT://{broker.host}:{broker.port}"],
+        "rack": broker.rack,
+        "jmx_port": -1,
+        "port": broker.port,
+        "host": broker.host,
+        "version": 5,
+        "timestamp": str(timestamp_ms),
+    })
+
+
+def decode_broker(node_id: int, data: bytes) -> BrokerInfo:
+    doc = json.loads(data)
+    host, port = doc.get("host"), doc.get("port", -1)
+    for endpoint in doc.get("endpoints", []):
+        # PLAINTEXT://host:port; a bracketed IPv6 host keeps its colons.
+        address = endpoint.split("://", 1)[1]
+        host, _, port_text = address.rpartition(":")
+        host, port = host.strip("[]"), int(port_text)
+        break
+    return BrokerInfo(node_id, host or "", int(port), doc.get("rack"))
+
+
+# -- /brokers/topics/<t> --------------------------------------------------------------------------
+
+def encode_assignment(topic_id: uuid.UUID, replicas: list[list[int]]) -> bytes:
+    return _json({
+        "version": 3,
+        "topic_id": kafka_uuid(topic_id),
+        "partitions": {str(i): r for i, r in enumerate(replicas)},
+        "adding_replicas": {},
+        "removing_replicas": {},
+    })
+
+
+def decode_assignment(data: bytes) -> tuple[uuid.UUID | None, list[list[int]]]:
+    doc = json.loads(data)
+    partitions = {int(p): list(r) for p, r in doc.get("partitions", {}).items()}
+    topic_id = doc.get("topic_id")
+    return (parse_kafka_uuid(topic_id) if topic_id else None,
+            [partitions[p] for p in sorted(partitions)])
+
+
+# -- /brokers/topics/<t>/partitions/<p>/state -----------------------------------------------------
+
+@dataclass(frozen=True)
+class PartitionState:
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    controller_epoch: int
+
+
+def encode_partition_state(state: PartitionState) -> bytes:
+    return _json({"controller_epoch": state.controller_epoch, "leader": state.leader, "version": 1,
+                  "leader_epoch": state.leader_epoch, "isr": state.isr})
+
+
+def decode_partition_state(data: bytes) -> PartitionState:
+    doc = json.loads(data)
+    return PartitionState(doc["leader"], doc["leader_epoch"], list(doc["isr"]), doc.get("controller_epoch", 0))
+
+
+# -- /config/topics/<t>, /config/brokers/<id> -------------------------------------------------------
+
+def encode_config(configs: dict[str, str]) -> bytes:
+    return _json({"version": 1, "config": configs})
+
+
+def decode_config(data: bytes) -> dict[str, str]:
+    return {k: str(v) for k, v in json.loads(data).get("config", {}).items()} if data else {}
+
+
+# -- /controller, /controller_epoch, /cluster/id, /latest_producer_id_block -----------------------
+
+def encode_controller(node_id: int, timestamp_ms: int) -> bytes:
+    return _json({"version": 1, "brokerid": node_id, "timestamp": str(timestamp_ms)})
+
+
+def decode_controller(data: bytes) -> int:
+    return int(json.loads(data)["brokerid"])
+
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _json({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes) -> str:
+    return str(json.loads(data)["id"])
+
+
+def encode_producer_id_block(broker_id: int, first: int, last: int) -> bytes:
+    return _json({"version": 1, "broker": broker_id, "block_start": str(first), "block_end": str(last)})
+
+
+def decode_producer_id_block(data: bytes) -> tuple[int, int]:
+    """(first, last) of the block handed out most recently."""
+    doc = json.loads(data)
+    return int(doc["block_start"]), int(doc["block_end"])

@@ -1,0 +1,235 @@
+"""The cluster metadata store on ZooKeeper, through kazoo.
+
+kazoo is a blocking client with its own threads: each call runs on a Trio worker thread, and each
+watch notification is handed to the Trio thread with the run's ``TrioToken``, in the order kazoo
+delivered it.  Watches are kazoo's ``DataWatch`` and ``ChildrenWatch`` recipes, which re-arm
+after each event and report the latest state.
+
+``zookeeper.connect`` may end in a chroot (``host:2181/kafka``); the chroot is made if missing, as
+Kafka does.  A session that expires (the broker was paused or cut off longer than
+``zookeeper.session.timeout.ms``) loses this broker's ephemeral nodes; kazoo opens a new one and
+the ``on_new_session`` callbacks make them again.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import trio
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (
+    BadVersionError as KazooBadVersion,
+)
+from kazoo.exceptions import (
+    ConnectionLoss,
+    KazooException,
+    SessionExpiredError,
+)
+from kazoo.exceptions import (
+    NodeExistsError as KazooNodeExists,
+)
+from kazoo.exceptions import (
+    NoNodeError as KazooNoNode,
+)
+from kazoo.exceptions import (
+    NotEmptyError as KazooNotEmpty,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from pykafkad.metadata.store import (
+    BadVersionError,
+    Check,
+    ChildrenCallback,
+    Create,
+    DataCallback,
+    Delete,
+    Node,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    Op,
+    SetData,
+    StoreError,
+    StoreUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+# kazoo's exceptions as the store's.
+_ERRORS: list[tuple[type[Exception], type[StoreError]]] = [
+    (KazooNoNode, NoNodeError),
+    (KazooNodeExists, NodeExistsError),
+    (KazooBadVersion, BadVersionError),
+    (KazooNotEmpty, NotEmptyError),
+    (ConnectionLoss, StoreUnavailableError),
+    (SessionExpiredError, StoreUnavailableError),
+    (KazooTimeoutError, StoreUnavailableError),
+]
+
+
+def _translated(e: Exception) -> StoreError:
+    for kazoo_type, ours in _ERRORS:
+        if isinstance(e, kazoo_type):
+            return ours(str(e) or type(e).__name__)
+    return StoreError(f"{type(e).__name__}: {e}")
+
+
+class _KazooWatch:
+    """Cancelling stops deliveries at once; kazoo drops the recipe at its next event."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ZooKeeperMetadataStore:
+    """The node tree in ZooKeeper at ``connect`` (``host:port[,host:port...][/chroot]``)."""
+
+    def __init__(self, connect: str, session_timeout_ms: int, connection_timeout_ms: int | None = None) -> None:
+        self.connect = connect
+        self._session_timeout_s = session_timeout_ms / 1000
+        self._connection_timeout_s = (connection_timeout_ms or session_timeout_ms) / 1000
+        self._zk = KazooClient(hosts=connect, timeout=self._session_timeout_s)
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._session_callbacks: list[Callable[[], None]] = []
+        self._lost = False
+
+    @property
+    def description(self) -> str:
+        return f"ZooKeeper {self.connect}"
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        hosts, slash, chroot = self.connect.partition("/")
+        if chroot:
+            # The chroot must exist before a chrooted session can use it.
+            root = KazooClient(hosts=hosts, timeout=self._session_timeout_s)
+            await self._call(root.start, timeout=self._connection_timeout_s)
+            try:
+                await self._call(root.ensure_path, "/" + chroot)
+            finally:
+                await self._call(root.stop)
+                await self._call(root.close)
+        await self._call(self._zk.start, timeout=self._connection_timeout_s)
+        self._zk.add_listener(self._state_changed)
+
+    async def close(self) -> None:
+        await trio.to_thread.run_sync(self._zk.stop)
+        await trio.to_thread.run_sync(self._zk.close)
+
+    def on_new_session(self, callback: Callable[[], None]) -> None:
+        self._session_callbacks.append(callback)
+
+    def _state_changed(self, state: str) -> None:
+        """kazoo's connection listener, on kazoo's thread: must not block."""
+        if state == KazooState.LOST:
+            self._lost = True
+            log.warning("ZooKeeper session expired: this broker's registrations are gone until a new session")
+        elif state == KazooState.SUSPENDED:
+            log.warning("ZooKeeper connection lost; reconnecting")
+        elif state == KazooState.CONNECTED and self._lost:
+            self._lost = False
+            log.info("new ZooKeeper session")
+            for callback in self._session_callbacks:
+                self._deliver(callback)
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await trio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+        except (KazooException, KazooTimeoutError) as e:
+            raise _translated(e) from e
+
+    async def get(self, path: str) -> Node | None:
+        try:
+            data, stat = await self._call(self._zk.get, path)
+        except NoNodeError:
+            return None
+        return Node(data or b"", stat.version)
+
+    async def children(self, path: str) -> list[str] | None:
+        try:
+            return sorted(await self._call(self._zk.get_children, path))
+        except NoNodeError:
+            return None
+
+    async def create(self, path: str, data: bytes, ephemeral: bool = False) -> None:
+        await self._call(self._zk.create, path, data, ephemeral=ephemeral, makepath=True)
+
+    async def set(self, path: str, data: bytes, version: int = -1) -> int:
+        stat = await self._call(self._zk.set, path, data, version=version)
+        return stat.version
+
+    async def delete(self, path: str, version: int = -1, recursive: bool = False) -> None:
+        await self._call(self._zk.delete, path, version=version, recursive=recursive)
+
+    async def commit(self, ops: list[Op]) -> None:
+        def run() -> list:
+            transaction = self._zk.transaction()
+            for op in ops:
+                if isinstance(op, Create):
+                    transaction.create(op.path, op.data, ephemeral=op.ephemeral)
+                elif isinstance(op, SetData):
+                    transaction.set_data(op.path, op.data, version=op.version)
+                elif isinstance(op, Delete):
+                    transaction.delete(op.path, version=op.version)
+                elif isinstance(op, Check):
+                    transaction.check(op.path, op.version)
+            return transaction.commit()
+
+        results = await self._call(run)
+        # A failed multi answers each op: the failing one with its error, the rest with
+        # RolledBackError (or RuntimeInconsistency after it).
+        for result in results:
+            if isinstance(result, Exception) and type(result).__name__ not in ("RolledBackError",
+                                                                                "RuntimeInconsistency"):
+                raise _translated(result)
+        for result in results:
+            if isinstance(result, Exception):
+                raise StoreError(f"metadata commit rolled back: {type(result).__name__}")
+
+    # -- watches ----------------------------------------------------------------------------------
+
+    def _deliver(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run ``callback(*args)`` on the Trio thread, after earlier deliveries."""
+        assert self._token is not None
+        try:
+            self._token.run_sync_soon(callback, *args)
+        except trio.RunFinishedError:
+            pass
+
+    async def watch_data(self, path: str, callback: DataCallback) -> _KazooWatch:
+        watch = _KazooWatch()
+
+        def changed(data: bytes | None, stat: Any, *_: Any) -> bool | None:
+            if watch.cancelled:
+                return False
+            node = None if stat is None else Node(data or b"", stat.version)
+            self._deliver(lambda: None if watch.cancelled else callback(node))
+            return None
+
+        await self._call(DataWatch, self._zk, path, changed)
+        return watch
+
+    async def watch_children(self, path: str, callback: ChildrenCallback) -> _KazooWatch:
+        watch = _KazooWatch()
+
+        def changed(children: list[str]) -> bool | None:
+            if watch.cancelled:
+                return False
+            kids = sorted(children)
+            self._deliver(lambda: None if watch.cancelled else callback(kids))
+            return None
+
+        # Callers watch the children of nodes that always exist (znodes.PERSISTENT_PATHS).
+        await self._call(ChildrenWatch, self._zk, path, changed)
+        return watch
