@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -69,6 +70,17 @@ def _controller_in_metadata(bootstrap: str) -> tuple[int, list[int]]:
     return metadata.controller_id, sorted(metadata.brokers)
 
 
+def _wait_metadata(bootstrap: str, controller: int, brokers: list[int], timeout: float = 30) -> None:
+    """Wait until the broker's Metadata answers name ``controller`` and list ``brokers``: a broker
+    learns of a change through its own ZooKeeper watch, a moment after the test's watch fired."""
+    deadline = time.monotonic() + timeout
+    seen = _controller_in_metadata(bootstrap)
+    while seen != (controller, brokers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        seen = _controller_in_metadata(bootstrap)
+    assert seen == (controller, brokers)
+
+
 @pytest.mark.cluster_timeout(240)
 def test_a_broker_keeps_its_cluster_in_zookeeper_and_reads_it_back_after_kill9(cluster: Cluster) -> None:
     broker = cluster.start_broker(1)
@@ -114,6 +126,10 @@ def test_a_broker_keeps_its_cluster_in_zookeeper_and_reads_it_back_after_kill9(c
         view.close()
 
 
+def _state(view: ZooKeeperView, topic: str, partition: int) -> dict:
+    return view.json(f"/brokers/topics/{topic}/partitions/{partition}/state")
+
+
 @pytest.mark.cluster_timeout(240)
 def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: Cluster) -> None:
     first = cluster.start_broker(1)
@@ -122,12 +138,16 @@ def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: C
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2"])
         for b in (first, second):
-            assert _controller_in_metadata(b.bootstrap) == (1, [1, 2])
+            _wait_metadata(b.bootstrap, 1, [1, 2])
 
         run_tool("kafka-topics", ["--bootstrap-server", first.bootstrap, "--create", "--topic", "shared",
                                   "--partitions", "2", "--replication-factor", "1"])
-        # The second broker knows the topic from ZooKeeper, and clients that only know the second
-        # broker reach the partitions' leader through it.
+        # Placed as Kafka places them: round robin over the live brokers.
+        placement = view.json("/brokers/topics/shared")["partitions"]
+        assert sorted(placement.values()) == [[1], [2]]
+        on_first = int(next(p for p, replicas in placement.items() if replicas == [1]))
+        # The second broker knows the topic from ZooKeeper, creates the log of its own partition,
+        # and clients that only know the second broker reach both leaders through it.
         acked = _produce(second.bootstrap, "shared", RECORDS)
         assert {p for p, _ in acked} == {0, 1}
         got = _consume_all(second.bootstrap, "shared", RECORDS)
@@ -136,16 +156,34 @@ def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: C
         first.kill9()
         view.wait_data("/controller", lambda c: c is not None and c["brokerid"] == 2)
         view.wait_children("/brokers/ids", lambda ids: ids == ["2"])
-        assert _controller_in_metadata(second.bootstrap) == (2, [2])
+        _wait_metadata(second.bootstrap, 2, [2])
+        # The new controller takes the dead broker's partition offline (no other replica to lead).
+        offline = view.wait_data(f"/brokers/topics/shared/partitions/{on_first}/state", lambda s: s["leader"] == -1)
+        assert (offline["leader_epoch"], offline["isr"]) == (1, [1])
+        assert _state(view, "shared", 1 - on_first)["leader"] == 2
+        described = run_tool("kafka-topics", ["--bootstrap-server", second.bootstrap, "--describe",
+                                              "--topic", "shared"]).stdout
+        assert f"Partition: {on_first}\tLeader: none" in described, described
+        refused = run_tool("kafka-topics", ["--bootstrap-server", second.bootstrap, "--create", "--topic", "rf2",
+                                            "--partitions", "1", "--replication-factor", "2"], check=False)
+        assert refused.returncode != 0
+        assert "replication factor of 2 cannot be reached because only 1 broker(s) are registered" in refused.stdout
         run_tool("kafka-topics", ["--bootstrap-server", second.bootstrap, "--create", "--topic", "after",
                                   "--partitions", "1", "--replication-factor", "1"])
         assert view.json("/brokers/topics/after/partitions/0/state")["leader"] == 2
         assert _produce(second.bootstrap, "after", 10) == [(0, i) for i in range(10)]
 
-        # The first broker comes back as a broker, not as controller, with its partitions.
+        # The first broker comes back as a broker, not as controller, and leads its partition again
+        # in a new epoch.
         first.start()
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2"])
-        assert _controller_in_metadata(first.bootstrap) == (2, [1, 2])
+        _wait_metadata(first.bootstrap, 2, [1, 2])
+        back = view.wait_data(f"/brokers/topics/shared/partitions/{on_first}/state", lambda s: s["leader"] == 1)
+        assert (back["leader_epoch"], back["isr"]) == (2, [1])
+        # With both alive, a topic of replication factor 2 is in sync on both.
+        run_tool("kafka-topics", ["--bootstrap-server", second.bootstrap, "--create", "--topic", "rf2",
+                                  "--partitions", "1", "--replication-factor", "2"])
+        assert sorted(_state(view, "rf2", 0)["isr"]) == [1, 2]
         got = _consume_all(second.bootstrap, "shared", RECORDS)
         assert [got[i] for i in range(RECORDS)] == acked
     finally:

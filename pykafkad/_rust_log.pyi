@@ -218,6 +218,18 @@ class PartitionLog:
         first batch's timestamp (appends do this on their own, using the batch
         timestamp, as Kafka). True if a segment was rolled."""
 
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> tuple[int, int]:
+        """A follower's append of the leader's batches, unchanged: offsets, leader epochs and producer
+        state are kept.  Returns (first offset, last offset); LogError OFFSET_OUT_OF_RANGE when they
+        start below the log end offset, CORRUPT_MESSAGE for a bad batch."""
+        ...
+    def truncate_to(self, offset: int) -> int:
+        """Remove the batches at and after ``offset`` (a batch containing it goes whole), their leader
+        epochs and producer state; returns the new log end offset."""
+        ...
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and start it (log start and end) at ``offset``."""
+        ...
     def delete_records(self, offset: int) -> int:
         """DeleteRecords: raise the log start offset to ``offset`` (-1 = high
         watermark = log end) and delete segments wholly below it; returns the new low

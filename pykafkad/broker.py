@@ -18,6 +18,7 @@ from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.controller import Controller
 from pykafkad.controller.election import ControllerElection
+from pykafkad.controller.leadership import PartitionLeadership
 from pykafkad.coordinator.group import GroupCoordinator
 from pykafkad.errors import StartupError
 from pykafkad.log.housekeeping import LogHousekeeper
@@ -53,9 +54,10 @@ class Broker:
         self.logs = LogManager(config)
         self.store = metadata_store(config)
         self.metadata = ClusterMetadata(self.store, config.node_id)
-        self.replicas = ReplicaManager(config, self.logs, self._topic_configs)
+        self.replicas = ReplicaManager(config, self.logs, self.metadata)
         self.controller = Controller(config, self.metadata, self.logs, self.replicas)
         self.election = ControllerElection(self.store, self.metadata, config.node_id)
+        self.leadership = PartitionLeadership(self.metadata, self.election)
         self.producer_ids = ProducerIdAllocator(self.store, config.node_id)
         self.shutting_down = trio.Event()
         self.housekeeping = LogHousekeeper(config, self.logs)
@@ -67,10 +69,6 @@ class Broker:
         self.metadata.topic_removed_listeners.append(self.replicas.remove_topic)
         self.metadata.topic_configs_listeners.append(self.logs.apply_settings)
         self.metadata.broker_configs_listeners.append(self._broker_configs_changed)
-
-    def _topic_configs(self, name: str) -> dict[str, str] | None:
-        topic = self.metadata.topics.get(name)
-        return None if topic is None else topic.configs
 
     def _broker_configs_changed(self) -> None:
         apply_dynamic_broker_configs(self.config, self.metadata.broker_configs)
@@ -116,6 +114,7 @@ class Broker:
                                f"({e}); start ZooKeeper or fix zookeeper.connect") from e
         apply_dynamic_broker_configs(config, self.metadata.broker_configs)
         self.logs.load_all(self.metadata)
+        await nursery.start(self.replicas.run)
         for topic in self.metadata.topics.values():
             self.replicas.apply(topic)
         host, port = config.advertised_endpoint
@@ -128,6 +127,7 @@ class Broker:
         keep_registered(self.store, me, session_timeout_ms, nursery)
         await self.metadata.wait_for(lambda: config.node_id in self.metadata.brokers)
         await nursery.start(self.election.run)
+        await nursery.start(self.leadership.run)
         await nursery.start(self.housekeeping.run)
         await nursery.start(self.groups.run)
 

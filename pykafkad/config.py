@@ -113,6 +113,13 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("zookeeper.session.timeout.ms", "int", 18000, at_least(1)),
         ConfigKey("zookeeper.connection.timeout.ms", "int", None),
         ConfigKey("broker.rack", "string", None),
+        # Replication: followers fetch from leaders (replica/replica_fetcher.py).
+        ConfigKey("replica.lag.time.max.ms", "long", 30000, at_least(1)),
+        ConfigKey("replica.fetch.wait.max.ms", "int", 500, at_least(0)),
+        ConfigKey("replica.fetch.min.bytes", "int", 1, at_least(1)),
+        ConfigKey("replica.fetch.max.bytes", "int", 1048576, at_least(0)),
+        ConfigKey("replica.fetch.response.max.bytes", "int", 10485760, at_least(0)),
+        ConfigKey("replica.fetch.backoff.ms", "int", 1000, at_least(0)),
         # Group coordinator (pykafkad.coordinator.group)
         ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
         ConfigKey("offsets.retention.minutes", "int", 10080, at_least(1)),
@@ -136,7 +143,7 @@ ACCEPTED_UNUSED = frozenset(
         "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
         "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
-        "num.replica.fetchers", "replica.lag.time.max.ms", "queued.max.requests",
+        "num.replica.fetchers", "queued.max.requests",
     }
 )
 

@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 import trio
 
 from pykafkad.config import BrokerConfig
+from pykafkad.controller.replica_placement import assign_replicas
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata import znodes
@@ -92,7 +93,7 @@ class Controller:
         taken (TOPIC_ALREADY_EXISTS) but the topic is not yet visible; a CreatePartitions or
         DeleteTopics of the name waits for it and then sees the created topic.
         """
-        num_partitions, clean_configs = self._checked_new_topic(
+        num_partitions, replication_factor, clean_configs = self._checked_new_topic(
             name, num_partitions, replication_factor, configs, assignments)
         if validate_only:
             return None
@@ -103,7 +104,8 @@ class Controller:
             # Normally free: it is only held here by a change still finishing on a deleted topic
             # of the same name.
             async with self._topic_change(name):
-                replicas = assignments or [[self.config.node_id] for _ in range(num_partitions)]
+                replicas = assignments or assign_replicas(list(self.metadata.brokers), num_partitions,
+                                                          replication_factor)
                 hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
                 paths = self.logs.plan_new(name, hosted)
                 opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
@@ -156,8 +158,9 @@ class Controller:
         replication_factor: int,
         configs: dict[str, str | None] | None,
         assignments: list[list[int]] | None,
-    ) -> tuple[int, dict[str, str]]:
-        """Kafka's checks of a new topic: (partition count, clean config overrides), or KafkaError."""
+    ) -> tuple[int, int, dict[str, str]]:
+        """Kafka's checks of a new topic: (partition count, replication factor, clean config overrides),
+        the broker defaults filled in; or KafkaError."""
         problem = topic_name_problem(name)
         if problem:
             raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
@@ -193,7 +196,7 @@ class Controller:
         if problem:
             raise KafkaError(ErrorCode.INVALID_CONFIG, problem)
         clean_configs = {key: str(value).strip() for key, value in (configs or {}).items()}
-        return num_partitions, clean_configs
+        return num_partitions, replication_factor, clean_configs
 
     def _check_assignments(self, assignments: list[list[int]]) -> None:
         sizes = {len(a) for a in assignments}
@@ -275,7 +278,7 @@ class Controller:
             if node is None:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             _, existing = znodes.decode_assignment(node.data)
-            replicas = existing + (assignments or [[self.config.node_id] for _ in range(current, count)])
+            replicas = existing + (assignments or self._more_replicas(existing, count - current))
             hosted = [i for i in range(current, count) if self.config.node_id in replicas[i]]
             paths = self.logs.plan_new(name, hosted)
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
@@ -296,6 +299,14 @@ class Controller:
             if self.logs.log_settings(topic) != settings:
                 self.logs.apply_settings(topic)
             log.info("topic %s now has %d partitions", name, count)
+
+    def _more_replicas(self, existing: list[list[int]], added: int) -> list[list[int]]:
+        """Kafka's placement of added partitions: continuing the topic's round, from its partition 0's
+        first replica when that broker is alive."""
+        brokers = sorted(self.metadata.brokers)
+        start = brokers.index(existing[0][0]) if existing and existing[0][0] in brokers else None
+        rf = min(len(existing[0]) if existing else 1, len(brokers))
+        return assign_replicas(brokers, added, rf, first_partition=len(existing), start_index=start)
 
     def _topic_nodes_to_delete(self, topic: TopicInfo) -> list[Op]:
         name = topic.name

@@ -30,7 +30,10 @@ class ControllerElection:
 
     @property
     def is_controller(self) -> bool:
-        return self.metadata.controller_id == self.node_id and self.epoch > 0
+        """Whether this broker won the election, as the cache now shows it (so a wait on the cache
+        sees it become true)."""
+        return (self.metadata.controller_id == self.node_id and self.epoch > 0
+                and self.metadata.controller_epoch == self.epoch)
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Race for the controller now and each time it is gone; started once a controller is known."""

@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 
 INT32_MAX = 2**31 - 1
 TOPIC_IDS_FROM = 13
+REPLICA_STATE_FROM = 15
 ZSTD_FROM = 10  # older fetchers get UNSUPPORTED_COMPRESSION_TYPE for zstd batches, as from Kafka
 
 
 def _partition_entry(index: int, data: FetchedData) -> dict[str, Any]:
-    return {"partition_index": index, "error_code": data.error, "high_watermark": data.high_watermark,
-            "last_stable_offset": data.last_stable_offset, "log_start_offset": data.log_start_offset,
-            "aborted_transactions": None, "preferred_read_replica": -1, "records": data.records}
+    entry = {"partition_index": index, "error_code": data.error, "high_watermark": data.high_watermark,
+             "last_stable_offset": data.last_stable_offset, "log_start_offset": data.log_start_offset,
+             "aborted_transactions": None, "preferred_read_replica": -1, "records": data.records}
+    if data.diverging_epoch is not None:
+        entry["diverging_epoch"] = {"epoch": data.diverging_epoch[0], "end_offset": data.diverging_epoch[1]}
+    return entry
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -50,13 +54,16 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 continue
             slots.append((part["partition"], len(entries)))
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
-                                      part["current_leader_epoch"], part["partition_max_bytes"]))
+                                      part["current_leader_epoch"], part["partition_max_bytes"],
+                                      part.get("last_fetched_epoch", -1)))
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
         layout.append((entry, slots))
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.
+    # A broker's replica fetcher names itself (Kafka 4's consumers send -1).
+    replica_id = body["replica_state"]["replica_id"] if version >= REPLICA_STATE_FROM else body["replica_id"]
     results = await broker.replicas.fetch_messages(
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],
-        0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM)
+        0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id)
     responses = []
     for entry, slots in layout:
         entry["partitions"] = [_partition_entry(index, slot if isinstance(slot, FetchedData) else results[slot])

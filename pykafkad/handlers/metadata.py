@@ -7,11 +7,12 @@ asks for it (``allow_auto_topic_creation``, v4+; always for older versions).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Container
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
-from pykafkad.metadata.cluster_metadata import TopicInfo
+from pykafkad.metadata.cluster_metadata import PartitionInfo, TopicInfo
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -21,25 +22,27 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _topic_entry(topic: TopicInfo) -> dict[str, Any]:
+def _partition_entry(p: PartitionInfo, live: Container[int]) -> dict[str, Any]:
+    # No leader elected, or its broker is down: retriable, as Kafka answers (leader -1).
+    led = p.leader in live
+    return {
+        "error_code": ErrorCode.NONE if led else ErrorCode.LEADER_NOT_AVAILABLE,
+        "partition_index": p.index,
+        "leader_id": p.leader if led else -1,
+        "leader_epoch": p.leader_epoch,
+        "replica_nodes": p.replicas,
+        "isr_nodes": p.isr,
+        "offline_replicas": [r for r in p.replicas if r not in live],
+    }
+
+
+def _topic_entry(topic: TopicInfo, live: Container[int]) -> dict[str, Any]:
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": topic.internal,
-        "partitions": [
-            {
-                # No leader elected (or none alive): retriable, as Kafka answers.
-                "error_code": ErrorCode.NONE if p.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-                "partition_index": p.index,
-                "leader_id": p.leader,
-                "leader_epoch": p.leader_epoch,
-                "replica_nodes": p.replicas,
-                "isr_nodes": p.isr,
-                "offline_replicas": [],
-            }
-            for p in topic.partitions
-        ],
+        "partitions": [_partition_entry(p, live) for p in topic.partitions],
         "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }
 
@@ -54,15 +57,16 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     # v0 asks for every topic with an empty list; later versions with null.
     all_topics = requested is None or (ctx.api_version == 0 and not requested)
     allow_create = body["allow_auto_topic_creation"] if ctx.api_version >= 4 else True
+    live = broker.metadata.brokers
     topics: list[dict[str, Any]] = []
     if all_topics:
-        topics = [_topic_entry(t) for t in sorted(broker.metadata.topics.values(), key=lambda t: t.name)]
+        topics = [_topic_entry(t, live) for t in sorted(broker.metadata.topics.values(), key=lambda t: t.name)]
     else:
         for wanted in requested:
             name, topic_id = wanted["name"], wanted["topic_id"]
             if name is None:
                 topic = broker.metadata.topics_by_id.get(topic_id)
-                topics.append(_topic_entry(topic) if topic else
+                topics.append(_topic_entry(topic, live) if topic else
                               _error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
                 continue
             topic = broker.topic(name)
@@ -73,7 +77,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                     topics.append(_error_entry(name, e.code))
                     continue
             if topic is not None:
-                topics.append(_topic_entry(topic))
+                topics.append(_topic_entry(topic, live))
             elif broker.controller.is_being_created(name):
                 # Its logs are still being created: retriable, as Kafka answers for a new topic.
                 topics.append(_error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE))

@@ -90,6 +90,7 @@ class ClusterMetadata:
         self.cluster_id = ""
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = -1
+        self.controller_epoch = 0
         self.topics: dict[str, TopicInfo] = {}
         self.topics_by_id: dict[uuid.UUID, TopicInfo] = {}
         # Dynamic broker configs by resource name: "" is the cluster default, "<id>" one broker.
@@ -136,6 +137,7 @@ class ClusterMetadata:
         self._watches += [
             await store.watch_children(znodes.BROKER_IDS, lambda kids: post("brokers", kids)),
             await store.watch_data(znodes.CONTROLLER, lambda n: post("controller", n)),
+            await store.watch_data(znodes.CONTROLLER_EPOCH, lambda n: post("controller_epoch", n)),
             await store.watch_children(znodes.CONFIG_BROKERS, lambda kids: post("broker_configs", kids)),
             await store.watch_children(znodes.TOPICS, lambda kids: post("topics", kids)),
         ]
@@ -195,6 +197,9 @@ class ClusterMetadata:
         elif kind == "controller":
             node = event[1]
             self.controller_id = -1 if node is None else znodes.decode_controller(node.data)
+        elif kind == "controller_epoch":
+            node = event[1]
+            self.controller_epoch = int(node.data or b"0") if node is not None else 0
         elif kind == "broker_configs":
             await self._broker_config_entities_changed(event[1] or [])
         elif kind == "broker_config":

@@ -9,6 +9,7 @@ while this replica leads.  With an ISR of this broker alone, it follows each app
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import trio
@@ -37,6 +38,10 @@ class AppendInfo:
     log_start_offset: int
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def check_leader_epoch(requested: int, current: int) -> ErrorCode | None:
     """KIP-320: a client that knows a newer epoch than ours is ahead of us; an older one has been fenced."""
     if requested == NO_EPOCH or requested == current:
@@ -59,6 +64,12 @@ class Partition:
         self.high_watermark = 0
         # Log end offsets the followers last fetched from (leader only).
         self._follower_end_offsets: dict[int, int] = {}
+        # When each follower last fetched from at least the leader's log end offset as it was at its
+        # previous fetch (Kafka's lastCaughtUpTimeMs), for the ISR shrink (leader only).
+        self._follower_caught_up_ms: dict[int, int] = {}
+        self._follower_previous_fetch_leo: dict[int, int] = {}
+        # An ISR change written to the metadata store and not yet read back (leader only).
+        self.pending_isr: list[int] | None = None
         self.watchers = Watchers()
 
     def __repr__(self) -> str:
@@ -81,7 +92,61 @@ class Partition:
         self.isr = list(isr)
         if new_term:
             self._follower_end_offsets = {r: -1 for r in replicas if r != self.local_id}
+            # Followers in the ISR start caught up: the lag clock runs from the new term.
+            now = _now_ms()
+            self._follower_caught_up_ms = {r: now for r in replicas if r != self.local_id}
+            self._follower_previous_fetch_leo = {}
+        self.pending_isr = None
         self._maybe_increment_high_watermark()
+
+    def make_follower(self, leader_id: int, leader_epoch: int, replicas: list[int], isr: list[int]) -> None:
+        """Stop leading: another broker leads (or none, -1) from ``leader_epoch`` on.  Produces and
+        fetches waiting here answer now, with NOT_LEADER_OR_FOLLOWER."""
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.replicas = list(replicas)
+        self.isr = list(isr)
+        self._follower_end_offsets = {}
+        self.pending_isr = None
+        self.watchers.wake_all()
+
+    # -- replication, leader side ---------------------------------------------------------------
+
+    def follower_fetched(self, replica: int, fetch_offset: int, now_ms: int) -> list[int] | None:
+        """A follower fetched from ``fetch_offset``, so it has everything below it: record its log end
+        offset, move the high watermark, and return the ISR to propose if it has caught up and is not
+        in it (Kafka's ISR expansion), else None."""
+        if not self.is_leader or replica not in self._follower_end_offsets:
+            return None
+        leo = self.log.log_end_offset
+        self._follower_end_offsets[replica] = fetch_offset
+        if fetch_offset >= leo or fetch_offset >= self._follower_previous_fetch_leo.get(replica, leo + 1):
+            self._follower_caught_up_ms[replica] = now_ms
+        self._follower_previous_fetch_leo[replica] = leo
+        self._maybe_increment_high_watermark()
+        if (replica not in self.isr and self.pending_isr is None and fetch_offset >= self.high_watermark
+                and replica in self.replicas):
+            return [r for r in self.replicas if r in self.isr or r == replica]
+        return None
+
+    def lagging_isr(self, now_ms: int, max_lag_ms: int) -> list[int] | None:
+        """The ISR without followers that have not caught up within ``max_lag_ms`` (Kafka's ISR
+        shrink), or None when every one keeps up."""
+        if not self.is_leader or self.pending_isr is not None:
+            return None
+        keep = [r for r in self.isr
+                if r == self.local_id or now_ms - self._follower_caught_up_ms.get(r, now_ms) <= max_lag_ms]
+        return keep if keep != self.isr else None
+
+    # -- replication, follower side -------------------------------------------------------------
+
+    def follower_appended(self, leader_high_watermark: int) -> None:
+        """Records from the leader were appended (or none came): the high watermark is the leader's,
+        up to what this replica has."""
+        new = min(leader_high_watermark, self.log.log_end_offset)
+        if new > self.high_watermark:
+            self.high_watermark = new
+        self.watchers.wake_all()
 
     @property
     def log_end_offset(self) -> int:
@@ -126,7 +191,9 @@ class Partition:
         if not self.is_leader:
             return
         end = self.log.log_end_offset
-        candidates = [end] + [self._follower_end_offsets.get(r, -1) for r in self.isr if r != self.local_id]
+        # While an ISR expansion is written, the joining follower counts already (Kafka's maximal ISR).
+        isr = self.isr if self.pending_isr is None else sorted(set(self.isr) | set(self.pending_isr))
+        candidates = [end] + [self._follower_end_offsets.get(r, -1) for r in isr if r != self.local_id]
         new = min(candidates)
         if new > self.high_watermark:
             self.high_watermark = new

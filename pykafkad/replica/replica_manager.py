@@ -2,8 +2,11 @@
 
 Handlers call it to append (with the acks wait), fetch (with the long-poll), look up offsets and
 delete records; they never touch a log or the cluster metadata's partition states themselves.
-The partition states come in from the controller's decisions (``apply``, Kafka's LeaderAndIsr) and
-the logs from the log manager.
+The partition states come in from the controller's decisions (``apply``, Kafka's LeaderAndIsr,
+called by the metadata cache for each partition it shows or changes) and the logs from the log
+manager.  A partition placed on this broker whose log does not exist yet (created by another
+broker's request, or while this one was down) gets its log created here, on a worker thread, once
+``run`` has started (after the logs on disk are loaded).
 
 Appends and reads run in Rust with the GIL released.  Those that may be slow run on a worker
 thread, so they do not hold every other connection: an append to a topic that recompresses or
@@ -16,7 +19,9 @@ they do (it took a third off single-partition acks=all throughput).  The partiti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import trio
@@ -25,11 +30,15 @@ from pykafkad._rust_log import LogError
 from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
-from pykafkad.metadata.cluster_metadata import PartitionInfo, TopicInfo
+from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
+from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.partition import AppendInfo, Partition, check_leader_epoch
+from pykafkad.replica.replica_fetcher import ReplicaFetcher
 from pykafkad.replica.watchers import Watchers, parked_on
 from pykafkad.topic_config import topic_int
 from wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
 
 NOT_HOSTED = "This server does not host this topic-partition."
 INLINE_APPEND_BYTES = 1 << 20
@@ -53,6 +62,8 @@ class FetchEntry:
     fetch_offset: int
     current_leader_epoch: int
     max_bytes: int
+    # A follower's (Fetch v12+): the epoch of its last record, for the divergence check.
+    last_fetched_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,8 @@ class FetchedData:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     records: bytes = b""
+    # To a follower whose log diverges from the leader's: (epoch, end offset) to truncate to.
+    diverging_epoch: tuple[int, int] | None = None
 
 
 AppendOutcome = AppendInfo | KafkaError | LogError
@@ -72,12 +85,17 @@ AppendOutcome = AppendInfo | KafkaError | LogError
 class ReplicaManager:
     """The partitions of this broker, keyed by (topic, partition)."""
 
-    def __init__(self, config: BrokerConfig, logs: LogManager,
-                 topic_configs: Callable[[str], dict[str, str] | None]) -> None:
+    def __init__(self, config: BrokerConfig, logs: LogManager, metadata: ClusterMetadata) -> None:
         self.config = config
         self.logs = logs
-        self._topic_configs = topic_configs
+        self._topics = metadata.topics.get
+        self._brokers = metadata.brokers
+        self._isr = IsrWriter(metadata, config.node_id)
         self._partitions: dict[tuple[str, int], Partition] = {}
+        self._nursery: trio.Nursery | None = None
+        self._creating: set[tuple[str, int]] = set()
+        # One fetcher per leader broker this broker follows partitions of.
+        self._fetchers: dict[int, ReplicaFetcher] = {}
         # Woken at shutdown, so long-polls answer with what they have.
         self._shutdown = Watchers()
         self.shutting_down = False
@@ -87,25 +105,98 @@ class ReplicaManager:
     def apply(self, topic: TopicInfo, changed: list[PartitionInfo] | None = None) -> None:
         """Take the controller's state of ``topic``'s ``changed`` partitions (all when None): Kafka's
         LeaderAndIsr.  The metadata cache calls it for each partition it shows or changes."""
+        missing = []
         for state in topic.partitions if changed is None else changed:
             key = (topic.name, state.index)
             partition = self._partitions.get(key)
             if partition is None:
                 plog = self.logs.get(topic.name, state.index)
                 if plog is None:
+                    if self.config.node_id in state.replicas:
+                        missing.append(state.index)
                     continue
                 partition = Partition(topic.name, state.index, plog, self.config.node_id)
                 self._partitions[key] = partition
             if state.leader == self.config.node_id:
                 partition.make_leader(state.leader_epoch, state.replicas, state.isr)
+                self._stop_fetching(partition)
+            elif partition.is_leader or state.leader_epoch != partition.leader_epoch:
+                partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr)
+                self._stop_fetching(partition)
+                self._start_fetching(partition)
+            else:
+                # Same leader and epoch (an ISR change): a fetcher that dropped it takes it back.
+                partition.replicas, partition.isr = list(state.replicas), list(state.isr)
+                self._start_fetching(partition)
+        missing = [i for i in missing if (topic.name, i) not in self._creating]
+        if missing and self._nursery is not None:
+            self._creating.update((topic.name, i) for i in missing)
+            self._nursery.start_soon(self._create_logs, topic, missing)
+
+    async def _create_logs(self, topic: TopicInfo, indexes: list[int]) -> None:
+        """Create the logs of partitions placed here by another broker's request, then serve them."""
+        try:
+            settings = self.logs.log_settings(topic)
+            paths = self.logs.plan_new(topic.name, indexes)
+            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
+        except KafkaError as e:
+            log.error("creating logs of %s partitions %s failed: %s", topic.name, indexes, e)
+            return
+        finally:
+            self._creating.difference_update((topic.name, i) for i in indexes)
+        if self._topics(topic.name) is not topic:
+            # Deleted while its logs were being created: they belong to nothing.
+            await trio.to_thread.run_sync(self.logs.remove_logs, topic, opened)
+            return
+        self.logs.register(topic.name, dict(zip(indexes, opened, strict=True)), settings)
+        self.apply(topic, [topic.partitions[i] for i in indexes])
+        log.info("created logs of %s partition(s) %s placed on this broker", topic.name, indexes)
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Create missing logs from now on, until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            nursery.start_soon(self._shrink_lagging_isrs)
+            task_status.started()
+            await trio.sleep_forever()
 
     def remove_topic(self, topic: TopicInfo) -> None:
         """Stop serving a deleted topic's partitions; waiters on them answer now."""
         for state in topic.partitions:
             partition = self._partitions.pop((topic.name, state.index), None)
             if partition is not None:
+                self._stop_fetching(partition)
                 partition.leader_id = -1
                 partition.watchers.wake_all()
+
+    # -- followers -----------------------------------------------------------------------------
+
+    def _start_fetching(self, partition: Partition) -> None:
+        leader = partition.leader_id
+        if leader < 0 or leader == self.config.node_id or self._nursery is None:
+            return
+        fetcher = self._fetchers.get(leader)
+        if fetcher is None:
+            fetcher = self._fetchers[leader] = ReplicaFetcher(leader, self.config, self._brokers.get)
+            self._nursery.start_soon(fetcher.run, name=f"replica fetcher from {leader}")
+        if (partition.topic, partition.index) not in fetcher.partitions:
+            fetcher.add(partition)
+
+    def _stop_fetching(self, partition: Partition) -> None:
+        for fetcher in self._fetchers.values():
+            fetcher.remove(partition)
+
+    async def _shrink_lagging_isrs(self) -> None:
+        """Kafka's isr-expiration task: every half ``replica.lag.time.max.ms``, drop followers that
+        have not caught up within it from the ISR of each partition this broker leads."""
+        max_lag_ms = self.config["replica.lag.time.max.ms"]
+        while True:
+            await trio.sleep(max_lag_ms / 2000)
+            now = int(time.time() * 1000)
+            for partition in list(self._partitions.values()):
+                isr = partition.lagging_isr(now, max_lag_ms)
+                if isr is not None and self._nursery is not None:
+                    self._nursery.start_soon(self._isr.propose, partition, isr, "followers fell behind")
 
     def get(self, topic: str, index: int) -> Partition | None:
         return self._partitions.get((topic, index))
@@ -124,7 +215,8 @@ class ReplicaManager:
     def min_insync_replicas(self, partition: Partition) -> int:
         """The ISR size acks=all needs: ``min.insync.replicas``, but never more than the partition has
         replicas (Kafka's effective min ISR), so a topic of replication factor 1 takes acks=all."""
-        configured = topic_int(self._topic_configs(partition.topic) or {}, self.config, "min.insync.replicas")
+        topic = self._topics(partition.topic)
+        configured = topic_int(topic.configs if topic else {}, self.config, "min.insync.replicas")
         return min(configured, max(1, len(partition.replicas)))
 
     def shutdown(self) -> None:
@@ -186,36 +278,61 @@ class ReplicaManager:
     # -- fetch ---------------------------------------------------------------------------------
 
     async def fetch_messages(self, entries: Sequence[FetchEntry], max_bytes: int, min_bytes: int,
-                             max_wait_ms: int, allow_zstd: bool) -> list[FetchedData]:
-        """A consumer fetch: read every entry, and long-poll until ``min_bytes`` are there, a partition
-        errors, or ``max_wait_ms`` passes; woken by the appends and high-watermark moves of the
-        partitions asked for only."""
+                             max_wait_ms: int, allow_zstd: bool, replica_id: int = -1) -> list[FetchedData]:
+        """A fetch: read every entry, and long-poll until ``min_bytes`` are there, a partition errors,
+        or ``max_wait_ms`` passes; woken by the appends and high-watermark moves of the partitions
+        asked for only.  A consumer reads below the high watermark; a follower (``replica_id``) reads
+        up to the log end, and its fetch offsets are its log end offsets, which move the high
+        watermark and may bring it back into the ISR."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
         watched = [self._shutdown] + [p.watchers for e in entries
                                       if (p := self._partitions.get((e.topic, e.index))) is not None]
+        follower = replica_id >= 0
+        if follower:
+            self._follower_fetched(replica_id, entries)
         while True:
             with parked_on(watched) as waiter:
-                targets = [self._fetch_target(e) for e in entries]
+                targets = [self._fetch_target(e, replica_id) for e in entries]
                 if _read_may_block(targets):
-                    results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd)
+                    results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
+                                                                   follower)
                 else:
-                    results, total = _read_all(targets, max_bytes, allow_zstd)
+                    results, total = _read_all(targets, max_bytes, allow_zstd, follower)
                 left = deadline - trio.current_time()
                 errored = any(r.error != ErrorCode.NONE for r in results)
                 if total >= min_bytes or errored or left <= 0 or self.shutting_down:
                     return results
                 await waiter.wait(left)
 
-    def _fetch_target(self, entry: FetchEntry) -> tuple[Partition, FetchEntry] | FetchedData:
+    def _fetch_target(self, entry: FetchEntry, replica_id: int) -> tuple[Partition, FetchEntry] | FetchedData:
         partition = self._partitions.get((entry.topic, entry.index))
         if partition is None:
             return FetchedData(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if not partition.is_leader:
+        if not partition.is_leader or (replica_id >= 0 and replica_id not in partition.replicas):
+            # Only the partition's own replicas may read past the high watermark.
             return FetchedData(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         error = check_leader_epoch(entry.current_leader_epoch, partition.leader_epoch)
         if error is not None:
             return FetchedData(error)
+        if replica_id >= 0 and entry.last_fetched_epoch >= 0:
+            # The follower's last epoch must end on this leader where the follower's log ends, or later.
+            epoch, end = partition.log.end_offset_for_epoch(entry.last_fetched_epoch)
+            if epoch < entry.last_fetched_epoch or end < entry.fetch_offset:
+                return FetchedData(ErrorCode.NONE, partition.high_watermark, partition.high_watermark,
+                                   partition.log.log_start_offset, b"", diverging_epoch=(epoch, end))
         return partition, entry
+
+    def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> None:
+        now = int(time.time() * 1000)
+        for entry in entries:
+            partition = self._partitions.get((entry.topic, entry.index))
+            if partition is None or (entry.last_fetched_epoch >= 0 and
+                                     partition.log.end_offset_for_epoch(entry.last_fetched_epoch)[1]
+                                     < entry.fetch_offset):
+                continue  # a diverging follower's offset says nothing about what it shares
+            isr = partition.follower_fetched(replica_id, entry.fetch_offset, now)
+            if isr is not None and self._nursery is not None:
+                self._nursery.start_soon(self._isr.propose, partition, isr, f"broker {replica_id} caught up")
 
     # -- which log work leaves the event loop -------------------------------------------------------
 
@@ -249,7 +366,7 @@ def _read_may_block(targets: list[tuple[Partition, FetchEntry] | FetchedData]) -
 
 
 def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_bytes: int,
-              allow_zstd: bool) -> tuple[list[FetchedData], int]:
+              allow_zstd: bool, follower: bool = False) -> tuple[list[FetchedData], int]:
     """One pass over the fetch targets within the response's ``max_bytes`` (on the Trio thread or a
     worker): a target's high watermark is read once, so its records and reported watermark agree."""
     remaining, total = max_bytes, 0
@@ -263,7 +380,7 @@ def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_byt
         high_watermark = partition.high_watermark
         try:
             data = partition.log.read(entry.fetch_offset, limit, min_one=(total == 0), allow_zstd=allow_zstd,
-                                      max_offset=high_watermark)
+                                      max_offset=None if follower else high_watermark)
         except LogError as e:
             results.append(FetchedData(e.code))
             continue

@@ -470,6 +470,151 @@ impl PartitionLog {
         })
     }
 
+    /// Appends batches as the leader wrote them, a follower's append: their
+    /// offsets, leader epochs, producer ids and timestamps are kept, not
+    /// assigned, and the records are not decoded again. The first batch must
+    /// start at or after the log end offset (a compacted leader leaves gaps);
+    /// an earlier one means the follower has not truncated to the leader yet.
+    pub fn append_as_follower(&mut self, records: Vec<u8>) -> Result<AppendInfo> {
+        self.ensure_open()?;
+        let batches = validator::validate_replicated(&records)?;
+        let (Some(first), Some(last)) = (batches.first(), batches.last()) else {
+            return Err(LogError::invalid_record(
+                "replicated records contain no batch",
+            ));
+        };
+        let (base_offset, last_offset) = (first.header.base_offset, last.header.last_offset());
+        let leo = self.log_end_offset();
+        if base_offset < leo {
+            return Err(LogError::new(
+                codes::OFFSET_OUT_OF_RANGE,
+                format!(
+                    "replicated batches start at offset {base_offset}, below the log end offset {leo}"
+                ),
+            ));
+        }
+        if records.len() as u64 > self.config.segment_bytes {
+            return Err(LogError::new(
+                codes::RECORD_LIST_TOO_LARGE,
+                format!(
+                    "append of {} bytes is larger than segment_bytes {}",
+                    records.len(),
+                    self.config.segment_bytes
+                ),
+            ));
+        }
+        let max_ts = batches
+            .iter()
+            .map(|b| b.header.max_timestamp)
+            .max()
+            .unwrap_or(-1);
+        let (segment_ms, segment_bytes) = (self.config.segment_ms, self.config.segment_bytes);
+        let active = self
+            .segments
+            .last_mut()
+            .ok_or_else(|| LogError::storage("log has no segments"))?;
+        if active.should_roll(records.len() as u64, last_offset, segment_bytes)
+            || active.should_roll_by_time(max_ts, segment_ms)?
+        {
+            self.roll(base_offset)?;
+        }
+        let idx = self.segments.len() - 1;
+        let active = self
+            .segments
+            .last_mut()
+            .ok_or_else(|| LogError::storage("log has no segments"))?;
+        active.append(&records, &batches)?;
+        self.first_dirty_segment = Some(self.first_dirty_segment.map_or(idx, |d| d.min(idx)));
+        let mut epochs_changed = false;
+        for b in &batches {
+            self.producers.update(&b.header);
+            epochs_changed |= self
+                .epochs
+                .assign(b.header.partition_leader_epoch, b.header.base_offset);
+        }
+        if epochs_changed {
+            self.write_epochs()?;
+        }
+        if self
+            .flush_policy
+            .on_append(last_offset + 1 - base_offset, self.config.flush_messages)
+        {
+            self.flush_inner()?;
+        }
+        Ok(AppendInfo {
+            base_offset,
+            last_offset,
+            log_append_time: -1,
+            duplicate: false,
+        })
+    }
+
+    /// Removes every batch at or after `offset` (a batch containing it goes
+    /// whole), as a follower truncates to the point where it and the new
+    /// leader diverge (KIP-101/KIP-279). The leader epochs from there on and
+    /// the producer state of the removed batches go too. Returns the new log
+    /// end offset. Truncating to the log start offset or below empties the
+    /// log ([`Self::truncate_fully_and_start_at`]).
+    pub fn truncate_to(&mut self, offset: i64) -> Result<i64> {
+        self.ensure_open()?;
+        if offset >= self.log_end_offset() {
+            return Ok(self.log_end_offset());
+        }
+        if offset <= self.log_start_offset {
+            self.truncate_fully_and_start_at(offset)?;
+            return Ok(offset);
+        }
+        {
+            let idx = self.segment_index_for(offset);
+            let later: Vec<Segment> = self.segments.drain(idx + 1..).collect();
+            for seg in later {
+                seg.delete_files()?;
+            }
+            let seg = &mut self.segments[idx];
+            seg.truncate_to(offset)?;
+            seg.flush()?;
+        }
+        self.dir_dirty = true;
+        self.first_dirty_segment = self
+            .first_dirty_segment
+            .map(|d| d.min(self.segments.len() - 1));
+        let leo = self.log_end_offset();
+        if self.epochs.truncate_from_end(leo) {
+            self.epochs.persist()?;
+            self.epochs_on_disk = true;
+        }
+        // Producer state as of the new end: replayed from the start of the log.
+        let mut producers = ProducerStateManager::new();
+        let from = self.log_start_offset;
+        self.for_each_header_from(from, |h| producers.update(h))?;
+        self.producers = producers;
+        Ok(leo)
+    }
+
+    /// Empties the log and starts it again at `offset` (log start and end),
+    /// as a follower does whose log the leader's no longer overlaps.
+    pub fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<()> {
+        self.ensure_open()?;
+        let old: Vec<Segment> = std::mem::take(&mut self.segments);
+        for seg in old {
+            seg.delete_files()?;
+        }
+        self.segments.push(Segment::create(
+            &self.dir,
+            offset,
+            &self.config.segment_config(),
+        )?);
+        self.log_start_offset = offset;
+        offset_checkpoint::write(&self.dir, offset_checkpoint::LOG_START_OFFSET, offset)?;
+        self.dir_dirty = true;
+        self.first_dirty_segment = Some(0);
+        self.epochs.clear();
+        self.epochs.persist()?;
+        self.epochs_on_disk = true;
+        self.producers = ProducerStateManager::new();
+        Ok(())
+    }
+
     /// Recompresses batches whose codec differs from the topic's
     /// `compression.type` (no-op for `producer`).
     fn apply_topic_compression(

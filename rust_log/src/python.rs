@@ -206,6 +206,30 @@ impl PyPartitionLog {
         self.with_log(py, |l| l.maybe_roll(now_ms))
     }
 
+    /// A follower's append: the leader's batches as they are (offsets, epochs,
+    /// producer state kept). Returns (first offset, last offset).
+    fn append_as_follower(
+        &self,
+        py: Python<'_>,
+        records: &Bound<'_, PyAny>,
+    ) -> PyResult<(i64, i64)> {
+        let buf: PyBuffer<u8> = PyBuffer::get(records)?;
+        let owned = buf.to_vec(py)?;
+        drop(buf);
+        let info = self.with_log(py, move |l| l.append_as_follower(owned))?;
+        Ok((info.base_offset, info.last_offset))
+    }
+
+    /// Removes the batches at and after `offset`; returns the new log end offset.
+    fn truncate_to(&self, py: Python<'_>, offset: i64) -> PyResult<i64> {
+        self.with_log(py, |l| l.truncate_to(offset))
+    }
+
+    /// Empties the log and starts it at `offset`.
+    fn truncate_fully_and_start_at(&self, py: Python<'_>, offset: i64) -> PyResult<()> {
+        self.with_log(py, |l| l.truncate_fully_and_start_at(offset))
+    }
+
     fn delete_records(&self, py: Python<'_>, offset: i64) -> PyResult<i64> {
         self.with_log(py, |l| l.delete_records(offset))
     }

@@ -417,6 +417,23 @@ impl Segment {
         Ok(())
     }
 
+    /// Drops the batch containing `offset` and every batch after it, as
+    /// Kafka's `LogSegment.truncateTo` does, then rebuilds the indexes and
+    /// bookkeeping from what is left. Returns the bytes removed.
+    pub fn truncate_to(&mut self, offset: i64) -> Result<u64> {
+        let Some((pos, _)) = self.locate(offset)? else {
+            return Ok(0);
+        };
+        let removed = self.size - pos;
+        self.truncate_log(pos)?;
+        self.reset_indexes()?;
+        let mut scan = self.scanner(0)?;
+        while let Some((at, h)) = scan.next_header()? {
+            self.index_batch(at, &h)?;
+        }
+        Ok(removed)
+    }
+
     /// Clears indexes and bookkeeping before a full rebuild.
     pub(crate) fn reset_indexes(&mut self) -> Result<()> {
         self.offset_index.reset()?;

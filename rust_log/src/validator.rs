@@ -69,7 +69,95 @@ pub fn validate_with(buf: &[u8], opts: &ValidateOptions) -> Result<Vec<Validated
             "produce request contains no record batch",
         ));
     }
-    // Framing first: the buffer must be exactly a sequence of whole batches.
+    let frames = frame(buf)?;
+    let mut out = Vec::with_capacity(frames.len());
+    for (start, size) in frames {
+        let batch = &buf[start..start + size];
+        check_magic(batch)?;
+        if size > max_message_bytes {
+            return Err(LogError::new(
+                codes::MESSAGE_TOO_LARGE,
+                format!(
+                    "record batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"
+                ),
+            ));
+        }
+        let header = checked_header(batch)?;
+        let record_max_timestamp = validate_batch(batch, &header, opts)?;
+        out.push(ValidatedBatch {
+            start,
+            size,
+            header,
+            record_max_timestamp,
+        });
+    }
+    if out.len() > 1 && out.iter().any(|b| b.header.has_producer_id()) {
+        return Err(LogError::invalid_record(
+            "an idempotent or transactional produce must contain exactly one record batch",
+        ));
+    }
+    Ok(out)
+}
+
+/// Checks batches a leader wrote, as a follower appends them: whole batches
+/// of magic 2 with matching CRCs, and offsets that only increase. Records are
+/// not decoded (the leader validated them), and nothing is reassigned.
+pub fn validate_replicated(buf: &[u8]) -> Result<Vec<ValidatedBatch>> {
+    let mut out: Vec<ValidatedBatch> = Vec::new();
+    for (start, size) in frame(buf)? {
+        let header = checked_header(&buf[start..start + size])?;
+        if header.last_offset_delta < 0 || header.base_offset < 0 {
+            return Err(LogError::corrupt(format!(
+                "replicated batch at offset {} has lastOffsetDelta {}",
+                header.base_offset, header.last_offset_delta
+            )));
+        }
+        if let Some(prev) = out.last()
+            && header.base_offset <= prev.header.last_offset()
+        {
+            return Err(LogError::corrupt(format!(
+                "replicated batch offsets go back: {} after {}",
+                header.base_offset,
+                prev.header.last_offset()
+            )));
+        }
+        out.push(ValidatedBatch {
+            start,
+            size,
+            record_max_timestamp: Some(header.max_timestamp),
+            header,
+        });
+    }
+    Ok(out)
+}
+
+fn check_magic(batch: &[u8]) -> Result<()> {
+    let magic = batch[16] as i8;
+    if magic != 2 {
+        return Err(LogError::new(
+            codes::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            format!("record batch magic {magic} is not supported (only magic 2)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Magic 2, a header that parses, and the CRC the batch carries.
+fn checked_header(batch: &[u8]) -> Result<BatchHeader> {
+    check_magic(batch)?;
+    let header = BatchHeader::parse(batch)?;
+    if !record_batch::crc_matches(batch, &header) {
+        return Err(LogError::corrupt(format!(
+            "record batch CRC mismatch (stored {:#010x}, computed {:#010x})",
+            header.crc,
+            record_batch::compute_crc(batch)
+        )));
+    }
+    Ok(header)
+}
+
+/// (start, size) of each batch: the buffer must be exactly a sequence of whole batches.
+fn frame(buf: &[u8]) -> Result<Vec<(usize, usize)>> {
     let mut frames = Vec::new();
     let mut pos = 0usize;
     while pos < buf.len() {
@@ -94,47 +182,7 @@ pub fn validate_with(buf: &[u8], opts: &ValidateOptions) -> Result<Vec<Validated
         frames.push((pos, size));
         pos += size;
     }
-
-    let mut out = Vec::with_capacity(frames.len());
-    for (start, size) in frames {
-        let batch = &buf[start..start + size];
-        let magic = batch[16] as i8;
-        if magic != 2 {
-            return Err(LogError::new(
-                codes::UNSUPPORTED_FOR_MESSAGE_FORMAT,
-                format!("record batch magic {magic} is not supported (only magic 2)"),
-            ));
-        }
-        if size > max_message_bytes {
-            return Err(LogError::new(
-                codes::MESSAGE_TOO_LARGE,
-                format!(
-                    "record batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"
-                ),
-            ));
-        }
-        let header = BatchHeader::parse(batch)?;
-        if !record_batch::crc_matches(batch, &header) {
-            return Err(LogError::corrupt(format!(
-                "record batch CRC mismatch (stored {:#010x}, computed {:#010x})",
-                header.crc,
-                record_batch::compute_crc(batch)
-            )));
-        }
-        let record_max_timestamp = validate_batch(batch, &header, opts)?;
-        out.push(ValidatedBatch {
-            start,
-            size,
-            header,
-            record_max_timestamp,
-        });
-    }
-    if out.len() > 1 && out.iter().any(|b| b.header.has_producer_id()) {
-        return Err(LogError::invalid_record(
-            "an idempotent or transactional produce must contain exactly one record batch",
-        ));
-    }
-    Ok(out)
+    Ok(frames)
 }
 
 fn validate_batch(

@@ -1,0 +1,68 @@
+"""The controller keeping every partition led as brokers die and return.
+
+While this broker is the controller, each change of the live brokers (and its own election, when
+the previous controller may have died with work undone) runs every partition through
+``partition_leadership.next_state`` and writes the partitions that must change, each a
+conditional write of its state node on the version the cache last read.  A write that loses (a
+newer state was written meanwhile) is retried once the cache has the newer state.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import trio
+
+from pykafkad.controller.election import ControllerElection
+from pykafkad.controller.partition_leadership import next_state
+from pykafkad.metadata import znodes
+from pykafkad.metadata.cluster_metadata import ClusterMetadata
+from pykafkad.metadata.store import BadVersionError, NoNodeError, StoreError
+
+log = logging.getLogger(__name__)
+
+
+class PartitionLeadership:
+    def __init__(self, metadata: ClusterMetadata, election: ControllerElection) -> None:
+        self.metadata = metadata
+        self.store = metadata.store
+        self.election = election
+
+    def _situation(self) -> tuple[int, frozenset[int]]:
+        return self.election.epoch, frozenset(self.metadata.brokers)
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        done: tuple[int, frozenset[int]] | None = None
+        while True:
+            await self.metadata.wait_for(lambda d=done: self.election.is_controller and self._situation() != d)
+            situation = self._situation()
+            try:
+                complete = await self._reconcile(set(situation[1]), situation[0])
+            except StoreError as e:
+                log.warning("partition leadership: %s; trying again", e)
+                complete = False
+            if complete:
+                done = situation
+            else:
+                # Try again once the cache has read what was written meanwhile.
+                await self.metadata.settled()
+                await trio.sleep(0.05)
+
+    async def _reconcile(self, live: set[int], controller_epoch: int) -> bool:
+        complete = True
+        for topic in list(self.metadata.topics.values()):
+            for partition in list(topic.partitions):
+                state = next_state(partition, live, controller_epoch)
+                if state is None:
+                    continue
+                try:
+                    await self.store.set(znodes.partition_state_path(topic.name, partition.index),
+                                         znodes.encode_partition_state(state), version=partition.state_version)
+                except (BadVersionError, NoNodeError):
+                    complete = False
+                    continue
+                log.info("partition %s-%d: leader %d, epoch %d, isr %s (was leader %d, isr %s; live brokers %s)",
+                         topic.name, partition.index, state.leader, state.leader_epoch, state.isr,
+                         partition.leader, partition.isr, sorted(live))
+        return complete

@@ -1,0 +1,178 @@
+"""A follower's fetcher: copies the partitions this broker follows from one leader broker.
+
+One task per leader broker sends Fetch requests (v12, with this broker's id as ``replica_id``)
+for every partition it follows there, each from the follower's log end offset, naming the leader
+epoch it knows and the epoch of its last record.  Answers are appended unchanged
+(``append_as_follower``), and the follower's high watermark becomes the leader's, up to what it has.
+
+Divergence (KIP-320/KIP-595 style, Fetch v12+): when the follower's last epoch ends earlier on the
+leader, the leader answers with a diverging epoch and end offset, and the follower truncates to
+that point before fetching again, so replicas never diverge.  A follower behind the leader's log
+start starts its log over there.  A partition whose epoch the leader calls fenced is dropped until
+the metadata names its leader again; one the leader cannot serve yet (it has not created the log or
+heard of the epoch) is asked for again after ``replica.fetch.backoff.ms``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from pykafkad._rust_log import LogError
+from pykafkad.config import BrokerConfig
+from pykafkad.metadata.model import BrokerInfo
+from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
+from pykafkad.replica.partition import Partition
+from wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+FETCH = 1
+FETCH_VERSION = 12
+# Appends of more than this go to a worker thread, as the leader's do.
+INLINE_APPEND_BYTES = 1 << 20
+
+
+class ReplicaFetcher:
+    """Fetches from broker ``leader_id`` for the partitions added to it."""
+
+    def __init__(self, leader_id: int, config: BrokerConfig, broker: Callable[[int], BrokerInfo | None]) -> None:
+        self.leader_id = leader_id
+        self.config = config
+        self._broker = broker
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        # Partitions the leader could not serve yet, and when to ask again (trio clock).
+        self._delayed: dict[tuple[str, int], float] = {}
+        self._changed = trio.Event()
+
+    def add(self, partition: Partition) -> None:
+        self.partitions[(partition.topic, partition.index)] = partition
+        self._delayed.pop((partition.topic, partition.index), None)
+        self._changed.set()
+
+    def remove(self, partition: Partition) -> None:
+        if self.partitions.get((partition.topic, partition.index)) is partition:
+            del self.partitions[(partition.topic, partition.index)]
+
+    async def run(self) -> None:
+        backoff_s = self.config["replica.fetch.backoff.ms"] / 1000
+        link: BrokerLink | None = None
+        try:
+            while True:
+                if not self.partitions:
+                    self._changed = trio.Event()
+                    await self._changed.wait()
+                    continue
+                now = trio.current_time()
+                if all(self._delayed.get(key, 0) > now for key in self.partitions):
+                    self._changed = trio.Event()
+                    with trio.move_on_at(min(self._delayed[key] for key in self.partitions)):
+                        await self._changed.wait()
+                    continue
+                leader = self._broker(self.leader_id)
+                if leader is None:
+                    await trio.sleep(backoff_s)
+                    continue
+                try:
+                    if link is None:
+                        link = await BrokerLink.connect(leader.host, leader.port,
+                                                        f"replica-fetcher-{self.config.node_id}", 30)
+                    await self._fetch_once(link)
+                except BrokerLinkError as e:
+                    log.info("fetching from broker %d: %s; retrying in %.1fs", self.leader_id, e, backoff_s)
+                    link = None
+                    await trio.sleep(backoff_s)
+        finally:
+            if link is not None:
+                await link.aclose()
+
+    async def _fetch_once(self, link: BrokerLink) -> None:
+        now = trio.current_time()
+        asked = {key: p for key, p in self.partitions.items() if self._delayed.get(key, 0) <= now}
+        epochs = {key: p.leader_epoch for key, p in asked.items()}
+        offsets = {key: p.log.log_end_offset for key, p in asked.items()}
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), partition in asked.items():
+            last = partition.log.leader_epochs()
+            topics.setdefault(topic, []).append({
+                "partition": index,
+                "current_leader_epoch": partition.leader_epoch,
+                "fetch_offset": offsets[(topic, index)],
+                "last_fetched_epoch": last[-1][0] if last else -1,
+                "log_start_offset": partition.log.log_start_offset,
+                "partition_max_bytes": self.config["replica.fetch.max.bytes"],
+            })
+        body = {
+            "replica_id": self.config.node_id,
+            "max_wait_ms": self.config["replica.fetch.wait.max.ms"],
+            "min_bytes": self.config["replica.fetch.min.bytes"],
+            "max_bytes": self.config["replica.fetch.response.max.bytes"],
+            "isolation_level": 0,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+            "forgotten_topics_data": [],
+            "rack_id": "",
+        }
+        timeout_s = self.config["replica.fetch.wait.max.ms"] / 1000 + 30
+        response = await link.request(FETCH, FETCH_VERSION, body, timeout_s)
+        if response["error_code"] != ErrorCode.NONE:
+            raise BrokerLinkError(f"fetch answered {ErrorCode(response['error_code']).name}")
+        for topic_entry in response["responses"]:
+            for answer in topic_entry["partitions"]:
+                key = (topic_entry["topic"], answer["partition_index"])
+                partition = self.partitions.get(key)
+                if partition is None or partition is not asked.get(key) or partition.leader_epoch != epochs[key]:
+                    continue  # removed or moved to another term while the fetch was out
+                await self._apply(partition, offsets[key], answer)
+
+    async def _apply(self, partition: Partition, fetch_offset: int, answer: dict[str, Any]) -> None:
+        error = answer["error_code"]
+        plog = partition.log
+        try:
+            if error == ErrorCode.NONE:
+                diverging = answer.get("diverging_epoch") or {}
+                if diverging.get("epoch", -1) >= 0:
+                    self._truncate_to_divergence(partition, diverging["epoch"], diverging["end_offset"])
+                    return
+                records = answer["records"]
+                if records:
+                    if len(records) > INLINE_APPEND_BYTES:
+                        await trio.to_thread.run_sync(plog.append_as_follower, records)
+                    else:
+                        plog.append_as_follower(records)
+                partition.follower_appended(answer["high_watermark"])
+            elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
+                if fetch_offset < answer["log_start_offset"]:
+                    log.info("%s-%d: fetch offset %d is below the leader's log start %d: starting over there",
+                             partition.topic, partition.index, fetch_offset, answer["log_start_offset"])
+                    plog.truncate_fully_and_start_at(answer["log_start_offset"])
+                else:
+                    plog.truncate_to(max(answer["high_watermark"], partition.high_watermark))
+            elif error == ErrorCode.FENCED_LEADER_EPOCH:
+                log.info("%s-%d: leader %d has a newer epoch than %d; waiting for the metadata to change",
+                         partition.topic, partition.index, self.leader_id, partition.leader_epoch)
+                self.remove(partition)
+            else:
+                backoff_s = self.config["replica.fetch.backoff.ms"] / 1000
+                log.info("%s-%d: leader %d answers %s; asking again in %.1fs", partition.topic,
+                         partition.index, self.leader_id, ErrorCode(error).name, backoff_s)
+                self._delayed[(partition.topic, partition.index)] = trio.current_time() + backoff_s
+        except LogError as e:
+            log.error("%s-%d: replicating from broker %d failed: %s", partition.topic, partition.index,
+                      self.leader_id, e)
+            self.remove(partition)
+
+    def _truncate_to_divergence(self, partition: Partition, epoch: int, end_offset: int) -> None:
+        """Truncate to where this log and the leader's part: the end of ``epoch`` on the leader, or on
+        this replica if it ends sooner here."""
+        local_epoch, local_end = partition.log.end_offset_for_epoch(epoch)
+        target = min(end_offset, local_end) if local_epoch == epoch else end_offset
+        before = partition.log.log_end_offset
+        new_end = partition.log.truncate_to(target)
+        partition.high_watermark = min(partition.high_watermark, new_end)
+        log.info("%s-%d: truncated from %d to %d, where it diverges from leader %d (epoch %d ends at %d)",
+                 partition.topic, partition.index, before, new_end, self.leader_id, epoch, end_offset)
