@@ -127,3 +127,37 @@ def test_a_leader_killed_under_acks_all_load_loses_nothing_and_rejoins(cluster: 
         assert "Isr: " in described and "ReplicationFactor: 3" in described
     finally:
         view.close()
+
+
+@pytest.mark.cluster_timeout(300)
+def test_a_rolling_restart_under_load_costs_clients_only_retriable_errors(cluster: Cluster) -> None:
+    """SIGTERM each broker in turn (controlled shutdown hands its leaderships over first), start it
+    again and wait for the ISR to be whole, under idempotent acks=all load: the producer reports
+    no error and every acknowledged record is at its offset once."""
+    for node_id in (1, 2, 3):
+        cluster.start_broker(node_id, FAST_ISR)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+        run_tool("kafka-topics", ["--bootstrap-server", cluster.bootstrap, "--create", "--topic", "rolling",
+                                  "--partitions", "3", "--replication-factor", "3",
+                                  "--config", "min.insync.replicas=2"])
+        load = Load(cluster.bootstrap, "rolling").start()
+        load.wait_acked(1000)
+        for node_id in (1, 2, 3):
+            broker = cluster.brokers[node_id]
+            broker.stop()
+            assert "controlled shutdown: every leadership of broker" in broker.stderr_text() or \
+                "controlled shutdown: handing over 0 leadership(s)" in broker.stderr_text()
+            load.wait_acked(len(load.acked) + 500)
+            cluster.start_broker(node_id, FAST_ISR)
+            for p in range(3):
+                view.wait_data(f"/brokers/topics/rolling/partitions/{p}/state", lambda s: len(s["isr"]) == 3)
+            load.wait_acked(len(load.acked) + 500)
+        load.stop()
+        got = _read_everything(cluster.bootstrap, "rolling", 3, len(load.acked))
+        values = [v for v, _, _ in got]
+        assert len(values) == len(set(values)), "a value appears twice"
+        assert {v: (p, o) for v, p, o in got} == load.acked
+    finally:
+        view.close()

@@ -43,9 +43,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
                            "dynamic default config when it enables eligible leader replicas (KIP-966, "
                            "ConfigurationControlManager.maybeGenerateElrSafetyRecords); pykafkad has no "
                            "controller and no such record",
-    **{key: "Kafka 4 has no ZooKeeper mode and so no zookeeper.* keys; pykafkad keeps Kafka 3's, for its "
-            "ZooKeeper cluster mode"
-       for key in ("zookeeper.connect", "zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms")},
+    **{key: "Kafka 4 has no ZooKeeper mode and dropped its keys (zookeeper.*, the controlled shutdown "
+            "retries); pykafkad keeps Kafka 3's, for its ZooKeeper cluster mode"
+       for key in ("zookeeper.connect", "zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms",
+                   "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms")},
 }
 START_TIMEOUT_S = 120.0
 # Settings each setup adds to both brokers; the reference Kafka also sets this one

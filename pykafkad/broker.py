@@ -17,6 +17,7 @@ import trio
 from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.controller import Controller
+from pykafkad.controller.controlled_shutdown import controlled_shutdown
 from pykafkad.controller.election import ControllerElection
 from pykafkad.controller.leadership import PartitionLeadership
 from pykafkad.coordinator.group import GroupCoordinator
@@ -74,6 +75,13 @@ class Broker:
         apply_dynamic_broker_configs(self.config, self.metadata.broker_configs)
         for topic in self.metadata.topics.values():
             self.logs.apply_settings(topic)
+
+    async def controlled_shutdown(self) -> None:
+        """In a cluster, hand this broker's leaderships over before it stops (controlled.shutdown.enable)."""
+        if self.config["zookeeper.connect"] and self.config["controlled.shutdown.enable"]:
+            c = self.config
+            wait_s = c["controlled.shutdown.max.retries"] * c["controlled.shutdown.retry.backoff.ms"]
+            await controlled_shutdown(self.metadata, self.election, self.config.node_id, wait_s / 1000)
 
     def begin_shutdown(self) -> None:
         """Stop long-polls early so in-flight fetches answer with what they have."""

@@ -113,6 +113,10 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("zookeeper.session.timeout.ms", "int", 18000, at_least(1)),
         ConfigKey("zookeeper.connection.timeout.ms", "int", None),
         ConfigKey("broker.rack", "string", None),
+        # The hand-over of a controlled shutdown is given max.retries x retry.backoff.ms at most.
+        ConfigKey("controlled.shutdown.enable", "boolean", True),
+        ConfigKey("controlled.shutdown.max.retries", "int", 3, at_least(0)),
+        ConfigKey("controlled.shutdown.retry.backoff.ms", "long", 5000, at_least(0)),
         # Replication: followers fetch from leaders (replica/replica_fetcher.py).
         ConfigKey("replica.lag.time.max.ms", "long", 30000, at_least(1)),
         ConfigKey("replica.fetch.wait.max.ms", "int", 500, at_least(0)),

@@ -27,6 +27,8 @@ class ControllerElection:
         self.node_id = node_id
         # The epoch this broker won with; 0 while it is not the controller.
         self.epoch = 0
+        # Set by a controlled shutdown: this broker races no more.
+        self.retired = False
 
     @property
     def is_controller(self) -> bool:
@@ -40,7 +42,8 @@ class ControllerElection:
         started = False
         while True:
             try:
-                await self._race()
+                if not self.retired:
+                    await self._race()
             except StoreError as e:
                 log.warning("controller election: %s; trying again", e)
                 await trio.sleep(0.5)
@@ -53,6 +56,17 @@ class ControllerElection:
             if self.epoch:
                 log.warning("broker %d is no longer the controller (epoch %d)", self.node_id, self.epoch)
             self.epoch = 0
+
+    async def resign(self) -> None:
+        """Leave the election, and give up the controller's node if this broker holds it, so that
+        another broker becomes the controller now rather than when this one's session expires."""
+        self.retired = True
+        if self.epoch and self.metadata.controller_id == self.node_id:
+            node = await self.store.get(znodes.CONTROLLER)
+            if node is not None and znodes.decode_controller(node.data) == self.node_id:
+                await self.store.delete(znodes.CONTROLLER, version=node.version)
+                log.info("broker %d resigned as controller (epoch %d)", self.node_id, self.epoch)
+        self.epoch = 0
 
     async def _race(self) -> None:
         try:

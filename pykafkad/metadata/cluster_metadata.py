@@ -169,7 +169,8 @@ class ClusterMetadata:
         self._pending += 1
         try:
             self._send.send_nowait(event)
-        except trio.ClosedResourceError:
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            # A watch firing while the broker stops, after the cache stopped applying changes.
             self._pending -= 1
 
     async def _process(self) -> None:

@@ -202,8 +202,16 @@ class ZooKeeperMetadataStore:
     def _deliver(self, callback: Callable[..., None], *args: Any) -> None:
         """Run ``callback(*args)`` on the Trio thread, after earlier deliveries."""
         assert self._token is not None
+
+        def run() -> None:
+            # An exception here would end the whole Trio run: a watcher's bug is logged instead.
+            try:
+                callback(*args)
+            except Exception:  # noqa: BLE001
+                log.exception("metadata watch callback failed")
+
         try:
-            self._token.run_sync_soon(callback, *args)
+            self._token.run_sync_soon(run)
         except trio.RunFinishedError:
             pass
 

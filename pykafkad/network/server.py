@@ -201,8 +201,21 @@ class Server:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for signum in signals:
                 log.info("received %s, shutting down", signal.Signals(signum).name)
+                # A second signal stops at once, without waiting for the hand-over.
+                with trio.CancelScope() as handover:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._cancel_on_signal, signals, handover)
+                        await broker.controlled_shutdown()
+                        nursery.cancel_scope.cancel()
                 self.accept_scope.cancel()
                 return
+
+    @staticmethod
+    async def _cancel_on_signal(signals: object, scope: trio.CancelScope) -> None:
+        async for signum in signals:  # type: ignore[attr-defined]
+            log.info("received %s again: stopping now", signal.Signals(signum).name)
+            scope.cancel()
+            return
 
     def stop(self) -> None:
         """Begin the same shutdown a signal would (for embedding and tests)."""
