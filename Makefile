@@ -13,7 +13,11 @@ ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
-.PHONY: bench bench-quick bench-deps
+.PHONY: bench bench-quick bench-deps cluster
+
+# ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
+cluster: build tools
+	$(PY) -m pykafkad.dev_cluster --configs configs/cluster --zookeeper-jars $(ZOOKEEPER_LIB)
 
 run: build
 	$(VENV)/bin/pykafkad serve configs/server.properties
@@ -54,8 +58,8 @@ $(ZOOKEEPER_LIB)/.done: cluster_tests/zookeeper/pom.xml
 
 # Kafka's own command-line tools as scripts named like Kafka's (kafka-topics.sh, ...) in .venv/bin,
 # running the jars of java-deps with WARN logging (pykafkad/kafka_tools.py).  Quiet when up to date.
-tools: java-deps $(VENV)/.built
-	@$(PY) -m pykafkad.kafka_tools --jars $(JAVA_LIB) --bin $(VENV)/bin
+tools: java-deps zookeeper-deps $(VENV)/.built
+	@$(PY) -m pykafkad.kafka_tools --jars $(JAVA_LIB) --bin $(VENV)/bin --zookeeper-jars $(ZOOKEEPER_LIB)
 
 # PySpark (the `spark` extra of pyproject.toml, pinned there) and Spark's Kafka connector
 # (spark-sql-kafka-0-10_2.13 at the same version, with its own jars) from Maven Central, for

@@ -6,7 +6,10 @@ releases (``kafka.admin.ConfigCommand`` is still in the broker jar; most others 
 tool into the virtualenv's ``bin``, running the class from Kafka's jars (``make java-deps``) with
 logging at WARN, so a user who has no Kafka installation types the same commands as against Kafka.
 
-    python -m pykafkad.kafka_tools --jars .cache/java/lib --bin .venv/bin
+    python -m pykafkad.kafka_tools --jars .cache/java/lib --bin .venv/bin [--zookeeper-jars .cache/zookeeper/lib]
+
+With ``--zookeeper-jars`` it also writes ZooKeeper's shell, ``zkCli.sh``, for looking at a cluster's
+znodes (``zkCli.sh -server 127.0.0.1:2181 ls /pykafkad/brokers/ids``).
 """
 
 from __future__ import annotations
@@ -41,26 +44,34 @@ JVM_OPTIONS = (
 )
 
 
-def wrapper(main_class: str, jars: Path) -> str:
+ZOOKEEPER_SHELL = ("zkCli.sh", "org.apache.zookeeper.ZooKeeperMain")
+
+
+def wrapper(main_class: str, jars: Path, project: str = "Apache Kafka") -> str:
     """The text of one tool's script."""
     options = " ".join(JVM_OPTIONS)
     classpath = shlex.quote(f"{jars.resolve()}/*")
     return (
         "#!/bin/sh\n"
-        f"# Apache Kafka's {main_class}, written by `make tools` (pykafkad.kafka_tools).\n"
+        f"# {project}'s {main_class}, written by `make tools` (pykafkad.kafka_tools).\n"
         f'exec "${{JAVA:-java}}" {options} $KAFKA_OPTS -cp {classpath} {main_class} "$@"\n'
     )
 
 
-def install(jars: Path, bin_dir: Path) -> list[Path]:
+def install(jars: Path, bin_dir: Path, zookeeper_jars: Path | None = None) -> list[Path]:
     """Write every script into ``bin_dir``; returns the ones that were missing or different."""
     if not any(jars.glob("kafka-tools-*.jar")):
         raise SystemExit(f"pykafkad: no kafka-tools jar in {jars}: run `make java-deps` first")
+    scripts = [(name, wrapper(main_class, jars)) for name, main_class in SCRIPTS.items()]
+    if zookeeper_jars is not None:
+        if not any(zookeeper_jars.glob("zookeeper-*.jar")):
+            raise SystemExit(f"pykafkad: no zookeeper jar in {zookeeper_jars}: run `make zookeeper-deps` first")
+        name, main_class = ZOOKEEPER_SHELL
+        scripts.append((name, wrapper(main_class, zookeeper_jars, "Apache ZooKeeper")))
     bin_dir.mkdir(parents=True, exist_ok=True)
     changed = []
-    for name, main_class in SCRIPTS.items():
+    for name, text in scripts:
         path = bin_dir / name
-        text = wrapper(main_class, jars)
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
             path.chmod(0o755)
@@ -72,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pykafkad.kafka_tools", description=__doc__.splitlines()[0])
     parser.add_argument("--jars", type=Path, required=True, help="the directory holding Kafka's jars")
     parser.add_argument("--bin", type=Path, required=True, help="where to write the scripts")
+    parser.add_argument("--zookeeper-jars", type=Path, help="the directory holding ZooKeeper's jars (zkCli.sh)")
     args = parser.parse_args(argv)
-    changed = install(args.jars, args.bin)
+    changed = install(args.jars, args.bin, args.zookeeper_jars)
     if changed:
         print(f"installed {len(changed)} Kafka tool script(s) in {args.bin}: "
               f"{', '.join(p.name for p in changed)}", file=sys.stderr)
