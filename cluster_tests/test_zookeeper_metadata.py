@@ -24,8 +24,10 @@ from cluster_tests.znode_watch import ZooKeeperView
 from cluster_tests.zookeeper_server import zk_cli
 from compat_tests.broker_process import REPO_ROOT, SERVER_PROPERTIES, free_port
 from compat_tests.java_tools import run_tool
+from compat_tests.raw_kafka import RawConnection
 
 RECORDS = 200
+INIT_PRODUCER_ID = 22
 
 
 def _produce(bootstrap: str, topic: str, count: int) -> list[tuple[int, int]]:
@@ -152,6 +154,21 @@ def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: C
         assert {p for p, _ in acked} == {0, 1}
         got = _consume_all(second.bootstrap, "shared", RECORDS)
         assert [got[i] for i in range(RECORDS)] == acked
+        # A config change made through one broker reaches the other (its ZooKeeper watch).
+        run_tool("kafka-configs", ["--bootstrap-server", first.bootstrap, "--alter", "--entity-type", "topics",
+                                   "--entity-name", "shared", "--add-config", "retention.ms=123456789"])
+        described = run_tool("kafka-configs", ["--bootstrap-server", second.bootstrap, "--describe",
+                                               "--entity-type", "topics", "--entity-name", "shared"]).stdout
+        assert "retention.ms=123456789" in described
+        # Producer id blocks are claimed by compare-and-set: two brokers never hand out the same id.
+        ids = set()
+        for b in (first, second):
+            with RawConnection(b.port) as conn:
+                answer = conn.request(INIT_PRODUCER_ID, 4, {"transactional_id": None, "transaction_timeout_ms": -1,
+                                                            "producer_id": -1, "producer_epoch": -1})
+                assert answer["error_code"] == 0
+                ids.add(answer["producer_id"])
+        assert len(ids) == 2
 
         first.kill9()
         view.wait_data("/controller", lambda c: c is not None and c["brokerid"] == 2)

@@ -26,20 +26,13 @@ class ProducerIdAllocator:
     async def _claim_block(self) -> int:
         while True:
             node = await self._store.get(znodes.PRODUCER_ID_BLOCK)
+            first = znodes.decode_producer_id_block(node.data)[1] + 1 if node is not None and node.data else 0
+            data = znodes.encode_producer_id_block(self._node_id, first, first + BLOCK_SIZE - 1)
             try:
-                if node is None or not node.data:
-                    first = 0
-                    data = znodes.encode_producer_id_block(self._node_id, first, BLOCK_SIZE - 1)
-                    if node is None:
-                        await self._store.create(znodes.PRODUCER_ID_BLOCK, data)
-                    else:
-                        await self._store.set(znodes.PRODUCER_ID_BLOCK, data, version=node.version)
+                if node is None:
+                    await self._store.create(znodes.PRODUCER_ID_BLOCK, data)
                 else:
-                    first = znodes.decode_producer_id_block(node.data)[1] + 1
-                    await self._store.set(znodes.PRODUCER_ID_BLOCK,
-                                          znodes.encode_producer_id_block(self._node_id, first,
-                                                                          first + BLOCK_SIZE - 1),
-                                          version=node.version)
+                    await self._store.set(znodes.PRODUCER_ID_BLOCK, data, version=node.version)
                 return first
             except (NodeExistsError, BadVersionError):
                 continue  # another broker claimed a block meanwhile: claim the one after it

@@ -146,7 +146,8 @@ class Controller:
     def _new_partition_nodes(self, name: str, replicas: list[list[int]], first: int) -> list[Op]:
         ops: list[Op] = []
         for index, assigned in enumerate(replicas[first:], start=first):
-            state = PartitionState(leader=assigned[0], leader_epoch=0, isr=list(assigned), controller_epoch=1)
+            state = PartitionState(leader=assigned[0], leader_epoch=0, isr=list(assigned),
+                                   controller_epoch=self.metadata.controller_epoch)
             ops.append(Create(znodes.partition_path(name, index), b""))
             ops.append(Create(znodes.partition_state_path(name, index), znodes.encode_partition_state(state)))
         return ops

@@ -11,10 +11,8 @@ Given the partition's replicas, leader and ISR and the brokers alive now:
 
 from __future__ import annotations
 
-from pykafkad.metadata.model import PartitionInfo
+from pykafkad.metadata.model import NO_LEADER, PartitionInfo
 from pykafkad.metadata.znodes import PartitionState
-
-NO_LEADER = -1
 
 
 def next_state(partition: PartitionInfo, live: set[int], controller_epoch: int) -> PartitionState | None:

@@ -13,7 +13,6 @@ partition (the replica manager: Kafka's LeaderAndIsr), each removed topic, and c
 
 from __future__ import annotations
 
-import base64
 import logging
 import math
 import re
@@ -55,7 +54,7 @@ def topic_name_problem(name: str | None) -> str | None:
 
 def new_cluster_id() -> str:
     """A cluster id shaped like Kafka's: a random UUID in URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    return znodes.kafka_uuid(uuid.uuid4())
 
 
 @dataclass

@@ -11,6 +11,8 @@ import uuid
 from dataclasses import dataclass, field
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+# A partition state's leader while none is elected or alive.
+NO_LEADER = -1
 
 
 @dataclass

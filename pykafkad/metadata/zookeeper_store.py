@@ -26,6 +26,8 @@ from kazoo.exceptions import (
 from kazoo.exceptions import (
     ConnectionLoss,
     KazooException,
+    RolledBackError,
+    RuntimeInconsistency,
     SessionExpiredError,
 )
 from kazoo.exceptions import (
@@ -190,8 +192,7 @@ class ZooKeeperMetadataStore:
         # A failed multi answers each op: the failing one with its error, the rest with
         # RolledBackError (or RuntimeInconsistency after it).
         for result in results:
-            if isinstance(result, Exception) and type(result).__name__ not in ("RolledBackError",
-                                                                                "RuntimeInconsistency"):
+            if isinstance(result, Exception) and not isinstance(result, (RolledBackError, RuntimeInconsistency)):
                 raise _translated(result)
         for result in results:
             if isinstance(result, Exception):

@@ -16,11 +16,13 @@ import trio
 
 from pykafkad._rust_log import PartitionLog
 from pykafkad.errors import KafkaError
+from pykafkad.metadata.model import NO_LEADER
 from pykafkad.replica.watchers import Watchers, parked_on
 from wire.error_codes import ErrorCode
 
 NO_EPOCH = -1
-NO_LEADER = -1
+# Appends of more than this many bytes run on a worker thread (leader and follower alike).
+INLINE_APPEND_BYTES = 1 << 20
 # ListOffsets' special timestamps.
 LATEST = -1
 EARLIEST = -2

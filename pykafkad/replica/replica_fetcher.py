@@ -25,15 +25,13 @@ from pykafkad._rust_log import LogError
 from pykafkad.config import BrokerConfig
 from pykafkad.metadata.model import BrokerInfo
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
-from pykafkad.replica.partition import Partition
+from pykafkad.replica.partition import INLINE_APPEND_BYTES, Partition
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
 FETCH = 1
 FETCH_VERSION = 12
-# Appends of more than this go to a worker thread, as the leader's do.
-INLINE_APPEND_BYTES = 1 << 20
 
 
 class ReplicaFetcher:

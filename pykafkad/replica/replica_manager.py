@@ -32,7 +32,7 @@ from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
 from pykafkad.replica.isr_changes import IsrWriter
-from pykafkad.replica.partition import AppendInfo, Partition, check_leader_epoch
+from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, Partition, check_leader_epoch
 from pykafkad.replica.replica_fetcher import ReplicaFetcher
 from pykafkad.replica.watchers import Watchers, parked_on
 from pykafkad.topic_config import topic_int
@@ -41,7 +41,6 @@ from wire.error_codes import ErrorCode
 log = logging.getLogger(__name__)
 
 NOT_HOSTED = "This server does not host this topic-partition."
-INLINE_APPEND_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)

@@ -406,16 +406,6 @@ impl PartitionLog {
             });
         }
         let (mut records, mut batches) = self.apply_topic_compression(records, batches)?;
-        if records.len() as u64 > self.config.segment_bytes {
-            return Err(LogError::new(
-                codes::RECORD_LIST_TOO_LARGE,
-                format!(
-                    "append of {} bytes is larger than segment_bytes {}",
-                    records.len(),
-                    self.config.segment_bytes
-                ),
-            ));
-        }
         let append_time = self.config.log_append_time.then_some(now);
         let base_offset = self.log_end_offset();
         let next = validator::assign_in_place(
@@ -426,42 +416,7 @@ impl PartitionLog {
             append_time,
         )?;
         let last_offset = next - 1;
-        let max_ts = batches
-            .iter()
-            .map(|b| b.header.max_timestamp)
-            .max()
-            .unwrap_or(now);
-
-        let segment_ms = self.config.segment_ms;
-        let segment_bytes = self.config.segment_bytes;
-        let active = self
-            .segments
-            .last_mut()
-            .ok_or_else(|| LogError::storage("log has no segments"))?;
-        if active.should_roll(records.len() as u64, last_offset, segment_bytes)
-            || active.should_roll_by_time(max_ts, segment_ms)?
-        {
-            self.roll(base_offset)?;
-        }
-        let idx = self.segments.len() - 1;
-        let active = self
-            .segments
-            .last_mut()
-            .ok_or_else(|| LogError::storage("log has no segments"))?;
-        active.append(&records, &batches)?;
-        self.first_dirty_segment = Some(self.first_dirty_segment.map_or(idx, |d| d.min(idx)));
-        for b in &batches {
-            self.producers.update(&b.header);
-        }
-        if self.epochs.assign(leader_epoch, base_offset) {
-            self.write_epochs()?;
-        }
-        if self
-            .flush_policy
-            .on_append(next - base_offset, self.config.flush_messages)
-        {
-            self.flush_inner()?;
-        }
+        self.write_batches(&records, &batches, &[(leader_epoch, base_offset)])?;
         Ok(AppendInfo {
             base_offset,
             last_offset,
@@ -493,54 +448,11 @@ impl PartitionLog {
                 ),
             ));
         }
-        if records.len() as u64 > self.config.segment_bytes {
-            return Err(LogError::new(
-                codes::RECORD_LIST_TOO_LARGE,
-                format!(
-                    "append of {} bytes is larger than segment_bytes {}",
-                    records.len(),
-                    self.config.segment_bytes
-                ),
-            ));
-        }
-        let max_ts = batches
+        let epochs: Vec<(i32, i64)> = batches
             .iter()
-            .map(|b| b.header.max_timestamp)
-            .max()
-            .unwrap_or(-1);
-        let (segment_ms, segment_bytes) = (self.config.segment_ms, self.config.segment_bytes);
-        let active = self
-            .segments
-            .last_mut()
-            .ok_or_else(|| LogError::storage("log has no segments"))?;
-        if active.should_roll(records.len() as u64, last_offset, segment_bytes)
-            || active.should_roll_by_time(max_ts, segment_ms)?
-        {
-            self.roll(base_offset)?;
-        }
-        let idx = self.segments.len() - 1;
-        let active = self
-            .segments
-            .last_mut()
-            .ok_or_else(|| LogError::storage("log has no segments"))?;
-        active.append(&records, &batches)?;
-        self.first_dirty_segment = Some(self.first_dirty_segment.map_or(idx, |d| d.min(idx)));
-        let mut epochs_changed = false;
-        for b in &batches {
-            self.producers.update(&b.header);
-            epochs_changed |= self
-                .epochs
-                .assign(b.header.partition_leader_epoch, b.header.base_offset);
-        }
-        if epochs_changed {
-            self.write_epochs()?;
-        }
-        if self
-            .flush_policy
-            .on_append(last_offset + 1 - base_offset, self.config.flush_messages)
-        {
-            self.flush_inner()?;
-        }
+            .map(|b| (b.header.partition_leader_epoch, b.header.base_offset))
+            .collect();
+        self.write_batches(&records, &batches, &epochs)?;
         Ok(AppendInfo {
             base_offset,
             last_offset,
@@ -589,6 +501,72 @@ impl PartitionLog {
         self.for_each_header_from(from, |h| producers.update(h))?;
         self.producers = producers;
         Ok(leo)
+    }
+
+    /// Puts validated batches, offsets assigned, at the end of the log: rolls
+    /// first when the active segment is full or old enough, then appends,
+    /// records producer state and the (epoch, start offset) pairs, and
+    /// flushes when the flush policy says so. Shared by the leader's and the
+    /// follower's append.
+    fn write_batches(
+        &mut self,
+        records: &[u8],
+        batches: &[ValidatedBatch],
+        epochs: &[(i32, i64)],
+    ) -> Result<()> {
+        let (Some(first), Some(last)) = (batches.first(), batches.last()) else {
+            return Ok(());
+        };
+        let (base_offset, last_offset) = (first.header.base_offset, last.header.last_offset());
+        if records.len() as u64 > self.config.segment_bytes {
+            return Err(LogError::new(
+                codes::RECORD_LIST_TOO_LARGE,
+                format!(
+                    "append of {} bytes is larger than segment_bytes {}",
+                    records.len(),
+                    self.config.segment_bytes
+                ),
+            ));
+        }
+        let max_ts = batches
+            .iter()
+            .map(|b| b.header.max_timestamp)
+            .max()
+            .unwrap_or(-1);
+        let (segment_ms, segment_bytes) = (self.config.segment_ms, self.config.segment_bytes);
+        let active = self
+            .segments
+            .last_mut()
+            .ok_or_else(|| LogError::storage("log has no segments"))?;
+        if active.should_roll(records.len() as u64, last_offset, segment_bytes)
+            || active.should_roll_by_time(max_ts, segment_ms)?
+        {
+            self.roll(base_offset)?;
+        }
+        let idx = self.segments.len() - 1;
+        let active = self
+            .segments
+            .last_mut()
+            .ok_or_else(|| LogError::storage("log has no segments"))?;
+        active.append(records, batches)?;
+        self.first_dirty_segment = Some(self.first_dirty_segment.map_or(idx, |d| d.min(idx)));
+        let mut epochs_changed = false;
+        for b in batches {
+            self.producers.update(&b.header);
+        }
+        for &(epoch, start) in epochs {
+            epochs_changed |= self.epochs.assign(epoch, start);
+        }
+        if epochs_changed {
+            self.write_epochs()?;
+        }
+        if self
+            .flush_policy
+            .on_append(last_offset + 1 - base_offset, self.config.flush_messages)
+        {
+            self.flush_inner()?;
+        }
+        Ok(())
     }
 
     /// Empties the log and starts it again at `offset` (log start and end),
