@@ -15,15 +15,15 @@ import uuid
 import pytest
 
 import wire
+from cluster_tests.clients import Load, create_topic, read_everything
 from cluster_tests.conftest import Cluster
-from cluster_tests.test_replication import Load, _read_everything
 from cluster_tests.znode_watch import ZooKeeperView
-from compat_tests.java_tools import run_tool
 from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
 
 PRODUCE = 0
 METADATA = 3
 STATE = "/brokers/topics/{topic}/partitions/0/state"
+MIN_ISR_2 = {"min.insync.replicas": "2"}
 
 
 def _isr_seen_by(conn: RawConnection, topic: str) -> list[int]:
@@ -31,16 +31,6 @@ def _isr_seen_by(conn: RawConnection, topic: str) -> list[int]:
                                          "allow_auto_topic_creation": False,
                                          "include_topic_authorized_operations": False})
     return answer["topics"][0]["partitions"][0]["isr_nodes"]
-
-
-def _create(cluster: Cluster, topic: str) -> dict:
-    run_tool("kafka-topics", ["--bootstrap-server", cluster.bootstrap, "--create", "--topic", topic,
-                              "--partitions", "1", "--replication-factor", "3", "--config", "min.insync.replicas=2"])
-    view = ZooKeeperView(cluster.zk_connect)
-    try:
-        return view.wait_data(STATE.format(topic=topic), lambda s: s is not None and sorted(s["isr"]) == [1, 2, 3])
-    finally:
-        view.close()
 
 
 @pytest.mark.cluster_timeout(240)
@@ -52,7 +42,7 @@ def test_a_stalled_follower_leaves_the_isr_and_rejoins_when_it_catches_up(cluste
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
-        state = _create(cluster, "stalled")
+        [state] = create_topic(cluster, "stalled", configs=MIN_ISR_2)
         leader = state["leader"]
         stalled = next(r for r in state["isr"] if r != leader)
         load = Load(cluster.bootstrap, "stalled").start()
@@ -70,7 +60,7 @@ def test_a_stalled_follower_leaves_the_isr_and_rejoins_when_it_catches_up(cluste
         back = view.wait_data(STATE.format(topic="stalled"), lambda s: sorted(s["isr"]) == [1, 2, 3])
         assert back["leader"] == leader and back["leader_epoch"] == state["leader_epoch"]
         load.stop()
-        got = _read_everything(cluster.bootstrap, "stalled", 1, len(load.acked))
+        got = read_everything(cluster.bootstrap, "stalled", 1, len(load.acked))
         assert {v: (p, o) for v, p, o in got} == load.acked
     finally:
         view.close()
@@ -83,7 +73,7 @@ def test_with_two_of_three_down_acks_all_is_refused_and_nothing_is_written(clust
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
-        state = _create(cluster, "alone")
+        [state] = create_topic(cluster, "alone", configs=MIN_ISR_2)
         leader = state["leader"]
         for other in (r for r in (1, 2, 3) if r != leader):
             cluster.brokers[other].kill9()

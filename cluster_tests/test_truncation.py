@@ -14,53 +14,27 @@ from __future__ import annotations
 
 import os
 import signal
-import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
 
+from cluster_tests.clients import create_topic, produce, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
-from compat_tests.java_tools import run_tool
 
 STATE = "/brokers/topics/diverge/partitions/0/state"
 ONLY_A = 20
+# Each writer's values come from a range of its own, so a record read back names who wrote it.
+BOTH = range(0, 10)  # acks=all while A leads and B follows
+ONLY_A_VALUES = range(1000, 1000 + ONLY_A)  # acks=1 to A while B is paused
+FROM_B = range(2000, 2007)  # acks=all to B, leader in the new epoch
+AFTER_ALL = 3000  # acks=1 to A, leader again at the end
+NO_LINGER = {"linger.ms": 0}
 
 
-def _produce(bootstrap: str, values: list[str], acks: str) -> list[int]:
-    offsets: dict[str, int] = {}
-    errors: list[str] = []
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 0,
-                         "message.timeout.ms": 60000})
-
-    def report(err, msg) -> None:  # noqa: ANN001 - librdkafka's callback signature
-        if err is not None:
-            errors.append(str(err))
-        else:
-            offsets[msg.value().decode()] = msg.offset()
-
-    for value in values:
-        producer.produce("diverge", value.encode(), partition=0, on_delivery=report)
-        producer.poll(0)
-    assert producer.flush(60) == 0
-    assert not errors, errors
-    return [offsets[v] for v in values]
-
-
-def _read_all(bootstrap: str, count: int) -> list[tuple[int, str]]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4()}",
-                         "enable.auto.commit": False})
-    consumer.assign([TopicPartition("diverge", 0, 0)])
-    got: list[tuple[int, str]] = []
-    try:
-        while len(got) < count:
-            msg = consumer.poll(1.0)
-            if msg is not None:
-                assert msg.error() is None, msg.error()
-                got.append((msg.offset(), msg.value().decode()))
-    finally:
-        consumer.close()
-    return got
+def _offsets(acked: dict[int, tuple[int, int]], values: range | list[int]) -> list[int]:
+    """The offsets at which ``values`` were acknowledged, in their order; each in partition 0."""
+    assert {acked[v][0] for v in values} == {0}, acked
+    return [acked[v][1] for v in values]
 
 
 @pytest.mark.cluster_timeout(240)
@@ -70,11 +44,9 @@ def test_a_returning_leader_truncates_what_only_it_had(cluster: Cluster) -> None
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2"])
-        run_tool("kafka-topics", ["--bootstrap-server", cluster.bootstrap, "--create", "--topic", "diverge",
-                                  "--partitions", "1", "--replication-factor", "2"])
-        state = view.json(STATE)
+        [state] = create_topic(cluster, "diverge", replication_factor=2)
         a, b = state["leader"], next(r for r in state["isr"] if r != state["leader"])
-        first = _produce(cluster.bootstrap, [f"both-{i}" for i in range(10)], acks="all")
+        first = _offsets(produce(cluster.bootstrap, "diverge", list(BOTH), partition=0, **NO_LINGER), BOTH)
         assert first == list(range(10))
 
         follower = cluster.brokers[b].proc
@@ -82,7 +54,8 @@ def test_a_returning_leader_truncates_what_only_it_had(cluster: Cluster) -> None
         os.kill(follower.pid, signal.SIGSTOP)
         try:
             # One request each, so at most the first can ride on the fetch B sent before the pause.
-            only_a = [_produce(cluster.brokers[a].bootstrap, [f"only-a-{i}"], acks="1")[0] for i in range(ONLY_A)]
+            only_a = [_offsets(produce(cluster.brokers[a].bootstrap, "diverge", [v], partition=0, acks="1",
+                                       **NO_LINGER), [v])[0] for v in ONLY_A_VALUES]
             assert only_a == list(range(10, 10 + ONLY_A))
             cluster.brokers[a].kill9()
         finally:
@@ -90,7 +63,8 @@ def test_a_returning_leader_truncates_what_only_it_had(cluster: Cluster) -> None
 
         moved = view.wait_data(STATE, lambda s: s["leader"] == b)
         assert moved["leader_epoch"] == state["leader_epoch"] + 1
-        after = _produce(cluster.brokers[b].bootstrap, [f"from-b-{i}" for i in range(7)], acks="all")
+        after = _offsets(produce(cluster.brokers[b].bootstrap, "diverge", list(FROM_B), partition=0, **NO_LINGER),
+                         FROM_B)
         kept = after[0]  # B's log end when it took over: what it had of A's log
         assert after == list(range(kept, kept + 7))
         assert 10 <= kept < 10 + ONLY_A, "B was to miss A's later writes: nothing would diverge"
@@ -101,10 +75,12 @@ def test_a_returning_leader_truncates_what_only_it_had(cluster: Cluster) -> None
 
         cluster.brokers[b].kill9()
         view.wait_data(STATE, lambda s: s["leader"] == a)
-        expected = ([(i, f"both-{i}") for i in range(10)] + [(10 + i, f"only-a-{i}") for i in range(kept - 10)]
-                    + [(kept + i, f"from-b-{i}") for i in range(7)])
-        assert _read_all(cluster.brokers[a].bootstrap, len(expected)) == expected
-        more = _produce(cluster.brokers[a].bootstrap, ["after-all"], acks="1")
+        expected = ([(v, 0, i) for i, v in enumerate(BOTH)]
+                    + [(v, 0, 10 + i) for i, v in enumerate(ONLY_A_VALUES[:kept - 10])]
+                    + [(v, 0, kept + i) for i, v in enumerate(FROM_B)])
+        assert read_everything(cluster.brokers[a].bootstrap, "diverge", 1, len(expected)) == expected
+        more = _offsets(produce(cluster.brokers[a].bootstrap, "diverge", [AFTER_ALL], partition=0, acks="1",
+                                **NO_LINGER), [AFTER_ALL])
         assert more == [kept + 7]
     finally:
         view.close()

@@ -16,9 +16,10 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
+from cluster_tests.clients import produce
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from cluster_tests.zookeeper_server import zk_cli
@@ -28,29 +29,12 @@ from compat_tests.raw_kafka import RawConnection
 
 RECORDS = 200
 INIT_PRODUCER_ID = 22
-
-
-def _produce(bootstrap: str, topic: str, count: int) -> list[tuple[int, int]]:
-    """Idempotent acks=all writes; returns the acknowledged (partition, offset) of each value i."""
-    acked: dict[int, tuple[int, int]] = {}
-    errors: list[str] = []
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
-                         "linger.ms": 5})
-
-    def report(err, msg) -> None:  # noqa: ANN001 - librdkafka's callback signature
-        if err is not None:
-            errors.append(str(err))
-        else:
-            acked[int(msg.value())] = (msg.partition(), msg.offset())
-
-    for i in range(count):
-        producer.produce(topic, str(i).encode(), key=str(i).encode(), on_delivery=report)
-    assert producer.flush(60) == 0
-    assert not errors, errors
-    return [acked[i] for i in range(count)]
+IDEMPOTENT = {"enable.idempotence": True, "linger.ms": 5}
 
 
 def _consume_all(bootstrap: str, topic: str, count: int) -> dict[int, tuple[int, int]]:
+    """Read ``count`` values as a member of a new consumer group (subscribe, not assign: the group
+    coordinator is part of what is read back); returns the (partition, offset) of each value."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([topic])
@@ -109,7 +93,8 @@ def test_a_broker_keeps_its_cluster_in_zookeeper_and_reads_it_back_after_kill9(c
         assert "TopicId: " + assignment["topic_id"] in described
         assert "Leader: 1\tReplicas: 1\tIsr: 1" in described
 
-        acked = _produce(broker.bootstrap, "kept", RECORDS)
+        acked = produce(broker.bootstrap, "kept", list(range(RECORDS)), **IDEMPOTENT)
+        assert sorted(acked) == list(range(RECORDS))
         broker.kill9()
         view.wait_children("/brokers/ids", lambda ids: ids == [])
         view.wait_data("/controller", lambda c: c is None)
@@ -119,7 +104,7 @@ def test_a_broker_keeps_its_cluster_in_zookeeper_and_reads_it_back_after_kill9(c
         broker.start()
         assert zk_cli(cluster.zk_connect, "ls", "/brokers/ids") == "[1]"
         got = _consume_all(broker.bootstrap, "kept", RECORDS)
-        assert [got[i] for i in range(RECORDS)] == acked
+        assert got == acked
         described = run_tool("kafka-topics", ["--bootstrap-server", broker.bootstrap, "--describe",
                                               "--topic", "kept"]).stdout
         assert "TopicId: " + assignment["topic_id"] in described
@@ -150,10 +135,11 @@ def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: C
         on_first = int(next(p for p, replicas in placement.items() if replicas == [1]))
         # The second broker knows the topic from ZooKeeper, creates the log of its own partition,
         # and clients that only know the second broker reach both leaders through it.
-        acked = _produce(second.bootstrap, "shared", RECORDS)
-        assert {p for p, _ in acked} == {0, 1}
+        acked = produce(second.bootstrap, "shared", list(range(RECORDS)), **IDEMPOTENT)
+        assert sorted(acked) == list(range(RECORDS))
+        assert {p for p, _ in acked.values()} == {0, 1}
         got = _consume_all(second.bootstrap, "shared", RECORDS)
-        assert [got[i] for i in range(RECORDS)] == acked
+        assert got == acked
         # A config change made through one broker reaches the other (its ZooKeeper watch).
         run_tool("kafka-configs", ["--bootstrap-server", first.bootstrap, "--alter", "--entity-type", "topics",
                                    "--entity-name", "shared", "--add-config", "retention.ms=123456789"])
@@ -188,7 +174,7 @@ def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: C
         run_tool("kafka-topics", ["--bootstrap-server", second.bootstrap, "--create", "--topic", "after",
                                   "--partitions", "1", "--replication-factor", "1"])
         assert view.json("/brokers/topics/after/partitions/0/state")["leader"] == 2
-        assert _produce(second.bootstrap, "after", 10) == [(0, i) for i in range(10)]
+        assert produce(second.bootstrap, "after", list(range(10)), **IDEMPOTENT) == {i: (0, i) for i in range(10)}
 
         # The first broker comes back as a broker, not as controller, and leads its partition again
         # in a new epoch.
@@ -202,7 +188,7 @@ def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: C
                                   "--partitions", "1", "--replication-factor", "2"])
         assert sorted(_state(view, "rf2", 0)["isr"]) == [1, 2]
         got = _consume_all(second.bootstrap, "shared", RECORDS)
-        assert [got[i] for i in range(RECORDS)] == acked
+        assert got == acked
     finally:
         view.close()
 

@@ -49,9 +49,9 @@ KNOWN_DIFFERENCES: dict[str, str] = {
                    "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms")},
 }
 START_TIMEOUT_S = 120.0
-# Settings each setup adds to both brokers; the reference Kafka also sets this one
-# (compat_tests.reference_kafka).
-BOTH = {"group.initial.rebalance.delay.ms": "0"}
+# Settings each setup adds to both brokers; the reference Kafka also sets these
+# (compat_tests.reference_kafka): one broker holds every copy of __consumer_offsets.
+BOTH = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "1"}
 
 
 @dataclass(frozen=True)

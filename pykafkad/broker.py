@@ -64,10 +64,12 @@ class Broker:
         self.housekeeping = LogHousekeeper(config, self.logs)
         self.groups = GroupCoordinator(config, self.metadata, self.replicas, self.controller)
         self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)
+        self.replicas.leadership_listeners.append(self.groups.on_leadership)
         # What the metadata cache's changes mean for this broker (Kafka's LeaderAndIsr, StopReplica
         # and dynamic config notifications).
         self.metadata.partition_listeners.append(self.replicas.apply)
         self.metadata.topic_removed_listeners.append(self.replicas.remove_topic)
+        self.metadata.topic_removed_listeners.append(self.groups.topic_removed)
         self.metadata.topic_configs_listeners.append(self.logs.apply_settings)
         self.metadata.broker_configs_listeners.append(self._broker_configs_changed)
 

@@ -126,6 +126,7 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("replica.fetch.backoff.ms", "int", 1000, at_least(0)),
         # Group coordinator (pykafkad.coordinator.group)
         ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
+        ConfigKey("offsets.topic.replication.factor", "short", 3, at_least(1)),
         ConfigKey("offsets.retention.minutes", "int", 10080, at_least(1)),
         ConfigKey("offsets.retention.check.interval.ms", "long", 600000, at_least(1)),
         ConfigKey("offsets.commit.timeout.ms", "int", 5000, at_least(1)),
@@ -144,7 +145,7 @@ ACCEPTED_UNUSED = frozenset(
         "process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
         "controller.listener.names", "inter.broker.listener.name", "listener.security.protocol.map",
         "num.network.threads", "num.io.threads", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
-        "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
+        "num.recovery.threads.per.data.dir",
         "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
         "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
         "num.replica.fetchers", "queued.max.requests",

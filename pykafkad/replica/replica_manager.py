@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import trio
@@ -98,6 +98,9 @@ class ReplicaManager:
         # Woken at shutdown, so long-polls answer with what they have.
         self._shutdown = Watchers()
         self.shutting_down = False
+        # Told when this broker starts or stops leading a partition (Kafka's onLeadershipChange: the
+        # group coordinator loads and unloads the groups of a ``__consumer_offsets`` partition).
+        self.leadership_listeners: list[Callable[[Partition, bool], None]] = []
 
     # -- partition states ----------------------------------------------------------------------
 
@@ -116,13 +119,18 @@ class ReplicaManager:
                     continue
                 partition = Partition(topic.name, state.index, plog, self.config.node_id)
                 self._partitions[key] = partition
+            was_leader = partition.is_leader
             if state.leader == self.config.node_id:
                 partition.make_leader(state.leader_epoch, state.replicas, state.isr)
                 self._stop_fetching(partition)
+                if not was_leader:
+                    self._leadership_changed(partition, True)
             elif partition.is_leader or state.leader_epoch != partition.leader_epoch:
                 partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr)
                 self._stop_fetching(partition)
                 self._start_fetching(partition)
+                if was_leader:
+                    self._leadership_changed(partition, False)
             else:
                 # Same leader and epoch (an ISR change): a fetcher that dropped it takes it back.
                 partition.replicas, partition.isr = list(state.replicas), list(state.isr)
@@ -165,8 +173,15 @@ class ReplicaManager:
             partition = self._partitions.pop((topic.name, state.index), None)
             if partition is not None:
                 self._stop_fetching(partition)
+                was_leader = partition.is_leader
                 partition.leader_id = -1
                 partition.watchers.wake_all()
+                if was_leader:
+                    self._leadership_changed(partition, False)
+
+    def _leadership_changed(self, partition: Partition, leads: bool) -> None:
+        for listener in self.leadership_listeners:
+            listener(partition, leads)
 
     # -- followers -----------------------------------------------------------------------------
 

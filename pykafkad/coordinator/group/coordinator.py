@@ -1,10 +1,16 @@
-"""The group coordinator: routes each group request to the actor task that owns the group.
+"""The group coordinator: this broker coordinates the groups of the ``__consumer_offsets``
+partitions it leads, and routes each of their requests to the actor task that owns the group.
 
-It also owns the ``__consumer_offsets`` topic: it loads every partition of it before the
-broker accepts connections (so a restarted broker, even after kill -9, has its groups and
-committed offsets back), creates it on first use with Kafka's settings, and appends the
-records groups write.  The routing table is touched only between awaits on the Trio thread;
-a group's state lives only in its actor (``pykafkad.coordinator.group.group``).
+As Kafka's GroupMetadataManager, it follows leadership of that topic's partitions: when this
+broker starts leading one it replays the partition (on a worker thread) and starts an actor per
+group found, answering COORDINATOR_LOAD_IN_PROGRESS meanwhile; when it stops, the partition's
+actors end and their requests get NOT_COORDINATOR, so clients find the new leader.  At start-up
+the partitions led here are loaded before the broker serves, so a restarted broker, even after
+kill -9, has its groups and committed offsets back.  It creates the topic on first use with
+Kafka's settings and ``offsets.topic.replication.factor``, and answers a request that wrote only
+once the write reached the in-sync replicas (``offsets.commit.timeout.ms``), so an acknowledged
+commit survives the loss of the coordinator.  The routing table is touched only between awaits
+on the Trio thread; a group's state lives only in its actor (``pykafkad.coordinator.group.group``).
 """
 
 from __future__ import annotations
@@ -15,22 +21,16 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from pykafkad._rust_log import LogError
-from pykafkad.coordinator.group.group import GroupActor, GroupConfig, now_ms
+from pykafkad.coordinator.group.group import GroupActor, GroupConfig, error_reply, now_ms
 from pykafkad.coordinator.group.offsets_store import (
     OFFSETS_TOPIC,
     OFFSETS_TOPIC_CONFIGS,
-    GroupKey,
-    OffsetAndMetadata,
-    OffsetKey,
-    StoredGroup,
-    decode_group_value,
-    decode_key,
-    decode_offset_value,
+    LoadedGroups,
     encode_batch,
     group_key,
     offset_key,
     partition_for,
-    read_partition,
+    read_groups,
 )
 from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
@@ -39,17 +39,36 @@ if TYPE_CHECKING:
     from pykafkad.config import BrokerConfig
     from pykafkad.controller import Controller
     from pykafkad.metadata.cluster_metadata import ClusterMetadata
+    from pykafkad.metadata.model import TopicInfo
+    from pykafkad.replica.partition import Partition
     from pykafkad.replica.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
-# Group requests that may write to ``__consumer_offsets`` (and so need it to exist).
 OFFSETS_TOPIC_WAIT_S = 30.0
+# A request for a group whose partition is being loaded waits this long before it is answered
+# COORDINATOR_LOAD_IN_PROGRESS (a partition just created or small loads in milliseconds).
+LOAD_WAIT_S = 1.0
+# Group requests that may write to ``__consumer_offsets`` (and so need it to exist).
 WRITING_REQUESTS = frozenset({"join", "sync", "heartbeat", "leave", "commit", "delete", "offset_delete"})
+# Requests answered only once what their group wrote is replicated (Kafka appends these with acks=all).
+REPLICATED_REQUESTS = frozenset({"sync", "leave", "commit", "delete", "offset_delete", "topic_deleted"})
+
+
+def coordinator_error(code: ErrorCode) -> ErrorCode:
+    """How a failed ``__consumer_offsets`` append is told to group clients (Kafka's mapping)."""
+    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
+                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.FENCED_LEADER_EPOCH):
+        return ErrorCode.NOT_COORDINATOR
+    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    return code
 
 
 class GroupCoordinator:
-    """This broker's coordinator for every group (a single broker coordinates them all)."""
+    """This broker's coordinator for the groups of the offsets partitions it leads."""
 
     def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, replicas: ReplicaManager,
                  controller: Controller) -> None:
@@ -69,6 +88,11 @@ class GroupCoordinator:
         )
         self._actors: dict[str, GroupActor] = {}
         self._nursery: trio.Nursery | None = None
+        # Offsets partitions whose groups this broker coordinates, and those being loaded (set when done).
+        self._owned: set[int] = set()
+        self._loading: dict[int, trio.Event] = {}
+        # Per group, the offset its last append ends at, until the high watermark passes it.
+        self._written: dict[str, int] = {}
 
     # -- the internal topic ----------------------------------------------------------------------
 
@@ -84,10 +108,14 @@ class GroupCoordinator:
 
     async def create_offsets_topic(self) -> None:
         """Create ``__consumer_offsets`` on first use, as Kafka does (from FindCoordinator), with its logs
-        opened on a worker thread; a concurrent caller gets KafkaError(TOPIC_ALREADY_EXISTS) meanwhile."""
+        opened on a worker thread; KafkaError when it cannot be (TOPIC_ALREADY_EXISTS while a concurrent
+        creation is under way, INVALID_REPLICATION_FACTOR while fewer brokers are up than
+        ``offsets.topic.replication.factor``)."""
         if self.metadata.topics.get(OFFSETS_TOPIC) is None:
-            await self.controller.create_topic(OFFSETS_TOPIC, self.broker_config["offsets.topic.num.partitions"], 1,
-                                           dict(OFFSETS_TOPIC_CONFIGS), internal=True)
+            c = self.broker_config
+            await self.controller.create_topic(OFFSETS_TOPIC, c["offsets.topic.num.partitions"],
+                                               c["offsets.topic.replication.factor"],
+                                               dict(OFFSETS_TOPIC_CONFIGS), internal=True)
 
     async def _ensure_offsets_topic(self) -> None:
         """A group request that writes, before any FindCoordinator (raw clients may skip it): create
@@ -98,68 +126,155 @@ class GroupCoordinator:
             await self.create_offsets_topic()
         except KafkaError as e:
             if e.code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                raise
-            # A creation that fails changes nothing in the cache: bounded, the actor then answers
-            # COORDINATOR_NOT_AVAILABLE and the client retries.
+                log.warning("cannot create %s: %s", OFFSETS_TOPIC, e)
+                return
+            # A creation that fails changes nothing in the cache: bounded, then the request is
+            # answered COORDINATOR_NOT_AVAILABLE and the client retries.
             with trio.move_on_after(OFFSETS_TOPIC_WAIT_S):
                 await self.metadata.wait_for(lambda: OFFSETS_TOPIC in self.metadata.topics)
 
     def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
-        """Append a group's records to its ``__consumer_offsets`` partition; Kafka's error on failure."""
+        """Append a group's records to its ``__consumer_offsets`` partition; Kafka's error on failure.
+        The request that wrote is answered once the records are replicated (``call``)."""
         partition = self.replicas.get(OFFSETS_TOPIC, self.partition_for(group_id))
         if partition is None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            return ErrorCode.NOT_COORDINATOR
         try:
             now = now_ms()
-            partition.append_as_leader(encode_batch(list(records), now), now,
-                                       self.replicas.min_insync_replicas(partition))
+            info = partition.append_as_leader(encode_batch(list(records), now), now,
+                                              self.replicas.min_insync_replicas(partition))
         except KafkaError as e:
-            log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
-            return ErrorCode.NOT_COORDINATOR
+            log.warning("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
+            return coordinator_error(e.code)
         except LogError as e:
             log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
-            if getattr(e, "code", None) in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
+            code = getattr(e, "code", None)
+            if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
                 return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
             return ErrorCode.UNKNOWN_SERVER_ERROR
+        self._written[group_id] = info.last_offset + 1
         return ErrorCode.NONE
+
+    async def _replicated(self, group_id: str, kind: str, args: dict[str, Any],
+                          result: dict[str, Any]) -> dict[str, Any]:
+        """``result``, once what the group wrote is below the high watermark; else the request's answer
+        with Kafka's error (COORDINATOR_NOT_AVAILABLE, or NOT_COORDINATOR when leadership moved)."""
+        end = self._written.get(group_id)
+        if end is None:
+            return result
+        partition = self.replicas.get(OFFSETS_TOPIC, self.partition_for(group_id))
+        if partition is None:
+            code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        elif partition.high_watermark >= end:
+            code = ErrorCode.NONE
+        else:
+            code = await partition.wait_for_acks(end, self.replicas.min_insync_replicas(partition),
+                                                 self.broker_config["offsets.commit.timeout.ms"] / 1000)
+        if code == ErrorCode.NONE:
+            if self._written.get(group_id) == end:
+                del self._written[group_id]
+            return result
+        log.warning("group %s: %s of %s-%d up to offset %d not replicated: %s", group_id, kind, OFFSETS_TOPIC,
+                    self.partition_for(group_id), end, code.name)
+        return error_reply(kind, group_id, args, coordinator_error(code))
 
     def has_partition(self, topic: str, partition: int) -> bool:
         """Whether the cluster has this partition now (offsets of others are refused or removed)."""
         info = self.metadata.topics.get(topic)
         return info is not None and 0 <= partition < len(info.partitions)
 
-    def _load(self) -> dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]:
-        groups: dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]] = {}
-        topic = self.metadata.topics.get(OFFSETS_TOPIC)
-        if topic is None:
-            return groups
-        records = 0
-        for p in topic.partitions:
-            partition = self.replicas.get(OFFSETS_TOPIC, p.index)
-            if partition is None:
-                continue
-            for key, value in read_partition(partition.log):
-                if key is None:
-                    continue
-                k = decode_key(key)
-                records += 1
-                if isinstance(k, OffsetKey):
-                    stored, offsets = groups.setdefault(k.group, (None, {}))
-                    if value is None:
-                        offsets.pop((k.topic, k.partition), None)
-                    else:
-                        offsets[(k.topic, k.partition)] = decode_offset_value(value)
-                elif isinstance(k, GroupKey):
-                    _, offsets = groups.setdefault(k.group, (None, {}))
-                    groups[k.group] = (None if value is None else decode_group_value(value), offsets)
-        self._drop_offsets_of_deleted_topics(groups)
-        live = {g: v for g, v in groups.items() if v[0] is not None or v[1]}
-        log.info("loaded %d group(s) from %d record(s) of %s", len(live), records, OFFSETS_TOPIC)
-        return live
+    # -- leadership of the offsets partitions ----------------------------------------------------
 
-    def _drop_offsets_of_deleted_topics(
-        self, groups: dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]],
-    ) -> None:
+    def on_leadership(self, partition: Partition, leads: bool) -> None:
+        """The replica manager's news that this broker started or stopped leading ``partition``."""
+        if partition.topic != OFFSETS_TOPIC:
+            return
+        if not leads:
+            self._resign(partition.index)
+        elif self._nursery is not None:  # before ``run``, it loads what this broker leads then
+            self._begin_load(partition)
+
+    def _begin_load(self, partition: Partition) -> None:
+        assert self._nursery is not None
+        self._resign(partition.index)
+        done = trio.Event()
+        self._loading[partition.index] = done
+        self._nursery.start_soon(self._load, partition, done, name=f"load {OFFSETS_TOPIC}-{partition.index}")
+
+    async def _load(self, partition: Partition, done: trio.Event) -> None:
+        index = partition.index
+        try:
+            groups, records = await trio.to_thread.run_sync(read_groups, partition.log)
+        except (LogError, OSError, ValueError) as e:
+            # Not owned, so its groups' requests get NOT_COORDINATOR until leadership changes.
+            log.error("loading %s-%d failed: %s", OFFSETS_TOPIC, index, e)
+            if self._loading.get(index) is done:
+                del self._loading[index]
+            done.set()
+            return
+        if self._loading.get(index) is not done or not partition.is_leader:
+            done.set()
+            return  # resigned (or elected again) meanwhile: that took over
+        self._drop_offsets_of_deleted_topics(groups)
+        loaded = 0
+        for group_id, (stored, offsets) in groups.items():
+            if stored is None and not offsets:
+                continue
+            stale = self._actors.pop(group_id, None)
+            if stale is not None:
+                self._nursery_start(self._unload, stale)
+            self._spawn(group_id).load(stored, offsets)
+            loaded += 1
+        del self._loading[index]
+        self._owned.add(index)
+        done.set()
+        if records:
+            log.info("loaded %d group(s) from %d record(s) of %s-%d", loaded, records, OFFSETS_TOPIC, index)
+
+    def _resign(self, index: int) -> None:
+        """Stop coordinating the groups of offsets partition ``index``: their actors end."""
+        self._owned.discard(index)
+        loading = self._loading.pop(index, None)
+        if loading is not None:
+            loading.set()
+        unloaded = 0
+        for group_id, actor in list(self._actors.items()):
+            if self.partition_for(group_id) == index:
+                del self._actors[group_id]
+                self._written.pop(group_id, None)
+                self._nursery_start(self._unload, actor)
+                unloaded += 1
+        if unloaded:
+            log.info("unloaded %d group(s) of %s-%d", unloaded, OFFSETS_TOPIC, index)
+
+    async def _unload(self, actor: GroupActor) -> None:
+        send, _receive = trio.open_memory_channel[dict[str, Any]](1)
+        try:
+            await actor.send.send(("unload", {}, send))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # ended already
+
+    def _nursery_start(self, fn: Any, *args: Any) -> None:
+        if self._nursery is not None:
+            self._nursery.start_soon(fn, *args)
+
+    async def _check_coordinator(self, group_id: str, kind: str) -> ErrorCode | None:
+        """None when this broker coordinates ``group_id`` now, else the error to answer with."""
+        if OFFSETS_TOPIC not in self.metadata.topics:
+            # Nothing was ever written: a read sees an empty group; a write waits for the topic.
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE if kind in WRITING_REQUESTS else None
+        index = self.partition_for(group_id)
+        loading = self._loading.get(index)
+        if loading is not None:
+            with trio.move_on_after(LOAD_WAIT_S):
+                await loading.wait()
+            if index in self._loading:
+                return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return None if index in self._owned else ErrorCode.NOT_COORDINATOR
+
+    # -- removing a deleted topic's offsets ------------------------------------------------------
+
+    def _drop_offsets_of_deleted_topics(self, groups: LoadedGroups) -> None:
         """Finish a topic deletion a crash cut short: the topic left the metadata but its offsets'
         tombstones were not all written.  Commits to partitions that do not exist are refused, so
         an offset of a partition the cluster lacks can only be such a leftover."""
@@ -180,29 +295,41 @@ class GroupCoordinator:
             log.info("group %s: removed %d offset(s) of deleted topics", group_id, len(stale))
 
     async def on_topic_deleted(self, topic: str) -> None:
-        """Remove a deleted topic's committed offsets from every group, with tombstones in
-        ``__consumer_offsets`` (so it survives restarts), before the deletion is acknowledged."""
+        """Remove a deleted topic's committed offsets from every group coordinated here, with
+        tombstones in ``__consumer_offsets`` (so it survives restarts).  The broker that deleted
+        the topic awaits this before acknowledging; every broker runs it when its cache drops the
+        topic (``topic_removed``)."""
         removed = 0
         for group_id in list(self._actors):
             result = await self.call(group_id, "topic_deleted", {"topic": topic})
             if result["error_code"] != ErrorCode.NONE:
-                # The next start finishes the removal (``_drop_offsets_of_deleted_topics``).
+                # The next load finishes the removal (``_drop_offsets_of_deleted_topics``).
                 log.error("group %s: removing offsets of deleted topic %s failed: %s",
                           group_id, topic, ErrorCode(result["error_code"]).name)
             removed += result["removed"]
         if removed:
             log.info("removed %d committed offset(s) of deleted topic %s", removed, topic)
 
+    def topic_removed(self, topic: TopicInfo) -> None:
+        """The metadata cache dropped ``topic``: remove its offsets here too (unless it is back)."""
+        if topic.name != OFFSETS_TOPIC:
+            self._nursery_start(self._remove_offsets_of, topic.name)
+
+    async def _remove_offsets_of(self, name: str) -> None:
+        if name not in self.metadata.topics:
+            await self.on_topic_deleted(name)
+
     # -- actors ----------------------------------------------------------------------------------
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Load ``__consumer_offsets``, start an actor per loaded group, then serve until cancelled."""
-        loaded = self._load()
+        """Load the offsets partitions this broker leads, then follow leadership until cancelled."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            for group_id, (stored, offsets) in loaded.items():
-                actor = self._spawn(group_id)
-                actor.load(stored, offsets)
+            for partition in self.replicas.partitions():
+                if partition.topic == OFFSETS_TOPIC and partition.is_leader:
+                    self._begin_load(partition)
+            for done in list(self._loading.values()):
+                await done.wait()
             task_status.started()
             await trio.sleep_forever()
 
@@ -218,24 +345,28 @@ class GroupCoordinator:
             del self._actors[actor.group_id]
 
     async def call(self, group_id: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Send one request to the group's actor and wait for its answer (held ones included)."""
+        """Send one request to the group's actor and wait for its answer (held ones included); a broker
+        that does not coordinate the group answers NOT_COORDINATOR in the request's shape."""
         if kind in WRITING_REQUESTS:
-            try:
-                await self._ensure_offsets_topic()
-            except Exception:  # noqa: BLE001 - the actor answers COORDINATOR_NOT_AVAILABLE for the missing topic
-                log.exception("creating %s failed", OFFSETS_TOPIC)
+            await self._ensure_offsets_topic()
         while True:
+            error = await self._check_coordinator(group_id, kind)
+            if error is not None:
+                return error_reply(kind, group_id, args, error)
             actor = self._actors.get(group_id) or self._spawn(group_id)
             send, receive = trio.open_memory_channel[dict[str, Any]](1)
             try:
                 await actor.send.send((kind, args, send))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                continue  # the actor ended (group deleted) just now: a fresh one answers
+                continue  # the actor ended (group deleted or unloaded) just now: look again
             with receive:
                 try:
-                    return await receive.receive()
+                    result = await receive.receive()
                 except trio.EndOfChannel:
                     continue
+            if kind in REPLICATED_REQUESTS:
+                result = await self._replicated(group_id, kind, args, result)
+            return result
 
     def group_ids(self) -> list[str]:
         return list(self._actors)

@@ -90,6 +90,27 @@ def sync_error(code: ErrorCode) -> dict[str, Any]:
     return {"error_code": code, "protocol_type": None, "protocol_name": None, "assignment": b""}
 
 
+def error_reply(kind: str, group_id: str, args: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
+    """The answer to a ``kind`` request the group could not take, in that request's shape (a broker
+    that does not coordinate the group, or a write that did not reach the in-sync replicas)."""
+    if kind == "join":
+        return join_error(code, args["member_id"])
+    if kind == "sync":
+        return sync_error(code)
+    if kind == "commit":
+        return {"results": {(t["name"], p["partition_index"]): code for t in args["topics"] for p in t["partitions"]}}
+    if kind in ("leave", "offset_delete", "fetch"):
+        return {"error_code": code, "members" if kind == "leave" else "topics": []}
+    if kind == "describe":
+        return {"error_code": code, "group_id": group_id, "group_state": "", "protocol_type": "",
+                "protocol_data": "", "members": []}
+    if kind == "list":
+        return {}
+    if kind == "topic_deleted":
+        return {"error_code": code, "removed": 0}
+    return {"error_code": code}  # heartbeat, delete
+
+
 class GroupActor:
     """The task that owns one group; ``send`` takes ``(kind, args, reply)`` messages."""
 
@@ -152,7 +173,7 @@ class GroupActor:
             "join": self._join, "sync": self._sync, "heartbeat": self._heartbeat, "leave": self._leave,
             "commit": self._commit, "fetch": self._fetch, "describe": self._describe, "list": self._list,
             "delete": self._delete, "offset_delete": self._offset_delete,
-            "topic_deleted": self._topic_deleted,
+            "topic_deleted": self._topic_deleted, "unload": self._unload,
         }
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
         with self._receive:
@@ -837,6 +858,17 @@ class GroupActor:
         if (expired or (self.state == GroupState.EMPTY and not self.offsets)) \
                 and self._remove_offsets(expired) == ErrorCode.NONE and expired:
             log.info("group %s: expired %d offset(s)", self.group_id, len(expired))
+
+    def _unload(self, args: dict[str, Any], out: Reply) -> None:
+        """This broker no longer leads the group's ``__consumer_offsets`` partition: answer held joins
+        and syncs with NOT_COORDINATOR (their members find the new coordinator) and end, writing
+        nothing; the new coordinator has the group from the log."""
+        for m in self.members.values():
+            reply(m.join_reply, join_error(ErrorCode.NOT_COORDINATOR, m.member_id))
+            reply(m.sync_reply, sync_error(ErrorCode.NOT_COORDINATOR))
+            m.join_reply = m.sync_reply = None
+        self.exists = False
+        reply(out, {})
 
     # -- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------
 

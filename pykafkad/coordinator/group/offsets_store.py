@@ -243,3 +243,29 @@ def read_partition(plog: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[t
         if next_offset <= offset:
             break
         offset = next_offset
+
+
+LoadedGroups = dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]
+
+
+def read_groups(plog: PartitionLog) -> tuple[LoadedGroups, int]:
+    """Replay one ``__consumer_offsets`` partition: each group's last metadata record and its live
+    committed offsets (tombstones applied), and how many records were read.  Touches nothing but
+    the log, so it runs on a worker thread."""
+    groups: LoadedGroups = {}
+    records = 0
+    for key, value in read_partition(plog):
+        if key is None:
+            continue
+        k = decode_key(key)
+        records += 1
+        if isinstance(k, OffsetKey):
+            _, offsets = groups.setdefault(k.group, (None, {}))
+            if value is None:
+                offsets.pop((k.topic, k.partition), None)
+            else:
+                offsets[(k.topic, k.partition)] = decode_offset_value(value)
+        elif isinstance(k, GroupKey):
+            _, offsets = groups.setdefault(k.group, (None, {}))
+            groups[k.group] = (None if value is None else decode_group_value(value), offsets)
+    return groups, records

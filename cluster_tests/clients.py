@@ -1,0 +1,130 @@
+"""What the cluster tests do with real clients: create a replicated topic with Kafka's own tool,
+write numbered values (once, or as a running acks=all load), and read a topic back in full.
+
+Values are decimal numbers so a reader can tell which acknowledged write each record is; every
+wait is on a delivery report, a poll or a ZooKeeper watch, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from cluster_tests.conftest import Cluster
+from cluster_tests.znode_watch import ZooKeeperView
+from compat_tests.java_tools import run_tool
+
+STATE = "/brokers/topics/{topic}/partitions/{partition}/state"
+
+
+def create_topic(cluster: Cluster, topic: str, partitions: int = 1, replication_factor: int = 3,
+                 configs: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """``kafka-topics --create``, then wait until every partition's ISR is all its replicas; returns
+    each partition's state znode."""
+    args = ["--bootstrap-server", cluster.bootstrap, "--create", "--topic", topic,
+            "--partitions", str(partitions), "--replication-factor", str(replication_factor)]
+    for key, value in (configs or {}).items():
+        args += ["--config", f"{key}={value}"]
+    run_tool("kafka-topics", args)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        return [view.wait_data(STATE.format(topic=topic, partition=p),
+                               lambda s: s is not None and len(s["isr"]) == replication_factor)
+                for p in range(partitions)]
+    finally:
+        view.close()
+
+
+def produce(bootstrap: str, topic: str, values: list[int], partition: int | None = None,
+            **settings: Any) -> dict[int, tuple[int, int]]:
+    """Write each value (keyed by itself) and return where each was acknowledged: value ->
+    (partition, offset).  ``settings`` are librdkafka's (acks=all by default)."""
+    acked: dict[int, tuple[int, int]] = {}
+    errors: list[str] = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2,
+                         "message.timeout.ms": 60000, **settings})
+
+    def report(err, msg) -> None:  # noqa: ANN001 - librdkafka's callback signature
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked[int(msg.value())] = (msg.partition(), msg.offset())
+
+    for value in values:
+        extra = {} if partition is None else {"partition": partition}
+        producer.produce(topic, str(value).encode(), key=str(value).encode(), on_delivery=report, **extra)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    assert not errors, errors
+    return acked
+
+
+class Load:
+    """An idempotent acks=all producer writing numbered values on its own thread until stopped."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.topic = topic
+        self.acked: dict[int, tuple[int, int]] = {}
+        self.errors: list[str] = []
+        self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
+                                   "linger.ms": 2, "message.timeout.ms": 120000})
+        self._stop = threading.Event()
+        self._progress = threading.Condition()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _report(self, err, msg) -> None:  # noqa: ANN001 - librdkafka's callback signature
+        with self._progress:
+            if err is not None:
+                self.errors.append(str(err))
+            else:
+                self.acked[int(msg.value())] = (msg.partition(), msg.offset())
+            self._progress.notify_all()
+
+    def _run(self) -> None:
+        sent = 0
+        while not self._stop.is_set():
+            try:
+                self._producer.produce(self.topic, str(sent).encode(), key=str(sent).encode(),
+                                       on_delivery=self._report)
+                sent += 1
+            except BufferError:
+                pass  # the local queue is full while a leader moves: wait for deliveries
+            self._producer.poll(0.002)
+
+    def start(self) -> Load:
+        self._thread.start()
+        return self
+
+    def wait_acked(self, count: int, timeout: float = 90) -> None:
+        with self._progress:
+            reached = self._progress.wait_for(lambda: len(self.acked) >= count or self.errors, timeout)
+        assert reached and not self.errors, \
+            f"{len(self.acked)} of {count} acknowledged; errors {self.errors[:5]}"
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        assert self._producer.flush(120) == 0
+        assert not self.errors, self.errors[:5]
+
+
+def read_everything(bootstrap: str, topic: str, partitions: int, count: int) -> list[tuple[int, int, int]]:
+    """The first ``count`` records of ``topic`` from offset 0 of each partition, as
+    (value, partition, offset), in the order they arrived."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4()}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got: list[tuple[int, int, int]] = []
+    try:
+        while len(got) < count:
+            msg = consumer.poll(1.0)
+            if msg is None:
+                continue
+            assert msg.error() is None, msg.error()
+            got.append((int(msg.value()), msg.partition(), msg.offset()))
+    finally:
+        consumer.close()
+    return got
