@@ -44,9 +44,11 @@ KNOWN_DIFFERENCES: dict[str, str] = {
                            "ConfigurationControlManager.maybeGenerateElrSafetyRecords); pykafkad has no "
                            "controller and no such record",
     **{key: "Kafka 4 has no ZooKeeper mode and dropped its keys (zookeeper.*, the controlled shutdown "
-            "retries); pykafkad keeps Kafka 3's, for its ZooKeeper cluster mode"
+            "retries, the per-broker leader imbalance threshold); pykafkad keeps Kafka 3's, for its "
+            "ZooKeeper cluster mode"
        for key in ("zookeeper.connect", "zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms",
-                   "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms")},
+                   "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms",
+                   "leader.imbalance.per.broker.percentage")},
 }
 START_TIMEOUT_S = 120.0
 # Settings each setup adds to both brokers; the reference Kafka also sets these

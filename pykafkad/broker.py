@@ -19,6 +19,7 @@ from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.controller import Controller
 from pykafkad.controller.controlled_shutdown import controlled_shutdown
 from pykafkad.controller.election import ControllerElection
+from pykafkad.controller.leader_election import LeaderElections
 from pykafkad.controller.leadership import PartitionLeadership
 from pykafkad.coordinator.group import GroupCoordinator
 from pykafkad.errors import StartupError
@@ -58,7 +59,8 @@ class Broker:
         self.replicas = ReplicaManager(config, self.logs, self.metadata)
         self.controller = Controller(config, self.metadata, self.logs, self.replicas)
         self.election = ControllerElection(self.store, self.metadata, config.node_id)
-        self.leadership = PartitionLeadership(self.metadata, self.election)
+        self.leadership = PartitionLeadership(config, self.metadata, self.election)
+        self.elections = LeaderElections(config, self.metadata, self.election)
         self.producer_ids = ProducerIdAllocator(self.store, config.node_id)
         self.shutting_down = trio.Event()
         self.housekeeping = LogHousekeeper(config, self.logs)
@@ -138,8 +140,10 @@ class Broker:
         await self.metadata.wait_for(lambda: config.node_id in self.metadata.brokers)
         await nursery.start(self.election.run)
         await nursery.start(self.leadership.run)
+        await nursery.start(self.elections.run)
         await nursery.start(self.housekeeping.run)
         await nursery.start(self.groups.run)
 
     def close(self) -> None:
+        self.replicas.checkpoint_high_watermarks()
         self.logs.close_all()

@@ -119,11 +119,16 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("controlled.shutdown.retry.backoff.ms", "long", 5000, at_least(0)),
         # Replication: followers fetch from leaders (replica/replica_fetcher.py).
         ConfigKey("replica.lag.time.max.ms", "long", 30000, at_least(1)),
+        # Preferred leaders (controller/leader_election.py).
+        ConfigKey("auto.leader.rebalance.enable", "boolean", True),
+        ConfigKey("leader.imbalance.check.interval.seconds", "long", 300, at_least(1)),
+        ConfigKey("leader.imbalance.per.broker.percentage", "int", 10, at_least(0)),
         ConfigKey("replica.fetch.wait.max.ms", "int", 500, at_least(0)),
         ConfigKey("replica.fetch.min.bytes", "int", 1, at_least(1)),
         ConfigKey("replica.fetch.max.bytes", "int", 1048576, at_least(0)),
         ConfigKey("replica.fetch.response.max.bytes", "int", 10485760, at_least(0)),
         ConfigKey("replica.fetch.backoff.ms", "int", 1000, at_least(0)),
+        ConfigKey("replica.high.watermark.checkpoint.interval.ms", "long", 5000, at_least(1)),
         # Group coordinator (pykafkad.coordinator.group)
         ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
         ConfigKey("offsets.topic.replication.factor", "short", 3, at_least(1)),

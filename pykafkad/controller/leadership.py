@@ -13,17 +13,22 @@ import logging
 
 import trio
 
+from pykafkad.config import BrokerConfig
 from pykafkad.controller.election import ControllerElection
 from pykafkad.controller.partition_leadership import next_state
 from pykafkad.metadata import znodes
 from pykafkad.metadata.cluster_metadata import ClusterMetadata
 from pykafkad.metadata.store import BadVersionError, NoNodeError, StoreError
+from pykafkad.topic_config import topic_setting
 
 log = logging.getLogger(__name__)
 
+UNCLEAN = "unclean.leader.election.enable"
+
 
 class PartitionLeadership:
-    def __init__(self, metadata: ClusterMetadata, election: ControllerElection) -> None:
+    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, election: ControllerElection) -> None:
+        self.config = config
         self.metadata = metadata
         self.store = metadata.store
         self.election = election
@@ -52,8 +57,9 @@ class PartitionLeadership:
     async def _reconcile(self, live: set[int], controller_epoch: int) -> bool:
         complete = True
         for topic in list(self.metadata.topics.values()):
+            unclean = (topic_setting(topic.configs, self.config, UNCLEAN) or "").lower() == "true"
             for partition in list(topic.partitions):
-                state = next_state(partition, live, controller_epoch)
+                state = next_state(partition, live, controller_epoch, unclean)
                 if state is None:
                     continue
                 try:

@@ -5,8 +5,13 @@ Given the partition's replicas, leader and ISR and the brokers alive now:
 - a dead leader is replaced by the first replica, in assignment order, that is alive and in the
   ISR (Kafka's offline partition election), with the dead ones removed from the ISR;
 - with no such replica the partition is offline: leader -1 and a new epoch, the ISR kept as it
-  was, so that the last in-sync replica is the one that may lead when it returns (Kafka without
-  ``unclean.leader.election.enable``).  An offline partition whose ISR member returns is led by it.
+  was, so that the last in-sync replica is the one that may lead when it returns.  An offline
+  partition whose ISR member returns is led by it.  With ``unclean.leader.election.enable`` the
+  first live replica leads instead, alone in the ISR, and what only the lost ones had is gone.
+
+The elections an operator asks for (ElectLeaders) are here too: the preferred one hands
+leadership back to the first assigned replica when it is alive and in sync; the unclean one
+leads an offline partition from any live replica.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from pykafkad.metadata.model import NO_LEADER, PartitionInfo
 from pykafkad.metadata.znodes import PartitionState
 
 
-def next_state(partition: PartitionInfo, live: set[int], controller_epoch: int) -> PartitionState | None:
+def next_state(partition: PartitionInfo, live: set[int], controller_epoch: int,
+               unclean: bool = False) -> PartitionState | None:
     """The state the partition should move to, or None when it is right as it is."""
     if partition.state_version < 0:
         return None  # no state yet: the topic's creation writes it
@@ -28,6 +34,33 @@ def next_state(partition: PartitionInfo, live: set[int], controller_epoch: int) 
     candidates = [r for r in partition.replicas if r in live_isr]
     if candidates:
         return PartitionState(candidates[0], epoch, live_isr, controller_epoch)
+    if unclean:
+        state = unclean_leader_state(partition, live, controller_epoch)
+        if state is not None:
+            return state
     if partition.leader != NO_LEADER:
         return PartitionState(NO_LEADER, epoch, list(partition.isr), controller_epoch)
     return None
+
+
+def preferred_leader_state(partition: PartitionInfo, live: set[int], controller_epoch: int) -> PartitionState | None:
+    """The preferred replica (the first assigned) leading in a new epoch, the ISR kept; None when it is
+    not alive and in sync (Kafka's PREFERRED_LEADER_NOT_AVAILABLE)."""
+    preferred = partition.replicas[0] if partition.replicas else NO_LEADER
+    if preferred not in live or preferred not in partition.isr:
+        return None
+    return PartitionState(preferred, partition.leader_epoch + 1, list(partition.isr), controller_epoch)
+
+
+def unclean_leader_state(partition: PartitionInfo, live: set[int], controller_epoch: int) -> PartitionState | None:
+    """A leader for a partition whose leader is gone: a live in-sync replica if there is one, else the
+    first live replica alone in the ISR (records only the lost replicas had are lost); None when no
+    replica is alive (Kafka's ELIGIBLE_LEADERS_NOT_AVAILABLE)."""
+    epoch = partition.leader_epoch + 1
+    in_sync = [r for r in partition.replicas if r in live and r in partition.isr]
+    if in_sync:
+        return PartitionState(in_sync[0], epoch, [r for r in partition.isr if r in live], controller_epoch)
+    alive = [r for r in partition.replicas if r in live]
+    if not alive:
+        return None
+    return PartitionState(alive[0], epoch, [alive[0]], controller_epoch)

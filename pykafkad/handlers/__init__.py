@@ -13,6 +13,7 @@ from pykafkad.handlers import (
     describe_cluster,
     describe_configs,
     describe_log_dirs,
+    elect_leaders,
     fetch,
     find_coordinator,
     group_offsets,
@@ -45,6 +46,7 @@ APIS: dict[int, Api] = {
         alter_configs,
         describe_log_dirs,
         delete_records,
+        elect_leaders,
     )
     for api in module.APIS
 }

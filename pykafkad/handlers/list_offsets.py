@@ -23,7 +23,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             index = part["partition_index"]
             try:
                 partition = broker.replicas.leader(name, index, part["current_leader_epoch"])
-                found = partition.fetch_offset_for_timestamp(part["timestamp"])
+                found = partition.fetch_offset_for_timestamp(part["timestamp"], from_client=body["replica_id"] < 0)
                 if found is None:
                     raise KafkaError(ErrorCode.INVALID_REQUEST)
             except KafkaError as e:

@@ -64,6 +64,9 @@ class Partition:
         self.replicas: list[int] = []
         self.isr: list[int] = []
         self.high_watermark = 0
+        # The log end offset when this replica last became leader (Kafka's leaderEpochStartOffset):
+        # until the high watermark reaches it, offsets lookups answer OFFSET_NOT_AVAILABLE (KIP-207).
+        self.leader_epoch_start_offset: int | None = None
         # Log end offsets the followers last fetched from (leader only).
         self._follower_end_offsets: dict[int, int] = {}
         # When each follower last fetched from at least the leader's log end offset as it was at its
@@ -93,6 +96,7 @@ class Partition:
         self.replicas = list(replicas)
         self.isr = list(isr)
         if new_term:
+            self.leader_epoch_start_offset = self.log.log_end_offset
             self._follower_end_offsets = {r: -1 for r in replicas if r != self.local_id}
             # Followers in the ISR start caught up: the lag clock runs from the new term.
             now = _now_ms()
@@ -109,8 +113,13 @@ class Partition:
         self.replicas = list(replicas)
         self.isr = list(isr)
         self._follower_end_offsets = {}
+        self.leader_epoch_start_offset = None
         self.pending_isr = None
         self.watchers.wake_all()
+
+    def restore_high_watermark(self, offset: int) -> None:
+        """Start from a checkpointed high watermark, within the log."""
+        self.high_watermark = max(self.log.log_start_offset, min(offset, self.log.log_end_offset))
 
     # -- replication, leader side ---------------------------------------------------------------
 
@@ -243,14 +252,19 @@ class Partition:
             return self.leader_epoch, self.log.log_end_offset
         return self.log.end_offset_for_epoch(leader_epoch)
 
-    def fetch_offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+    def fetch_offset_for_timestamp(self, timestamp: int, from_client: bool = True) -> tuple[int, int] | None:
         """ListOffsets on the leader: (offset, timestamp) for a target, None for an unknown special value.
 
         Latest is the high watermark, and nothing at or above it is reported, so a consumer is never
-        told of an offset it could lose.
+        told of an offset it could lose.  A new leader whose high watermark has not yet reached its
+        log end as it was when it took over answers a client OFFSET_NOT_AVAILABLE instead (KIP-207):
+        its high watermark still lags what earlier leaders may have told.
         """
-        unknown = (-1, -1)
+        lagging = (from_client and self.leader_epoch_start_offset is not None
+                   and self.leader_epoch_start_offset > self.high_watermark)
         if timestamp == LATEST:
+            if lagging:
+                raise self._offset_not_available()
             return self.high_watermark, -1
         if timestamp in (EARLIEST, EARLIEST_LOCAL):
             return self.log.log_start_offset, -1
@@ -261,5 +275,12 @@ class Partition:
         else:
             found = self.log.offset_for_timestamp(timestamp)
         if not found or found[0] >= self.high_watermark:
-            return unknown
+            if lagging:
+                raise self._offset_not_available()
+            return -1, -1
         return found[0], found[1]
+
+    def _offset_not_available(self) -> KafkaError:
+        return KafkaError(ErrorCode.OFFSET_NOT_AVAILABLE,
+                          f"The high watermark {self.high_watermark} of {self.topic}-{self.index} is behind "
+                          f"the start offset {self.leader_epoch_start_offset} of epoch {self.leader_epoch}.")

@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import trio
 
@@ -31,6 +32,7 @@ from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
+from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, Partition, check_leader_epoch
 from pykafkad.replica.replica_fetcher import ReplicaFetcher
@@ -101,6 +103,10 @@ class ReplicaManager:
         # Told when this broker starts or stops leading a partition (Kafka's onLeadershipChange: the
         # group coordinator loads and unloads the groups of a ``__consumer_offsets`` partition).
         self.leadership_listeners: list[Callable[[Partition, bool], None]] = []
+        # The checkpointed high watermarks, read when the first partition is made (after the logs
+        # are loaded), and what was last written to each log directory.
+        self._checkpointed: HighWatermarks | None = None
+        self._written_checkpoints: dict[Path, HighWatermarks] = {}
 
     # -- partition states ----------------------------------------------------------------------
 
@@ -118,6 +124,7 @@ class ReplicaManager:
                         missing.append(state.index)
                     continue
                 partition = Partition(topic.name, state.index, plog, self.config.node_id)
+                partition.restore_high_watermark(self._checkpointed_high_watermark(key))
                 self._partitions[key] = partition
             was_leader = partition.is_leader
             if state.leader == self.config.node_id:
@@ -160,10 +167,11 @@ class ReplicaManager:
         log.info("created logs of %s partition(s) %s placed on this broker", topic.name, indexes)
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Create missing logs from now on, until cancelled."""
+        """Create missing logs, shrink ISRs and checkpoint high watermarks from now on, until cancelled."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             nursery.start_soon(self._shrink_lagging_isrs)
+            nursery.start_soon(self._checkpoint_high_watermarks_periodically)
             task_status.started()
             await trio.sleep_forever()
 
@@ -211,6 +219,44 @@ class ReplicaManager:
                 isr = partition.lagging_isr(now, max_lag_ms)
                 if isr is not None and self._nursery is not None:
                     self._nursery.start_soon(self._isr.propose, partition, isr, "followers fell behind")
+
+    # -- high watermark checkpoint -------------------------------------------------------------
+
+    def _checkpointed_high_watermark(self, key: tuple[str, int]) -> int:
+        if self._checkpointed is None:
+            self._checkpointed = {}
+            for d in self.config.log_dirs:
+                self._checkpointed.update(read_checkpoint(d))
+        return self._checkpointed.get(key, 0)
+
+    def _due_checkpoints(self) -> dict[Path, HighWatermarks]:
+        """Each log directory's high watermarks, where they changed since last written."""
+        by_dir: dict[Path, HighWatermarks] = {d: {} for d in self.config.log_dirs}
+        for partition in self._partitions.values():
+            by_dir.setdefault(Path(partition.log.dir).parent, {})[(partition.topic, partition.index)] = \
+                partition.high_watermark
+        return {d: hws for d, hws in by_dir.items() if self._written_checkpoints.get(d) != hws}
+
+    def _write_checkpoints(self, due: dict[Path, HighWatermarks]) -> None:
+        for d, hws in due.items():
+            try:
+                write_checkpoint(d, hws)
+            except OSError as e:
+                log.error("writing the high watermark checkpoint in %s failed: %s", d, e)
+                continue
+            self._written_checkpoints[d] = hws
+
+    async def _checkpoint_high_watermarks_periodically(self) -> None:
+        interval_s = self.config["replica.high.watermark.checkpoint.interval.ms"] / 1000
+        while True:
+            await trio.sleep(interval_s)
+            due = self._due_checkpoints()
+            if due:
+                await trio.to_thread.run_sync(self._write_checkpoints, due)
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write every changed high watermark now (a clean shutdown, before the logs close)."""
+        self._write_checkpoints(self._due_checkpoints())
 
     def get(self, topic: str, index: int) -> Partition | None:
         return self._partitions.get((topic, index))
