@@ -34,7 +34,8 @@ def _create(cluster: Cluster, view: ZooKeeperView, topic: str, assignment: str, 
     run_tool("kafka-topics", args)
     for p, replicas in enumerate(assignment.split(",")):
         expected = sorted(int(r) for r in replicas.split(":"))
-        view.wait_data(STATE.format(topic=topic, partition=p), lambda s, e=expected: s is not None and sorted(s["isr"]) == e)
+        view.wait_data(STATE.format(topic=topic, partition=p),
+                       lambda s, e=expected: s is not None and sorted(s["isr"]) == e)
 
 
 def _leader_moves_off_and_back(cluster: Cluster, view: ZooKeeperView, overrides: dict[str, str]) -> dict:
