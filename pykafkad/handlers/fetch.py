@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.replica.replica_manager import FetchedData, FetchEntry
 from wire.error_codes import ErrorCode
 
@@ -65,11 +66,20 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],
         0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id)
     responses = []
-    for entry, slots in layout:
-        entry["partitions"] = [_partition_entry(index, slot if isinstance(slot, FetchedData) else results[slot])
-                               for index, slot in slots]
+    hints = LeaderHints(broker, FETCH_HINTED)
+    for (entry, slots), wanted in zip(layout, body["topics"], strict=True):
+        entry["partitions"] = []
+        topic = broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id else broker.topic(wanted["topic"])
+        for index, slot in slots:
+            data = slot if isinstance(slot, FetchedData) else results[slot]
+            answer = _partition_entry(index, data)
+            leader = hints.current_leader(topic.name, index, data.error) if topic is not None else None
+            if leader is not None:
+                answer["current_leader"] = leader
+            entry["partitions"].append(answer)
         responses.append(entry)
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses,
+            "node_endpoints": hints.node_endpoints()}
 
 
 APIS = [Api(1, "Fetch", 4, 17, handle)]

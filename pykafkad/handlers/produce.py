@@ -15,6 +15,7 @@ from pykafkad._rust_log import LogError
 from pykafkad.clock import now_ms
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.leader_hints import PRODUCE_HINTED, LeaderHints
 from pykafkad.replica.replica_manager import NOT_HOSTED, ProduceEntry
 from wire.error_codes import ErrorCode
 
@@ -96,6 +97,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     if acks == 0:
         return None
     responses = []
+    hints = LeaderHints(broker, PRODUCE_HINTED)
     for name, results in answers:
         partition_responses = []
         for result in results:
@@ -107,7 +109,11 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 partition_responses.append(_partition_error(entry.index, outcome.code, outcome.message,
                                                             outcome.record_errors))
             elif isinstance(outcome, KafkaError):
-                partition_responses.append(_partition_error(entry.index, outcome.code, outcome.message))
+                answer = _partition_error(entry.index, outcome.code, outcome.message)
+                leader = hints.current_leader(name, entry.index, outcome.code)
+                if leader is not None:
+                    answer["current_leader"] = leader
+                partition_responses.append(answer)
             else:
                 partition_responses.append({
                     "index": entry.index, "error_code": ErrorCode.NONE, "base_offset": outcome.base_offset,
@@ -115,7 +121,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                     "log_start_offset": outcome.log_start_offset, "record_errors": [], "error_message": None,
                 })
         responses.append({"name": name, "partition_responses": partition_responses})
-    return {"responses": responses, "throttle_time_ms": 0}
+    return {"responses": responses, "throttle_time_ms": 0, "node_endpoints": hints.node_endpoints()}
 
 
 APIS = [Api(0, "Produce", 0, 11, handle, reject_below=3)]
