@@ -105,7 +105,7 @@ class Controller:
             # of the same name.
             async with self._topic_change(name):
                 replicas = assignments or assign_replicas(list(self.metadata.brokers), num_partitions,
-                                                          replication_factor)
+                                                          replication_factor, racks=self._racks())
                 hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
                 paths = self.logs.plan_new(name, hosted)
                 opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
@@ -307,7 +307,11 @@ class Controller:
         brokers = sorted(self.metadata.brokers)
         start = brokers.index(existing[0][0]) if existing and existing[0][0] in brokers else None
         rf = min(len(existing[0]) if existing else 1, len(brokers))
-        return assign_replicas(brokers, added, rf, first_partition=len(existing), start_index=start)
+        return assign_replicas(brokers, added, rf, first_partition=len(existing), start_index=start,
+                               racks=self._racks())
+
+    def _racks(self) -> dict[int, str | None]:
+        return {b.node_id: b.rack for b in self.metadata.brokers.values()}
 
     def _topic_nodes_to_delete(self, topic: TopicInfo) -> list[Op]:
         name = topic.name
