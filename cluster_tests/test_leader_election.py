@@ -1,7 +1,7 @@
 """Leader elections beyond failover: the preferred leader comes back by ``kafka-leader-election.sh``
 (ElectLeaders) or by the controller's ``auto.leader.rebalance.enable`` check, and an offline
 partition is led from an out-of-sync replica only when ``unclean.leader.election.enable`` says so
-or an operator asks for an UNCLEAN election.
+(set before or after the partition went offline) or an operator asks for an UNCLEAN election.
 
 Three brokers on a real ZooKeeper, Kafka's own tools, partition states read from ZooKeeper.
 """
@@ -102,15 +102,16 @@ def test_an_offline_partition_is_led_unclean_only_when_allowed(cluster: Cluster)
     try:
         _create(cluster, view, "lenient", "1:2", "unclean.leader.election.enable=true")
         _create(cluster, view, "strict", "1:2")
-        for topic in ("lenient", "strict"):
+        _create(cluster, view, "later", "1:2")
+        for topic in ("lenient", "strict", "later"):
             produce(cluster.bootstrap, topic, list(range(5)))
 
         # Broker 2 leaves the ISR; then broker 1, the last in-sync replica, dies too.
         cluster.brokers[2].kill9()
-        for topic in ("lenient", "strict"):
+        for topic in ("lenient", "strict", "later"):
             view.wait_data(STATE.format(topic=topic, partition=0), lambda s: s["isr"] == [1])
         cluster.brokers[1].kill9()
-        for topic in ("lenient", "strict"):
+        for topic in ("lenient", "strict", "later"):
             view.wait_data(STATE.format(topic=topic, partition=0), lambda s: s["leader"] == -1)
 
         # Broker 2 returns: out of sync, it may lead only the topic that allows it.
@@ -118,13 +119,20 @@ def test_an_offline_partition_is_led_unclean_only_when_allowed(cluster: Cluster)
         lenient = view.wait_data(STATE.format(topic="lenient", partition=0), lambda s: s["leader"] == 2)
         assert lenient["isr"] == [2]
         assert view.json(STATE.format(topic="strict", partition=0))["leader"] == -1
+        assert view.json(STATE.format(topic="later", partition=0))["leader"] == -1
+
+        # Allowing it later elects at once, as Kafka's controller does on the config change.
+        run_tool("kafka-configs", ["--bootstrap-server", cluster.bootstrap, "--alter", "--entity-type", "topics",
+                                   "--entity-name", "later", "--add-config", "unclean.leader.election.enable=true"])
+        later = view.wait_data(STATE.format(topic="later", partition=0), lambda s: s["leader"] == 2)
+        assert later["isr"] == [2]
 
         out = _election(cluster, "--election-type", "UNCLEAN", "--topic", "strict", "--partition", "0")
         assert "Successfully completed leader election (UNCLEAN) for partitions strict-0" in out, out
         strict = view.json(STATE.format(topic="strict", partition=0))
         assert strict["leader"] == 2 and strict["isr"] == [2]
         # Both take writes again, from the records broker 2 had.
-        for topic in ("lenient", "strict"):
+        for topic in ("lenient", "strict", "later"):
             acked = produce(cluster.bootstrap, topic, [100])
             assert acked[100] == (0, 5)
     finally:

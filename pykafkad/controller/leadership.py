@@ -1,9 +1,10 @@
 """The controller keeping every partition led as brokers die and return.
 
-While this broker is the controller, each change of the live brokers (and its own election, when
-the previous controller may have died with work undone) runs every partition through
-``partition_leadership.next_state`` and writes the partitions that must change, each a
-conditional write of its state node on the version the cache last read.  A write that loses (a
+While this broker is the controller, each change of the live brokers or of configs (one may
+allow an unclean election), and its own election (the previous controller may have died with
+work undone), runs every partition through ``partition_leadership.next_state`` and writes the
+partitions that must change, each a conditional write of its state node on the version the
+cache last read.  A write that loses (a
 newer state was written meanwhile) is retried once the cache has the newer state.
 """
 
@@ -32,13 +33,20 @@ class PartitionLeadership:
         self.metadata = metadata
         self.store = metadata.store
         self.election = election
+        # Config changes seen: one may allow an unclean election for a partition offline now.
+        self._config_changes = 0
+        metadata.topic_configs_listeners.append(lambda _topic: self._configs_changed())
+        metadata.broker_configs_listeners.append(self._configs_changed)
 
-    def _situation(self) -> tuple[int, frozenset[int]]:
-        return self.election.epoch, frozenset(self.metadata.brokers)
+    def _configs_changed(self) -> None:
+        self._config_changes += 1
+
+    def _situation(self) -> tuple[int, frozenset[int], int]:
+        return self.election.epoch, frozenset(self.metadata.brokers), self._config_changes
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
-        done: tuple[int, frozenset[int]] | None = None
+        done: tuple[int, frozenset[int], int] | None = None
         while True:
             await self.metadata.wait_for(lambda d=done: self.election.is_controller and self._situation() != d)
             situation = self._situation()
