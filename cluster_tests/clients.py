@@ -63,14 +63,15 @@ def produce(bootstrap: str, topic: str, values: list[int], partition: int | None
 
 
 class Load:
-    """An idempotent acks=all producer writing numbered values on its own thread until stopped."""
+    """An idempotent acks=all producer writing numbered values on its own thread until stopped
+    (``settings`` are librdkafka's, added to those)."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, **settings: Any) -> None:
         self.topic = topic
         self.acked: dict[int, tuple[int, int]] = {}
         self.errors: list[str] = []
         self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
-                                   "linger.ms": 2, "message.timeout.ms": 120000})
+                                   "linger.ms": 2, "message.timeout.ms": 120000, **settings})
         self._stop = threading.Event()
         self._progress = threading.Condition()
         self._thread = threading.Thread(target=self._run, daemon=True)
