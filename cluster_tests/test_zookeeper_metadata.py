@@ -195,6 +195,10 @@ def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: C
 
 def test_a_broker_that_cannot_reach_zookeeper_says_so_in_one_line(tmp_path) -> None:
     nobody = free_port()
+    # What an earlier run left: a failed start must not overwrite it.
+    (tmp_path / "logs").mkdir()
+    checkpoint = tmp_path / "logs" / "replication-offset-checkpoint"
+    checkpoint.write_text("0\n1\nkept 0 42\n")
     result = subprocess.run(
         [sys.executable, "-m", "pykafkad", "serve", str(SERVER_PROPERTIES),
          "--override", f"log.dirs={tmp_path / 'logs'}", "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
@@ -205,3 +209,4 @@ def test_a_broker_that_cannot_reach_zookeeper_says_so_in_one_line(tmp_path) -> N
     assert last.startswith(f"pykafkad: cannot start: zookeeper.connect=127.0.0.1:{nobody}: cannot reach ZooKeeper"), \
         result.stderr
     assert "Traceback" not in result.stderr
+    assert checkpoint.read_text() == "0\n1\nkept 0 42\n"

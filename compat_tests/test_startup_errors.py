@@ -23,6 +23,7 @@ import pytest
 from compat_tests.broker_process import REPO_ROOT, SERVER_PROPERTIES, BrokerProcess, free_port
 from compat_tests.clients import ConfluentClient, create_topic, sample_records, unique_topic
 from pykafkad import __version__
+from pykafkad.replica.high_watermark_checkpoint import FILE_NAME as CHECKPOINT
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) ")
 EXIT_TIMEOUT_S = 30.0
@@ -57,13 +58,16 @@ def _one_error_line(stderr: str) -> str:
     return others[0]
 
 
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    """Every file and directory under ``root`` with its size and modification time."""
+def _snapshot(root: Path, running: bool = False) -> dict[str, tuple[int, int]]:
+    """Every file and directory under ``root`` with its size and modification time; of a ``running``
+    broker's directory, without the high watermark checkpoint that broker rewrites on its own."""
     if not root.exists():
         return {}
     found = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
+            if running and name == CHECKPOINT:
+                continue
             path = Path(dirpath, name)
             st = path.stat()
             found[str(path.relative_to(root))] = (st.st_size if path.is_file() else 0, st.st_mtime_ns)
@@ -123,7 +127,7 @@ def test_second_broker_on_a_live_log_dir_refuses_and_changes_nothing(tmp_path: P
         create_topic(first.bootstrap, topic)
         client = ConfluentClient(first.bootstrap)
         client.produce(topic, sample_records(5, 1_700_000_000_000))
-        before = _snapshot(first.log_dir)
+        before = _snapshot(first.log_dir, running=True)
 
         port = free_port()
         result = _serve(first.log_dir, f"PLAINTEXT://127.0.0.1:{port}", "node.id=2")
@@ -131,7 +135,11 @@ def test_second_broker_on_a_live_log_dir_refuses_and_changes_nothing(tmp_path: P
         assert _one_error_line(result.stderr) == (
             f"pykafkad: cannot start: log dir {first.log_dir} is in use by another broker "
             f"({first.log_dir / '.lock'} is locked); stop that broker or give this one other log.dirs")
-        assert _snapshot(first.log_dir) == before
+        assert _snapshot(first.log_dir, running=True) == before
+        # The refused broker wrote no high watermark checkpoint over the first one's.
+        checkpoint = first.log_dir / CHECKPOINT
+        lines = checkpoint.read_text().splitlines() if checkpoint.exists() else [f"{topic} 0 -"]
+        assert any(line.startswith(f"{topic} 0 ") for line in lines), lines
 
         # The first broker never noticed: it serves, and its own clean stop leaves the marker.
         client.produce(topic, sample_records(5, 1_700_000_001_000, tag="after"))

@@ -231,9 +231,9 @@ class ReplicaManager:
 
     def _due_checkpoints(self) -> dict[Path, HighWatermarks]:
         """Each log directory's high watermarks, where they changed since last written."""
-        by_dir: dict[Path, HighWatermarks] = {d: {} for d in self.config.log_dirs}
+        by_dir: dict[Path, HighWatermarks] = {d.resolve(): {} for d in self.config.log_dirs}
         for partition in self._partitions.values():
-            by_dir.setdefault(Path(partition.log.dir).parent, {})[(partition.topic, partition.index)] = \
+            by_dir.setdefault(Path(partition.log.dir).parent.resolve(), {})[(partition.topic, partition.index)] = \
                 partition.high_watermark
         return {d: hws for d, hws in by_dir.items() if self._written_checkpoints.get(d) != hws}
 
@@ -255,8 +255,11 @@ class ReplicaManager:
                 await trio.to_thread.run_sync(self._write_checkpoints, due)
 
     def checkpoint_high_watermarks(self) -> None:
-        """Write every changed high watermark now (a clean shutdown, before the logs close)."""
-        self._write_checkpoints(self._due_checkpoints())
+        """Write every changed high watermark now (a clean shutdown, before the logs close).  Nothing
+        before ``run`` started: the logs may not be this process's (a start that failed on a log
+        directory another broker holds must not touch that broker's files)."""
+        if self._nursery is not None:
+            self._write_checkpoints(self._due_checkpoints())
 
     def get(self, topic: str, index: int) -> Partition | None:
         return self._partitions.get((topic, index))
