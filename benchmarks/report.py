@@ -3,7 +3,8 @@
 Every ratio is pykafkad / Kafka, from the means of the rounds of one run of the harness.  The
 hand-written notes (optimisations and their measured effect, next steps) live in
 benchmarks/NOTES.md and are copied in verbatim, so the report can be regenerated at any time:
-`python -m benchmarks report <results.json>`.
+`python -m benchmarks report <results.json>`.  The three-broker cluster section (between its
+markers), which `python -m benchmarks.cluster` writes from its own results, is kept as it is.
 """
 
 from __future__ import annotations
@@ -317,5 +318,20 @@ def write_report(results_path: Path) -> Path:
     chart = out_dir / "results.png"
     has_chart = render_chart(results, chart)
     md = out_dir / "RESULTS.md"
-    md.write_text(render_markdown(results, chart.name if has_chart else None))
+    text = render_markdown(results, chart.name if has_chart else None)
+    kept = cluster_section(md.read_text()) if md.exists() else ""
+    md.write_text(text + ("\n" + kept + "\n" if kept else ""))
     return md
+
+
+# The three-broker cluster section that `python -m benchmarks.cluster` writes into RESULTS.md from its own
+# results (.cache/bench/cluster/results.json): regenerating the single-broker report keeps it, at the end.
+CLUSTER_BEGIN = "<!-- cluster-benchmark:begin (written by `python -m benchmarks.cluster`; notes: CLUSTER_NOTES.md) -->"
+CLUSTER_END = "<!-- cluster-benchmark:end -->"
+
+
+def cluster_section(text: str) -> str:
+    """The delimited cluster section of a RESULTS.md, markers included, or ""."""
+    begin = text.find(CLUSTER_BEGIN)
+    end = text.find(CLUSTER_END, begin)
+    return text[begin:end + len(CLUSTER_END)] if begin >= 0 and end > begin else ""

@@ -107,6 +107,7 @@ class Controller:
                 replicas = assignments or assign_replicas(list(self.metadata.brokers), num_partitions,
                                                           replication_factor, racks=self._racks())
                 hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
+                await self.logs.wait_removed(name)
                 paths = self.logs.plan_new(name, hosted)
                 opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
                 self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
@@ -244,14 +245,13 @@ class Controller:
             await self.store.commit(self._topic_nodes_to_delete(topic))
             # The cache drops the topic and the replica manager stops serving it.
             await self.metadata.wait_for(lambda: self.metadata.topics.get(name) is not topic)
-            detached = self.logs.detach_topic(topic)
             # After the metadata: a commit racing with this sees the topic gone and is refused.
             for listener in self.topic_deleted_listeners:
                 await listener(name)
-            # Removing thousands of partition directories takes seconds: off the event loop. The
-            # turn is held meanwhile, so a new topic of the same name waits for the old directories
-            # to be gone before creating its own.
-            await trio.to_thread.run_sync(self.logs.remove_logs, topic, detached)
+            # The replica manager removes the logs (off the event loop: seconds for thousands of
+            # partitions) when the cache drops the topic; the deletion is acknowledged once they
+            # are gone here.
+            await self.logs.wait_removed(name)
             log.info("deleted topic %s", name)
             return topic
 

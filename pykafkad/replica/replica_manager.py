@@ -150,6 +150,7 @@ class ReplicaManager:
     async def _create_logs(self, topic: TopicInfo, indexes: list[int]) -> None:
         """Create the logs of partitions placed here by another broker's request, then serve them."""
         try:
+            await self.logs.wait_removed(topic.name)
             settings = self.logs.log_settings(topic)
             paths = self.logs.plan_new(topic.name, indexes)
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
@@ -176,7 +177,14 @@ class ReplicaManager:
             await trio.sleep_forever()
 
     def remove_topic(self, topic: TopicInfo) -> None:
-        """Stop serving a deleted topic's partitions; waiters on them answer now."""
+        """Stop serving a deleted topic's partitions (waiters on them answer now) and remove their logs
+        in the background, on every broker that held them (Kafka's StopReplica with deletion)."""
+        detached, done = self.logs.detach_for_removal(topic)
+        if self._nursery is not None:
+            self._nursery.start_soon(self.logs.remove_detached, topic, detached, done)
+        else:
+            self.logs.remove_logs(topic, detached)
+            done.set()
         for state in topic.partitions:
             partition = self._partitions.pop((topic.name, state.index), None)
             if partition is not None:
