@@ -465,6 +465,17 @@ def zookeeper_version() -> str:
     return "unknown"
 
 
+def dirty(root: Path = REPO_ROOT) -> str:
+    """What `git status` says is uncommitted in the broker's own code (the run uses the working tree)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", "pykafkad", "rust_log", "wire", "configs"],
+                             cwd=root, capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    files = [line[3:] for line in out.splitlines() if line.strip()]
+    return f" + uncommitted changes to {', '.join(files)}" if files else ""
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.__main__ import loadavg, machine, versions
 
@@ -479,6 +490,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "meta": {"command": args.command_line, "rounds": args.rounds,
                  "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
                  "versions": {**versions(lib, REPO_ROOT), "zookeeper": zookeeper_version()}, "loadavg": []},
+                 "pykafkad_tree": dirty(),
         "workloads": [w.describe() for w in wls],
         "runs": [],
     }
@@ -599,6 +611,11 @@ def _summary(results: dict[str, Any]) -> list[str]:
                     "create_topic_s": "topic creation"}[metric]
             verdict = ("pykafkad ahead" if good else "**pykafkad behind**") if abs(r - 1) > 0.05 else "level"
             parts.append(f"{what} {r:.2f} ({verdict})")
+        py = report._mean(report._values(runs, "pykafkad", "brokers_rss_peak_mb"))
+        zk = report._mean(report._values(runs, "pykafkad", "zookeeper_rss_peak_mb"))
+        kf = report._mean(report._values(runs, "kafka", "brokers_rss_peak_mb"))
+        if py is not None and zk is not None and kf:
+            parts.append(f"memory with ZooKeeper's added to pykafkad's brokers {(py + zk) / kf:.2f}")
         if parts:
             lines.append(f"- {d['key']}: " + "; ".join(parts) + ".")
     runs = _runs_for(results, None)
@@ -608,6 +625,9 @@ def _summary(results: dict[str, Any]) -> list[str]:
         lines.append(f"- Cluster start-up {r:.2f} with ZooKeeper's start counted for pykafkad"
                      + (f", {rb:.2f} counting the brokers alone" if rb is not None else "")
                      + f" ({'pykafkad ahead' if r < 1 else '**pykafkad behind**'}).")
+    r = _ratio(runs, "stop_s")
+    if r is not None:
+        lines.append(f"- Stopping all three at once {r:.2f} ({'pykafkad ahead' if r < 1 else '**pykafkad behind**'}).")
     return lines
 
 
@@ -630,7 +650,8 @@ def render_section(results: dict[str, Any]) -> str:
            f"- Machine: {meta['machine']['cpu']}, {meta['machine']['cores']} cores, "
            f"{meta['machine']['mem_gb']:.1f} GB RAM; all seven processes (three brokers, ZooKeeper or not, the "
            "load generator) share those cores",
-           f"- pykafkad {v['pykafkad']} on {v['python']}, ZooKeeper {v.get('zookeeper', '?')} (-Xmx256m); "
+           f"- pykafkad {v['pykafkad']}{meta.get('pykafkad_tree', '')} on {v['python']}, "
+           f"ZooKeeper {v.get('zookeeper', '?')} (-Xmx256m); "
            f"Apache Kafka {v['kafka']}, each broker with -Xmx1G -Xms1G (kafka-server-start.sh); "
            f"librdkafka {v.get('librdkafka', '?')}",
            (f"- Load average (1 min) at each cluster's start and stop: min {min(ones):.2f}, mean "

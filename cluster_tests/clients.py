@@ -7,15 +7,20 @@ wait is on a delivery report, a poll or a ZooKeeper watch, never a fixed sleep.
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
-from compat_tests.java_tools import run_tool
+from compat_tests.java_tools import java_classpath, java_executable, run_tool
+from pykafkad.kafka_tools import JVM_OPTIONS, SCRIPTS
 
 STATE = "/brokers/topics/{topic}/partitions/{partition}/state"
 
@@ -109,6 +114,61 @@ class Load:
         self._stop.set()
         self._thread.join(30)
         assert self._producer.flush(120) == 0
+        assert not self.errors, self.errors[:5]
+
+
+class JavaLoad:
+    """Kafka's own Java producer under load: ``kafka-verifiable-producer`` (idempotent, acks=all by
+    the Java client's defaults) writing numbered values until stopped; each acknowledgement it
+    prints is recorded, as ``Load`` records librdkafka's."""
+
+    def __init__(self, bootstrap: str, topic: str, work_dir: Path) -> None:
+        self.topic = topic
+        self.acked: dict[int, tuple[int, int]] = {}
+        self.errors: list[str] = []
+        config = work_dir / f"verifiable-producer-{topic}.properties"
+        # The tool sets retries=0 unless told otherwise, which idempotence refuses.
+        config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=2\n"
+                          "delivery.timeout.ms=120000\n")
+        self._stderr = work_dir / f"verifiable-producer-{topic}.stderr"
+        self._proc = subprocess.Popen(
+            [java_executable(), *JVM_OPTIONS, "-cp", java_classpath(), SCRIPTS["kafka-verifiable-producer.sh"],
+             "--bootstrap-server", bootstrap, "--topic", topic, "--max-messages", "-1", "--throughput", "2000",
+             "--acks", "-1", "--producer.config", str(config)],
+            stdout=subprocess.PIPE, stderr=self._stderr.open("w"), text=True)
+        self._progress = threading.Condition()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            with self._progress:
+                if event.get("name") == "producer_send_success":
+                    self.acked[int(event["value"])] = (event["partition"], event["offset"])
+                elif event.get("name") == "producer_send_error":
+                    self.errors.append(f"{event.get('exception')}: {event.get('message')}")
+                self._progress.notify_all()
+        with self._progress:
+            self._progress.notify_all()  # the tool ended: a waiter stops waiting
+
+    def wait_acked(self, count: int, timeout: float = 90) -> None:
+        with self._progress:
+            reached = self._progress.wait_for(
+                lambda: len(self.acked) >= count or self.errors or self._proc.poll() is not None, timeout)
+        assert reached and not self.errors and len(self.acked) >= count, \
+            f"{len(self.acked)} of {count} acknowledged; errors {self.errors[:5]}; " \
+            f"tool stderr: {self._stderr.read_text()[-2000:]}"
+
+    def stop(self) -> None:
+        """SIGTERM: the tool flushes (waits for every acknowledgement) and exits."""
+        self._proc.send_signal(signal.SIGTERM)
+        self._proc.wait(150)
+        self._thread.join(10)
         assert not self.errors, self.errors[:5]
 
 

@@ -7,9 +7,11 @@ kafka-topics tool; waits are on ZooKeeper watches and on delivery reports, never
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from cluster_tests.clients import Load, create_topic, read_everything
+from cluster_tests.clients import JavaLoad, Load, create_topic, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.java_tools import run_tool
@@ -85,5 +87,43 @@ def test_a_rolling_restart_under_load_costs_clients_only_retriable_errors(cluste
         values = [v for v, _, _ in got]
         assert len(values) == len(set(values)), "a value appears twice"
         assert {v: (p, o) for v, p, o in got} == load.acked
+    finally:
+        view.close()
+
+
+@pytest.mark.cluster_timeout(420)
+def test_repeated_leader_kills_lose_nothing_for_librdkafka_and_the_java_producer(cluster: Cluster,
+                                                                                 tmp_path: Path) -> None:
+    """Three rounds of kill -9 of a partition's leader and its restart, under two idempotent acks=all
+    loads at once (confluent-kafka on one topic, Kafka's Java producer on another): afterwards each
+    acknowledged record is at its offset once, and the ISRs are whole."""
+    for node_id in (1, 2, 3):
+        cluster.start_broker(node_id, FAST_ISR)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+        for topic in ("rdkafka-load", "java-load"):
+            create_topic(cluster, topic, configs={"min.insync.replicas": "2"})
+        loads = {"rdkafka-load": Load(cluster.bootstrap, "rdkafka-load").start(),
+                 "java-load": JavaLoad(cluster.bootstrap, "java-load", tmp_path)}
+        for load in loads.values():
+            load.wait_acked(500)
+        for topic in ("rdkafka-load", "java-load", "rdkafka-load"):
+            path = f"/brokers/topics/{topic}/partitions/0/state"
+            leader = view.json(path)["leader"]
+            cluster.brokers[leader].kill9()
+            view.wait_data(path, lambda s, dead=leader: s["leader"] not in (dead, -1))
+            for load in loads.values():
+                load.wait_acked(len(load.acked) + 500)
+            cluster.start_broker(leader, FAST_ISR)
+            for t in loads:
+                view.wait_data(f"/brokers/topics/{t}/partitions/0/state", lambda s: len(s["isr"]) == 3)
+        for load in loads.values():
+            load.stop()
+        for topic, load in loads.items():
+            got = read_everything(cluster.bootstrap, topic, 1, len(load.acked))
+            values = [v for v, _, _ in got]
+            assert len(values) == len(set(values)), f"{topic}: a value appears twice"
+            assert {v: (p, o) for v, p, o in got} == load.acked, topic
     finally:
         view.close()

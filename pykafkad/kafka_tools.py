@@ -34,6 +34,7 @@ SCRIPTS: dict[str, str] = {
     "kafka-transactions.sh": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-reassign-partitions.sh": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-leader-election.sh": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-verifiable-producer.sh": "org.apache.kafka.tools.VerifiableProducer",
 }
 
 # Fast start for short-lived tools; slf4j-simple (the binding in the jars) at WARN, to stderr,
