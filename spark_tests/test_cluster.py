@@ -1,6 +1,7 @@
-"""Spark's Kafka source through a leader kill: a streaming query reads a replication-factor-3 topic
-of a three-broker pykafkad cluster while the leader of one of its partitions is killed -9 under
-acks=all load, and its file sink ends with every acknowledged record exactly once.
+"""Spark's Kafka source and sink through a leader kill: streaming queries read a replication-factor-3
+topic of a three-broker pykafkad cluster while the leader of one of its partitions is killed -9
+under acks=all load.  The file sink ends with every acknowledged record exactly once; the Kafka
+sink (a copy topic on the same cluster, at-least-once as Spark's Kafka sink is) with every one.
 
 The cluster and ZooKeeper fixtures are the cluster suite's; the SparkSession is this suite's.
 """
@@ -21,7 +22,7 @@ FAST_ISR = {"replica.lag.time.max.ms": "6000"}
 
 
 @pytest.mark.spark_timeout(300)
-def test_a_stream_reads_every_acknowledged_record_once_through_a_leader_kill(
+def test_streams_from_and_to_the_cluster_keep_every_acknowledged_record_through_a_leader_kill(
         spark: Any, cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811 - the fixture
     for node_id in (1, 2, 3):
         cluster.start_broker(node_id, FAST_ISR)
@@ -29,20 +30,30 @@ def test_a_stream_reads_every_acknowledged_record_once_through_a_leader_kill(
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         states = create_topic(cluster, "clicks", partitions=PARTITIONS, configs={"min.insync.replicas": "2"})
+        create_topic(cluster, "clicks-copy", partitions=PARTITIONS, configs={"min.insync.replicas": "2"})
         bootstrap = cluster.bootstrap
         out = tmp_path / "out"
-        query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-                 .option("subscribe", "clicks").option("startingOffsets", "earliest")
-                 # Kafka's AdminClient waits for a dead leader's node until default.api.timeout.ms (60 s)
-                 # before Spark asks again; a shorter one keeps the test short.
-                 .option("kafka.default.api.timeout.ms", "10000").option("kafka.request.timeout.ms", "5000")
-                 .load()
-                 .selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
-                 .writeStream.format("parquet").option("path", str(out))
-                 .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(processingTime="500 milliseconds")
-                 .start())
+
+        def source() -> Any:
+            return (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+                    .option("subscribe", "clicks").option("startingOffsets", "earliest")
+                    # Kafka's AdminClient waits for a dead leader's node until default.api.timeout.ms
+                    # (60 s) before Spark asks again; a shorter one keeps the test short.
+                    .option("kafka.default.api.timeout.ms", "10000").option("kafka.request.timeout.ms", "5000")
+                    .load())
+
+        to_files = (source().selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
+                    .writeStream.format("parquet").option("path", str(out))
+                    .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(processingTime="500 milliseconds")
+                    .start())
+        to_kafka = (source().selectExpr("key", "value").writeStream.format("kafka")
+                    .option("kafka.bootstrap.servers", bootstrap).option("topic", "clicks-copy")
+                    .option("checkpointLocation", str(tmp_path / "ckpt-copy"))
+                    .trigger(processingTime="500 milliseconds").start())
+        queries = [to_files, to_kafka]
         try:
-            query.processAllAvailable()  # the stream is running before the load and the kill
+            for query in queries:
+                query.processAllAvailable()  # the streams run before the load and the kill
             load = Load(bootstrap, "clicks").start()
             load.wait_acked(1000)
             leader = states[0]["leader"]
@@ -50,12 +61,19 @@ def test_a_stream_reads_every_acknowledged_record_once_through_a_leader_kill(
             view.wait_data("/brokers/topics/clicks/partitions/0/state", lambda s: s["leader"] not in (leader, -1))
             load.wait_acked(len(load.acked) + 1000)
             load.stop()
-            query.processAllAvailable()
-            assert query.exception() is None
+            for query in queries:
+                query.processAllAvailable()
+                assert query.exception() is None
         finally:
-            query.stop()
+            for query in queries:
+                query.stop()
+        copy = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", "clicks-copy").option("kafka.default.api.timeout.ms", "10000")
+                .option("kafka.request.timeout.ms", "5000").load())
+        copied = {int(bytes(r.value)) for r in copy.select("value").collect()}
     finally:
         view.close()
+    assert copied == set(load.acked), "the Kafka sink lost or invented records"
 
     rows = spark.read.parquet(str(out)).collect()
     got = [(int(r.value), r.partition, r.offset) for r in rows]
