@@ -96,9 +96,10 @@ def test_repeated_leader_kills_lose_nothing_for_librdkafka_and_the_java_producer
                                                                                  tmp_path: Path) -> None:
     """Three rounds of kill -9 of a partition's leader and its restart, under two idempotent acks=all
     loads at once (confluent-kafka on one topic, Kafka's Java producer on another): afterwards each
-    acknowledged record is at its offset once, and the ISRs are whole."""
+    acknowledged record is at its offset once, and the ISRs are whole.  Two replica fetchers per
+    leader (``num.replica.fetchers``) share the followed partitions."""
     for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, FAST_ISR)
+        cluster.start_broker(node_id, {**FAST_ISR, "num.replica.fetchers": "2"})
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
@@ -115,7 +116,7 @@ def test_repeated_leader_kills_lose_nothing_for_librdkafka_and_the_java_producer
             view.wait_data(path, lambda s, dead=leader: s["leader"] not in (dead, -1))
             for load in loads.values():
                 load.wait_acked(len(load.acked) + 500)
-            cluster.start_broker(leader, FAST_ISR)
+            cluster.start_broker(leader)
             for t in loads:
                 view.wait_data(f"/brokers/topics/{t}/partitions/0/state", lambda s: len(s["isr"]) == 3)
         for load in loads.values():

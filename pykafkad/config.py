@@ -129,6 +129,7 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("replica.fetch.response.max.bytes", "int", 10485760, at_least(0)),
         ConfigKey("replica.fetch.backoff.ms", "int", 1000, at_least(0)),
         ConfigKey("replica.high.watermark.checkpoint.interval.ms", "long", 5000, at_least(1)),
+        ConfigKey("num.replica.fetchers", "int", 1, at_least(1)),
         # Group coordinator (pykafkad.coordinator.group)
         ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
         ConfigKey("offsets.topic.replication.factor", "short", 3, at_least(1)),
@@ -153,7 +154,7 @@ ACCEPTED_UNUSED = frozenset(
         "num.recovery.threads.per.data.dir",
         "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
         "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
-        "num.replica.fetchers", "queued.max.requests",
+        "queued.max.requests",
     }
 )
 

@@ -30,6 +30,7 @@ import trio
 from pykafkad._rust_log import LogError
 from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
+from pykafkad.java_hash import java_string_hash
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
@@ -95,8 +96,9 @@ class ReplicaManager:
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._nursery: trio.Nursery | None = None
         self._creating: set[tuple[str, int]] = set()
-        # One fetcher per leader broker this broker follows partitions of.
-        self._fetchers: dict[int, ReplicaFetcher] = {}
+        # ``num.replica.fetchers`` fetchers per leader broker this broker follows partitions of, keyed
+        # by (leader, fetcher id); a partition goes to the fetcher Kafka's hash picks.
+        self._fetchers: dict[tuple[int, int], ReplicaFetcher] = {}
         # Woken at shutdown, so long-polls answer with what they have.
         self._shutdown = Watchers()
         self.shutting_down = False
@@ -205,9 +207,10 @@ class ReplicaManager:
         leader = partition.leader_id
         if leader < 0 or leader == self.config.node_id or self._nursery is None:
             return
-        fetcher = self._fetchers.get(leader)
+        key = (leader, fetcher_id(partition.topic, partition.index, self.config["num.replica.fetchers"]))
+        fetcher = self._fetchers.get(key)
         if fetcher is None:
-            fetcher = self._fetchers[leader] = ReplicaFetcher(leader, self.config, self._brokers.get)
+            fetcher = self._fetchers[key] = ReplicaFetcher(leader, self.config, self._brokers.get)
             self._nursery.start_soon(fetcher.run, name=f"replica fetcher from {leader}")
         if (partition.topic, partition.index) not in fetcher.partitions:
             fetcher.add(partition)
@@ -416,6 +419,13 @@ class ReplicaManager:
                 return True
             size += len(entry.records)
         return size > INLINE_APPEND_BYTES
+
+
+def fetcher_id(topic: str, index: int, fetchers: int) -> int:
+    """Kafka's ``AbstractFetcherManager.getFetcherId``: abs(31 * topic.hashCode + partition) % fetchers."""
+    h = (31 * java_string_hash(topic) + index) & 0xFFFFFFFF
+    h = h - (1 << 32) if h >= 1 << 31 else h
+    return (0 if h == -(1 << 31) else abs(h)) % fetchers
 
 
 def _append_all(batches: list[tuple[object, bytes | memoryview, int]],
