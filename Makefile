@@ -13,7 +13,7 @@ ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
-.PHONY: bench bench-quick bench-deps cluster
+.PHONY: bench bench-quick bench-cluster bench-deps cluster
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
 cluster: build tools
@@ -108,6 +108,11 @@ bench: bench-deps
 
 bench-quick: bench-deps
 	$(PY) -m benchmarks --profile quick
+
+# Three pykafkad brokers on ZooKeeper against a three-node KRaft Kafka (benchmarks/cluster.py):
+# writes the "Three-broker cluster" section of benchmarks/RESULTS.md.
+bench-cluster: bench-deps zookeeper-deps
+	$(PY) -m benchmarks.cluster
 
 clean:
 	rm -rf $(VENV) target $(CACHE)

@@ -101,6 +101,8 @@ class ZooKeeperMetadataStore:
         self._token: trio.lowlevel.TrioToken | None = None
         self._session_callbacks: list[Callable[[], None]] = []
         self._lost = False
+        # Set by close: the session kazoo then reports lost is ours to end, not an expiry.
+        self._closing = False
 
     @property
     def description(self) -> str:
@@ -124,6 +126,7 @@ class ZooKeeperMetadataStore:
         self._zk.add_listener(self._state_changed)
 
     async def close(self) -> None:
+        self._closing = True
         await trio.to_thread.run_sync(self._zk.stop)
         await trio.to_thread.run_sync(self._zk.close)
 
@@ -132,6 +135,8 @@ class ZooKeeperMetadataStore:
 
     def _state_changed(self, state: str) -> None:
         """kazoo's connection listener, on kazoo's thread: must not block."""
+        if self._closing:
+            return
         if state == KazooState.LOST:
             self._lost = True
             log.warning("ZooKeeper session expired: this broker's registrations are gone until a new session")
