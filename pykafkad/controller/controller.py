@@ -107,7 +107,7 @@ class Controller:
                 replicas = assignments or assign_replicas(list(self.metadata.brokers), num_partitions,
                                                           replication_factor, racks=self._racks())
                 hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
-                await self.logs.wait_removed(name)
+                await self.replicas.wait_removed(name)
                 paths = self.logs.plan_new(name, hosted)
                 opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
                 self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
@@ -251,7 +251,7 @@ class Controller:
             # The replica manager removes the logs (off the event loop: seconds for thousands of
             # partitions) when the cache drops the topic; the deletion is acknowledged once they
             # are gone here.
-            await self.logs.wait_removed(name)
+            await self.replicas.wait_removed(name)
             log.info("deleted topic %s", name)
             return topic
 

@@ -14,8 +14,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import trio
-
 from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
@@ -57,9 +55,6 @@ class LogManager:
         self._clean: dict[Path, bool] = {}
         # Until load_all has run, a close marks clean only the dirs that were clean at start.
         self._loaded = False
-        # Per topic name, the removals of a deleted topic's logs still under way: a topic created
-        # again under the name makes its directories only once they are done.
-        self._removals: dict[str, list[trio.Event]] = {}
         for d in config.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
             marker = d / CLEAN_SHUTDOWN_FILE
@@ -208,31 +203,6 @@ class LogManager:
         self.topic_settings.pop(topic.name, None)
         return [plog for p in topic.partitions
                 if (plog := self.logs.pop((topic.name, p.index), None)) is not None]
-
-    def detach_for_removal(self, topic: TopicInfo) -> tuple[list[PartitionLog], trio.Event]:
-        """Stop serving a deleted topic's logs now and note their removal as under way; hand both to
-        ``remove_detached`` (on every broker, whoever deleted the topic)."""
-        done = trio.Event()
-        self._removals.setdefault(topic.name, []).append(done)
-        return self.detach_topic(topic), done
-
-    async def remove_detached(self, topic: TopicInfo, detached: list[PartitionLog], done: trio.Event) -> None:
-        """Close and remove what ``detach_for_removal`` took, on a worker thread."""
-        try:
-            await trio.to_thread.run_sync(self.remove_logs, topic, detached)
-        finally:
-            done.set()
-            pending = self._removals.get(topic.name, [])
-            if done in pending:
-                pending.remove(done)
-            if not pending:
-                self._removals.pop(topic.name, None)
-            log.info("removed the logs of deleted topic %s", topic.name)
-
-    async def wait_removed(self, name: str) -> None:
-        """Until every removal of an earlier topic ``name``'s logs is done."""
-        for done in list(self._removals.get(name, ())):
-            await done.wait()
 
     def remove_logs(self, topic: TopicInfo, detached: list[PartitionLog]) -> None:
         """Close and remove a detached topic's logs: seconds for thousands, so run on a worker thread."""

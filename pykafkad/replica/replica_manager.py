@@ -27,7 +27,7 @@ from pathlib import Path
 
 import trio
 
-from pykafkad._rust_log import LogError
+from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.java_hash import java_string_hash
@@ -109,6 +109,8 @@ class ReplicaManager:
         # are loaded), and what was last written to each log directory.
         self._checkpointed: HighWatermarks | None = None
         self._written_checkpoints: dict[Path, HighWatermarks] = {}
+        # Per topic name, the removals of a deleted topic's logs still under way.
+        self._removals: dict[str, list[trio.Event]] = {}
 
     # -- partition states ----------------------------------------------------------------------
 
@@ -152,7 +154,7 @@ class ReplicaManager:
     async def _create_logs(self, topic: TopicInfo, indexes: list[int]) -> None:
         """Create the logs of partitions placed here by another broker's request, then serve them."""
         try:
-            await self.logs.wait_removed(topic.name)
+            await self.wait_removed(topic.name)
             settings = self.logs.log_settings(topic)
             paths = self.logs.plan_new(topic.name, indexes)
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
@@ -181,12 +183,14 @@ class ReplicaManager:
     def remove_topic(self, topic: TopicInfo) -> None:
         """Stop serving a deleted topic's partitions (waiters on them answer now) and remove their logs
         in the background, on every broker that held them (Kafka's StopReplica with deletion)."""
-        detached, done = self.logs.detach_for_removal(topic)
+        detached = self.logs.detach_topic(topic)
+        done = trio.Event()
+        self._removals.setdefault(topic.name, []).append(done)
         if self._nursery is not None:
-            self._nursery.start_soon(self.logs.remove_detached, topic, detached, done)
+            self._nursery.start_soon(self._remove_logs, topic, detached, done)
         else:
             self.logs.remove_logs(topic, detached)
-            done.set()
+            self._removed(topic.name, done)
         for state in topic.partitions:
             partition = self._partitions.pop((topic.name, state.index), None)
             if partition is not None:
@@ -196,6 +200,27 @@ class ReplicaManager:
                 partition.watchers.wake_all()
                 if was_leader:
                     self._leadership_changed(partition, False)
+
+    async def _remove_logs(self, topic: TopicInfo, detached: list[PartitionLog], done: trio.Event) -> None:
+        try:
+            await trio.to_thread.run_sync(self.logs.remove_logs, topic, detached)
+        finally:
+            self._removed(topic.name, done)
+        log.info("removed the logs of deleted topic %s", topic.name)
+
+    def _removed(self, name: str, done: trio.Event) -> None:
+        done.set()
+        pending = self._removals.get(name, [])
+        if done in pending:
+            pending.remove(done)
+        if not pending:
+            self._removals.pop(name, None)
+
+    async def wait_removed(self, name: str) -> None:
+        """Until every removal of an earlier topic ``name``'s logs is done (a topic created again under
+        the name makes its directories only then)."""
+        for done in list(self._removals.get(name, ())):
+            await done.wait()
 
     def _leadership_changed(self, partition: Partition, leads: bool) -> None:
         for listener in self.leadership_listeners:
