@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,6 +116,20 @@ class ProcessWatch:
         self.usage.wall_s = time.monotonic() - self._t0
 
 
+def wait_listening(name: str, port: int, deadline: float, check_alive: Callable[[], None]) -> None:
+    """Until something accepts connections on 127.0.0.1:``port``; BrokerStartError past ``deadline``
+    (``check_alive`` raises when the process died meanwhile)."""
+    while True:
+        check_alive()
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise BrokerStartError(f"{name} never listened on {port}") from None
+            time.sleep(0.01)
+
+
 class BrokerUnderTest:
     """One broker process under test; subclasses say how to launch it."""
 
@@ -177,15 +192,7 @@ class BrokerUnderTest:
         from confluent_kafka import KafkaException, Producer
 
         deadline = t0 + START_TIMEOUT_S
-        while True:
-            self._check_alive()
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise BrokerStartError(f"{self.name} never listened on {self.port}") from None
-                time.sleep(0.01)
+        wait_listening(self.name, self.port, deadline, self._check_alive)
         producer = Producer({
             "bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 0,
             "reconnect.backoff.ms": 10, "reconnect.backoff.max.ms": 100, "retry.backoff.ms": 20,

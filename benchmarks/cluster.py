@@ -30,7 +30,6 @@ import datetime
 import json
 import shlex
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,9 +51,10 @@ from benchmarks.brokers import (
     free_port,
     install_cleanup,
     rss_bytes,
+    wait_listening,
 )
-from benchmarks.workloads import WorkloadError, parse_consumer_perf, parse_producer_perf, rdkafka, run_tool
-from cluster_tests.zookeeper_server import TICK_MS, ZooKeeperServer, _java
+from benchmarks.workloads import WorkloadError, consume_records, produce_records, rdkafka
+from cluster_tests.zookeeper_server import ZooKeeperServer
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -106,24 +106,15 @@ class Node(BrokerUnderTest):
 class BenchZooKeeper(ZooKeeperServer):
     """cluster_tests' ZooKeeper, started so that it dies with the harness, and stopped at its exit."""
 
+    preexec_fn = staticmethod(die_with_parent)
+
     def start(self) -> BenchZooKeeper:
-        config = self.data_dir.parent / "zoo.cfg"
-        config.write_text(f"tickTime={TICK_MS}\ndataDir={self.data_dir}\nclientPort={self.port}\n"
-                          "clientPortAddress=127.0.0.1\nmaxSessionTimeout=60000\n4lw.commands.whitelist=ruok\n"
-                          "jute.maxbuffer=16777216\n")
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(_java("org.apache.zookeeper.server.quorum.QuorumPeerMain", str(config)),
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                         preexec_fn=die_with_parent)
         _LIVE.append(self)  # type: ignore[arg-type] - stop_all only calls stop() and proc.kill()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise BrokerStartError(f"ZooKeeper exited with {self.proc.returncode}:\n{self.log_tail()}")
-            if self._ruok():
-                return self
-            time.sleep(0.05)
-        raise BrokerStartError(f"ZooKeeper did not answer within 60 s\n{self.log_tail()}")
+        try:
+            super().start()
+        except AssertionError as e:  # cluster_tests' failure, as the harness reports a start that failed
+            raise BrokerStartError(str(e)) from None
+        return self
 
     def stop(self) -> None:
         if self in _LIVE:
@@ -286,15 +277,7 @@ def wait_ready(cluster: Cluster, t0: float) -> None:
 
     deadline = t0 + START_TIMEOUT_S
     for node in cluster.nodes:
-        while True:
-            _check_alive(cluster)
-            try:
-                with socket.create_connection(("127.0.0.1", node.port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise BrokerStartError(f"{node.name} never listened on {node.port}") from None
-                time.sleep(0.01)
+        wait_listening(node.name, node.port, deadline, lambda: _check_alive(cluster))
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
     while True:
         _check_alive(cluster)
@@ -407,27 +390,11 @@ class ClusterThroughput:
         create_s = create_topic(cluster, topic, self.partitions)
         nbytes = self.records * self.record_size
         with watch(_pids(cluster)) as produce_usage:
-            if self.client == "java":
-                out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ProducerPerformance", [
-                    "--topic", topic, "--num-records", str(self.records), "--record-size", str(self.record_size),
-                    "--throughput", "-1", "--producer-props", f"bootstrap.servers={cluster.bootstrap}",
-                    f"acks={self.acks}"], lib))
-                produced = parse_producer_perf(out)
-            else:
-                produced = rdkafka("produce", {"bootstrap": cluster.bootstrap, "topic": topic,
-                                               "records": self.records, "record_size": self.record_size,
-                                               "acks": self.acks, "compression": "none"})
+            produced = produce_records(self.client, cluster.bootstrap, topic, self.records, self.record_size,
+                                       self.acks, "none", lib)
         with watch(_pids(cluster)) as consume_usage:
-            if self.client == "java":
-                out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ConsumerPerformance", [
-                    "--bootstrap-server", cluster.bootstrap, "--topic", topic, "--messages", str(self.records),
-                    "--timeout", "60000"], lib))
-                consumed = parse_consumer_perf(out)
-            else:
-                consumed = rdkafka("consume", {"bootstrap": cluster.bootstrap, "topic": topic,
-                                               "records": self.records, "record_size": self.record_size,
-                                               "partitions": self.partitions,
-                                               "consumer_config": {"fetch.queue.backoff.ms": "10"}})
+            consumed = consume_records(self.client, cluster.bootstrap, topic, self.records, self.record_size,
+                                       self.partitions, {"fetch.queue.backoff.ms": "10"}, lib)
         if consumed["records"] < self.records:
             raise WorkloadError(f"consumed {consumed['records']} of {self.records} records")
         rss, _, zk_rss = _broker_sums(cluster, [produce_usage, consume_usage])

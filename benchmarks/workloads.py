@@ -119,6 +119,34 @@ def create_topic(bootstrap: str, name: str, partitions: int, timeout: float = 30
     raise WorkloadError(f"topic {name} not ready with {partitions} partitions within {timeout}s")
 
 
+def produce_records(client: str, bootstrap: str, topic: str, records: int, record_size: int, acks: str,
+                    compression: str, lib: Path) -> dict[str, float]:
+    """Produce ``records`` as fast as the client goes: Kafka's ProducerPerformance ("java") or the
+    rdkafka client; its report (``records_s``, and latencies when the client gives them)."""
+    if client == "java":
+        out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ProducerPerformance", [
+            "--topic", topic, "--num-records", str(records), "--record-size", str(record_size),
+            "--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}",
+            f"acks={acks}", f"compression.type={compression}"], lib))
+        return parse_producer_perf(out)
+    return rdkafka("produce", {"bootstrap": bootstrap, "topic": topic, "records": records,
+                               "record_size": record_size, "acks": acks, "compression": compression})
+
+
+def consume_records(client: str, bootstrap: str, topic: str, records: int, record_size: int, partitions: int,
+                    consumer_config: dict[str, str], lib: Path) -> dict[str, float]:
+    """Consume ``records`` from ``topic``: Kafka's ConsumerPerformance ("java", which ignores
+    ``consumer_config``) or the rdkafka client; its report (``records``, ``records_s``)."""
+    if client == "java":
+        out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ConsumerPerformance", [
+            "--bootstrap-server", bootstrap, "--topic", topic, "--messages", str(records),
+            "--timeout", "60000"], lib))
+        return parse_consumer_perf(out)
+    return rdkafka("consume", {"bootstrap": bootstrap, "topic": topic, "records": records,
+                               "record_size": record_size, "partitions": partitions,
+                               "consumer_config": consumer_config})
+
+
 def _per_gb(usage: Usage, nbytes: float) -> float:
     return usage.cpu_s / (nbytes / GB) if nbytes else float("nan")
 
@@ -164,16 +192,8 @@ class Throughput:
         nbytes = self.records * self.record_size
         result: dict[str, Any] = {}
         with ProcessWatch(broker.pid) as watch:
-            if self.client == "java":
-                out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ProducerPerformance", [
-                    "--topic", topic, "--num-records", str(self.records), "--record-size", str(self.record_size),
-                    "--throughput", "-1", "--producer-props", f"bootstrap.servers={broker.bootstrap}",
-                    f"acks={self.acks}", f"compression.type={self.compression}"], lib))
-                produced = parse_producer_perf(out)
-            else:
-                produced = rdkafka("produce", {"bootstrap": broker.bootstrap, "topic": topic,
-                                               "records": self.records, "record_size": self.record_size,
-                                               "acks": self.acks, "compression": self.compression})
+            produced = produce_records(self.client, broker.bootstrap, topic, self.records, self.record_size,
+                                       self.acks, self.compression, lib)
         result.update({
             "produce_records_s": produced["records_s"],
             "produce_mb_s": produced["records_s"] * self.record_size / 1e6,
@@ -183,16 +203,8 @@ class Throughput:
         if "latency_p99_ms" in produced:
             result["produce_latency_p99_ms"] = produced["latency_p99_ms"]
         with ProcessWatch(broker.pid) as watch:
-            if self.client == "java":
-                out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ConsumerPerformance", [
-                    "--bootstrap-server", broker.bootstrap, "--topic", topic, "--messages", str(self.records),
-                    "--timeout", "60000"], lib))
-                consumed = parse_consumer_perf(out)
-            else:
-                consumed = rdkafka("consume", {"bootstrap": broker.bootstrap, "topic": topic,
-                                               "records": self.records, "record_size": self.record_size,
-                                               "partitions": self.partitions,
-                                               "consumer_config": dict(self.consumer_config)})
+            consumed = consume_records(self.client, broker.bootstrap, topic, self.records, self.record_size,
+                                       self.partitions, dict(self.consumer_config), lib)
         if consumed["records"] < self.records:
             raise WorkloadError(f"consumed {consumed['records']} of {self.records} records")
         result.update({

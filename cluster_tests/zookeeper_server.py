@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from compat_tests.broker_process import REPO_ROOT, free_port
@@ -31,6 +32,9 @@ def _java(main: str, *args: str) -> list[str]:
 
 
 class ZooKeeperServer:
+    # Run in the child before ZooKeeper's JVM starts (a harness makes it die with its parent).
+    preexec_fn: Callable[[], None] | None = None
+
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -53,7 +57,7 @@ class ZooKeeperServer:
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(
                 _java("org.apache.zookeeper.server.quorum.QuorumPeerMain", str(config)),
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
