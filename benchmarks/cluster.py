@@ -12,8 +12,10 @@ and `group.initial.rebalance.delay.ms=0`, and otherwise the same settings as the
 
 Each round starts pykafkad's cluster, runs every workload on it, stops it, then does the same with
 Kafka's (fresh data directories every time; only one cluster runs at a time).  Every workload creates
-a topic of replication factor 3 with `min.insync.replicas=2`, produces its records, then consumes them
-all; the brokers' CPU and resident memory are read from /proc while it runs.
+a topic of replication factor 3 with `min.insync.replicas=2`.  The throughput workloads produce their
+records, then consume them all; the latency workloads send records at a fixed rate (librdkafka) or one
+at a time (Kafka's EndToEndLatency) and time each from send to receipt.  The brokers' CPU and resident
+memory are read from /proc while each runs.
 
 Start-up is measured from the exec of the first process (ZooKeeper's, for pykafkad) to the first
 acks=all record acknowledged on a new replication-factor-3 topic, once metadata lists three brokers.
@@ -53,7 +55,14 @@ from benchmarks.brokers import (
     rss_bytes,
     wait_listening,
 )
-from benchmarks.workloads import WorkloadError, consume_records, produce_records, rdkafka
+from benchmarks.workloads import (
+    LATENCY_WARMUP_S,
+    WorkloadError,
+    consume_records,
+    measure_latency,
+    produce_records,
+    rdkafka,
+)
 from cluster_tests.zookeeper_server import ZooKeeperServer
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -372,6 +381,7 @@ class ClusterThroughput:
     acks: str
     records: int
     partitions: int = 3
+    kind: str = "throughput"
 
     @property
     def key(self) -> str:
@@ -415,10 +425,52 @@ class ClusterThroughput:
         return result
 
 
-def workloads(records: int, small_records: int) -> list[ClusterThroughput]:
-    out = [ClusterThroughput("java", 1024, "all", records), ClusterThroughput("librdkafka", 1024, "all", records)]
+@dataclass(frozen=True)
+class ClusterLatency:
+    client: str          # "librdkafka" (fixed rate, timestamped) or "java" (EndToEndLatency, one in flight)
+    record_size: int
+    rate: int            # records per second; the Java tool sends rate * seconds records one at a time
+    seconds: float
+    acks: str = "all"
+    kind: str = "latency"
+
+    @property
+    def key(self) -> str:
+        size = f"{self.record_size // 1024}KiB" if self.record_size >= 1024 else f"{self.record_size}B"
+        if self.client == "java":
+            return f"e2e EndToEndLatency {size} RF3 acks={self.acks} {int(self.rate * self.seconds)} records"
+        return f"e2e librdkafka {size} RF3 acks={self.acks} @{self.rate}/s"
+
+    def describe(self) -> dict[str, Any]:
+        return {**asdict(self), "key": self.key}
+
+    def run(self, cluster: Cluster, lib: Path) -> dict[str, Any]:
+        # As on one broker: an unmeasured warm-up on another topic first, so no JVM is measured cold.
+        warm = f"latency-warmup-{self.client}-{self.record_size}-{self.acks}"
+        create_topic(cluster, warm, 1)
+        measure_latency(self.client, cluster.bootstrap, warm, self.rate, LATENCY_WARMUP_S, self.record_size,
+                        self.acks, lib)
+        topic = f"latency-{self.client}-{self.record_size}-{self.acks}"
+        create_topic(cluster, topic, 1)
+        with watch(_pids(cluster)) as usage:
+            lat = measure_latency(self.client, cluster.bootstrap, topic, self.rate, self.seconds,
+                                  self.record_size, self.acks, lib)
+        rss, cpu, _ = _broker_sums(cluster, [usage])
+        wall = usage[cluster.nodes[0].name].wall_s
+        return {"p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"], "p999_ms": lat["p999_ms"],
+                "brokers_rss_peak_mb": rss, "brokers_cpu_s_per_s": cpu / wall if wall else float("nan")}
+
+
+Workload = ClusterThroughput | ClusterLatency
+
+
+def workloads(records: int, small_records: int, latency_s: float) -> list[Workload]:
+    out: list[Workload] = [ClusterThroughput("java", 1024, "all", records),
+                           ClusterThroughput("librdkafka", 1024, "all", records)]
     if small_records:
         out.append(ClusterThroughput("librdkafka", 100, "1", small_records))
+    if latency_s:
+        out += [ClusterLatency("librdkafka", 1024, 2000, latency_s), ClusterLatency("java", 1024, 200, latency_s)]
     return out
 
 
@@ -452,7 +504,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     work = out_dir / "run"
     clusters: dict[str, Cluster] = {"pykafkad": PykafkadCluster(work), "kafka": KafkaCluster(work, lib)}
     order = [b for b in ("pykafkad", "kafka") if b in args.brokers.split(",")]
-    wls = workloads(args.records, args.small_records)
+    wls = workloads(args.records, args.small_records, args.latency_seconds)
     results: dict[str, Any] = {
         "meta": {"command": args.command_line, "rounds": args.rounds,
                  "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
@@ -518,6 +570,13 @@ METRICS = {
     "produce_cpu_s_per_gb": ("brokers' CPU s per GB produced (three summed)", "lower"),
     "consume_cpu_s_per_gb": ("brokers' CPU s per GB consumed (three summed)", "lower"),
 }
+LATENCY_METRICS = {
+    "p50_ms": ("end-to-end p50 ms", "lower"),
+    "p99_ms": ("end-to-end p99 ms", "lower"),
+    "p999_ms": ("end-to-end p99.9 ms", "lower"),
+    "brokers_rss_peak_mb": ("peak RSS of the three brokers, summed, MB", "lower"),
+    "brokers_cpu_s_per_s": ("the three brokers' CPU s per second, summed", "lower"),
+}
 STARTUP_METRICS = {
     "start_s": ("cluster start-up, s (first exec to first acks=all record on an RF 3 topic)", "lower"),
     "brokers_start_s": ("brokers only, s (from the brokers' exec)", "lower"),
@@ -568,6 +627,15 @@ def _summary(results: dict[str, Any]) -> list[str]:
     for d in results["workloads"]:
         runs = _runs_for(results, d["key"])
         parts = []
+        if d.get("kind") == "latency":
+            for metric, what in (("p99_ms", "p99 end-to-end latency"), ("p50_ms", "p50")):
+                r = _ratio(runs, metric)
+                if r is not None:
+                    verdict = ("pykafkad ahead" if r < 1 else "**pykafkad behind**") if abs(r - 1) > 0.05 else "level"
+                    parts.append(f"{what} {r:.2f} ({verdict})")
+            if parts:
+                lines.append(f"- {d['key']}: " + "; ".join(parts) + ".")
+            continue
         for metric in ("produce_mb_s", "consume_mb_s", "brokers_rss_peak_mb", "create_topic_s"):
             r = _ratio(runs, metric)
             if r is None:
@@ -598,6 +666,15 @@ def _summary(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _failures(results: dict[str, Any], key: str) -> list[str]:
+    out = []
+    for r in results["runs"]:
+        w = r.get("workloads", {}).get(key)
+        if w and "error" in w:
+            out += [f"- {r['broker']} round {r['round'] + 1} failed: `{w['error'][:300]}`", ""]
+    return out
+
+
 def render_section(results: dict[str, Any]) -> str:
     meta = results["meta"]
     v = meta["versions"]
@@ -609,8 +686,9 @@ def render_section(results: dict[str, Any]) -> str:
            "pykafkad / Kafka of the means of the rounds. Each round starts pykafkad's cluster, runs every "
            "workload on it and stops it, then does the same with Kafka's: fresh data directories every time, "
            "only one cluster running at a time. Every workload creates a topic of replication factor 3 with "
-           "`min.insync.replicas=2` (3 partitions), produces its records (after an unmeasured warm-up produce "
-           "of a fifth as many to another such topic), then consumes them all. Produced for this section by:",
+           "`min.insync.replicas=2`. A throughput workload (3 partitions) produces its records (after an "
+           "unmeasured warm-up produce of a fifth as many to another such topic), then consumes them all; a "
+           "latency workload (1 partition) times records from send to receipt. Produced for this section by:",
            "", "```sh", f".venv/bin/{meta['command']}", "```", "",
            f"- Started {meta['started']}, finished {meta.get('finished', '(unfinished)')}, "
            f"{meta['rounds']} round(s)",
@@ -637,6 +715,18 @@ def render_section(results: dict[str, Any]) -> str:
         out += [notes, ""]
     out += ["### Start-up", "", *_table(_runs_for(results, None), STARTUP_METRICS), ""]
     for d in results["workloads"]:
+        if d.get("kind") == "latency":
+            tool = (f"Kafka's `EndToEndLatency` tool (Java clients, one record in flight): "
+                    f"{int(d['rate'] * d['seconds']):,} records" if d["client"] == "java" else
+                    f"A librdkafka (confluent-kafka) producer at {d['rate']:,} records/s for {d['seconds']:g} s, "
+                    "`linger.ms=0`, each value stamped with its send time, read back by a consumer in the same "
+                    "process")
+            out += [f"### {d['key']}", "", f"{tool} of {d['record_size']} bytes, acks={d['acks']}, one partition "
+                    "of replication factor 3, after an unmeasured warm-up of "
+                    f"{LATENCY_WARMUP_S:g} s on another such topic.", "",
+                    *_table(_runs_for(results, d["key"]), LATENCY_METRICS), ""]
+            out += _failures(results, d["key"])
+            continue
         tool = ("Kafka's `kafka-producer-perf-test` (--throughput -1) then `kafka-consumer-perf-test` (a group "
                 "consumer, fetch rate excluding the join)" if d["client"] == "java" else
                 "librdkafka (confluent-kafka) producer as fast as it takes records, then an assign() consumer "
@@ -644,10 +734,7 @@ def render_section(results: dict[str, Any]) -> str:
         out += [f"### {d['key']}", "", f"{tool}: {d['records']:,} records of {d['record_size']} bytes, "
                 f"acks={d['acks']}, no compression, {d['partitions']} partitions of replication factor 3.", "",
                 *_table(_runs_for(results, d["key"]), METRICS), ""]
-        for r in results["runs"]:
-            w = r.get("workloads", {}).get(d["key"])
-            if w and "error" in w:
-                out += [f"- {r['broker']} round {r['round'] + 1} failed: `{w['error'][:300]}`", ""]
+        out += _failures(results, d["key"])
     failed = [r for r in results["runs"] if "error" in r]
     for r in failed:
         out.append(f"- {r['broker']} cluster, round {r['round'] + 1}, failed: `{r['error'][:300]}`")
@@ -679,6 +766,8 @@ def main(argv: list[str]) -> int:
                         help="1 KiB acks=all records (once with Kafka's perf tools, once with librdkafka)")
     parser.add_argument("--small-records", type=int, default=300_000,
                         help="100 B acks=1 records (librdkafka); 0 leaves that workload out")
+    parser.add_argument("--latency-seconds", type=float, default=10.0,
+                        help="seconds of each end-to-end latency workload; 0 leaves them out")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of pykafkad then Kafka")
     parser.add_argument("--brokers", default="pykafkad,kafka", help="comma-separated subset of pykafkad,kafka")
     parser.add_argument("--out", default=str(OUT_DIR), help="directory for results.json and the clusters' data")

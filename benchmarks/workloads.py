@@ -220,6 +220,19 @@ class Throughput:
         return result
 
 
+def measure_latency(client: str, bootstrap: str, topic: str, rate: int, seconds: float, record_size: int,
+                    acks: str, lib: Path) -> dict[str, float]:
+    """End-to-end latency on partition 0 of an existing ``topic``: p50/p99/p999 (and mean) in ms.
+    "java" is Kafka's EndToEndLatency (one record in flight, rate * seconds records); "librdkafka" is our
+    fixed-rate timestamped producer with a consumer in the same process."""
+    if client == "java":
+        out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.EndToEndLatency", [
+            bootstrap, topic, str(max(10, int(rate * seconds))), acks, str(record_size)], lib))
+        return parse_end_to_end(out)
+    return rdkafka("e2e", {"bootstrap": bootstrap, "topic": topic, "rate": rate, "seconds": seconds,
+                           "record_size": record_size, "acks": acks})
+
+
 @dataclass(frozen=True)
 class Latency:
     client: str          # "librdkafka" (fixed rate, timestamped) or "java" (EndToEndLatency, one in flight)
@@ -241,13 +254,8 @@ class Latency:
 
     def _measure(self, broker: BrokerUnderTest, lib: Path, topic: str, seconds: float) -> dict[str, float]:
         create_topic(broker.bootstrap, topic, 1)
-        if self.client == "java":
-            out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.EndToEndLatency", [
-                broker.bootstrap, topic, str(max(10, int(self.rate * seconds))), self.acks,
-                str(self.record_size)], lib))
-            return parse_end_to_end(out)
-        return rdkafka("e2e", {"bootstrap": broker.bootstrap, "topic": topic, "rate": self.rate,
-                               "seconds": seconds, "record_size": self.record_size, "acks": self.acks})
+        return measure_latency(self.client, broker.bootstrap, topic, self.rate, seconds, self.record_size,
+                               self.acks, lib)
 
     def run(self, broker: BrokerUnderTest, lib: Path) -> dict[str, Any]:
         # A fresh JVM answers its first seconds of requests hundreds of milliseconds late (JIT):
