@@ -9,13 +9,16 @@ Divergence (KIP-320/KIP-595 style, Fetch v12+): when the follower's last epoch e
 leader, the leader answers with a diverging epoch and end offset, and the follower truncates to
 that point before fetching again, so replicas never diverge.  A follower behind the leader's log
 start starts its log over there.  A partition whose epoch the leader calls fenced is dropped until
-the metadata names its leader again; one the leader cannot serve yet (it has not created the log or
-heard of the epoch) is asked for again after ``replica.fetch.backoff.ms``.
+the metadata names its leader again.  One the leader cannot serve yet (it has not applied the new
+topic or leadership from ZooKeeper, which each broker does on its own) is asked for again soon:
+after 10 ms, doubling each time up to ``replica.fetch.backoff.ms``, so the first acks=all writes on a
+new partition are not held for the whole backoff.  Other errors wait the whole backoff.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +35,10 @@ log = logging.getLogger(__name__)
 
 FETCH = 1
 FETCH_VERSION = 12
+# What a leader answers while it is still applying the metadata that made it leader.
+NOT_YET_LEADING = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                             ErrorCode.UNKNOWN_LEADER_EPOCH})
+FIRST_RETRY_S = 0.01
 
 
 class ReplicaFetcher:
@@ -44,12 +51,21 @@ class ReplicaFetcher:
         self.partitions: dict[tuple[str, int], Partition] = {}
         # Partitions the leader could not serve yet, and when to ask again (trio clock).
         self._delayed: dict[tuple[str, int], float] = {}
+        # Answers in a row that said the leader is not leading yet, per partition.
+        self._not_yet: dict[tuple[str, int], int] = {}
         self._changed = trio.Event()
+        # The long poll out now; cut short when a partition joins, so its first fetch is not parked
+        # behind up to replica.fetch.wait.max.ms of waiting for the others.
+        self._in_flight: trio.CancelScope | None = None
 
     def add(self, partition: Partition) -> None:
-        self.partitions[(partition.topic, partition.index)] = partition
-        self._delayed.pop((partition.topic, partition.index), None)
+        key = (partition.topic, partition.index)
+        self.partitions[key] = partition
+        self._delayed.pop(key, None)
+        self._not_yet.pop(key, None)
         self._changed.set()
+        if self._in_flight is not None:
+            self._in_flight.cancel()
 
     def remove(self, partition: Partition) -> None:
         if self.partitions.get((partition.topic, partition.index)) is partition:
@@ -78,7 +94,9 @@ class ReplicaFetcher:
                     if link is None:
                         link = await BrokerLink.connect(leader.host, leader.port,
                                                         f"replica-fetcher-{self.config.node_id}", 30)
-                    await self._fetch_once(link)
+                    if not await self._fetch_once(link):
+                        await link.aclose()
+                        link = None
                 except BrokerLinkError as e:
                     log.info("fetching from broker %d: %s; retrying in %.1fs", self.leader_id, e, backoff_s)
                     link = None
@@ -87,7 +105,8 @@ class ReplicaFetcher:
             if link is not None:
                 await link.aclose()
 
-    async def _fetch_once(self, link: BrokerLink) -> None:
+    async def _fetch_once(self, link: BrokerLink) -> bool:
+        """One fetch, its answers applied; False when it was cut short (the link is then mid-frame)."""
         now = trio.current_time()
         asked = {key: p for key, p in self.partitions.items() if self._delayed.get(key, 0) <= now}
         epochs = {key: p.leader_epoch for key, p in asked.items()}
@@ -116,7 +135,17 @@ class ReplicaFetcher:
             "rack_id": "",
         }
         timeout_s = self.config["replica.fetch.wait.max.ms"] / 1000 + 30
-        response = await link.request(FETCH, FETCH_VERSION, body, timeout_s)
+        # A partition held back now is due again at its time: the long poll ends then, not later.
+        due = min((self._delayed[key] for key in self.partitions if key not in asked and key in self._delayed),
+                  default=math.inf)
+        with trio.CancelScope(deadline=due) as scope:
+            self._in_flight = scope
+            try:
+                response = await link.request(FETCH, FETCH_VERSION, body, timeout_s)
+            finally:
+                self._in_flight = None
+        if scope.cancelled_caught:
+            return False
         if response["error_code"] != ErrorCode.NONE:
             raise BrokerLinkError(f"fetch answered {ErrorCode(response['error_code']).name}")
         for topic_entry in response["responses"]:
@@ -126,10 +155,14 @@ class ReplicaFetcher:
                 if partition is None or partition is not asked.get(key) or partition.leader_epoch != epochs[key]:
                     continue  # removed or moved to another term while the fetch was out
                 await self._apply(partition, offsets[key], answer)
+        return True
 
     async def _apply(self, partition: Partition, fetch_offset: int, answer: dict[str, Any]) -> None:
         error = answer["error_code"]
         plog = partition.log
+        key = (partition.topic, partition.index)
+        if error not in NOT_YET_LEADING:
+            self._not_yet.pop(key, None)
         try:
             if error == ErrorCode.NONE:
                 diverging = answer.get("diverging_epoch") or {}
@@ -156,9 +189,14 @@ class ReplicaFetcher:
                 self.remove(partition)
             else:
                 backoff_s = self.config["replica.fetch.backoff.ms"] / 1000
-                log.info("%s-%d: leader %d answers %s; asking again in %.1fs", partition.topic,
-                         partition.index, self.leader_id, ErrorCode(error).name, backoff_s)
-                self._delayed[(partition.topic, partition.index)] = trio.current_time() + backoff_s
+                if error in NOT_YET_LEADING:
+                    tries = self._not_yet.get(key, 0)
+                    self._not_yet[key] = tries + 1
+                    backoff_s = min(backoff_s, FIRST_RETRY_S * 2 ** min(tries, 20))
+                log.log(logging.DEBUG if backoff_s < 0.5 else logging.INFO,
+                        "%s-%d: leader %d answers %s; asking again in %.2fs", partition.topic,
+                        partition.index, self.leader_id, ErrorCode(error).name, backoff_s)
+                self._delayed[key] = trio.current_time() + backoff_s
         except LogError as e:
             log.error("%s-%d: replicating from broker %d failed: %s", partition.topic, partition.index,
                       self.leader_id, e)
