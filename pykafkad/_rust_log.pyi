@@ -218,6 +218,22 @@ class PartitionLog:
         first batch's timestamp (appends do this on their own, using the batch
         timestamp, as Kafka). True if a segment was rolled."""
 
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+                      leader_epoch: int) -> tuple[int, int]:
+        """Writes a COMMIT or ABORT transaction marker for the producer.  Returns (marker offset, first
+        offset of the transaction it ended, or -1 when none was open here); LogError
+        INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED for a stale marker."""
+
+    def last_stable_offset(self, hw: int) -> int:
+        """The last stable offset for high watermark ``hw``: below every open transaction and every
+        ended one whose marker is not below ``hw`` yet."""
+
+    def aborted_transactions(self, start: int, upper: int) -> list[tuple[int, int]]:
+        """Aborted transactions overlapping ``[start, upper)`` as (producer id, first offset)."""
+
+    def open_transactions(self) -> list[tuple[int, int]]:
+        """Open transactions as (producer id, first offset), oldest first."""
+
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> tuple[int, int]:
         """A follower's append of the leader's batches, unchanged: offsets, leader epochs and producer
         state are kept.  Returns (first offset, last offset); LogError OFFSET_OUT_OF_RANGE when they

@@ -24,6 +24,10 @@ pub mod codes {
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
     /// INVALID_PRODUCER_EPOCH
     pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+    /// INVALID_TXN_STATE: a non-transactional write inside a transaction.
+    pub const INVALID_TXN_STATE: i16 = 48;
+    /// TRANSACTION_COORDINATOR_FENCED: a marker from an older coordinator.
+    pub const TRANSACTION_COORDINATOR_FENCED: i16 = 52;
     /// KAFKA_STORAGE_ERROR
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
     /// UNSUPPORTED_COMPRESSION_TYPE (zstd for a fetch version below 10)

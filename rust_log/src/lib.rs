@@ -28,6 +28,8 @@ pub mod segment;
 pub mod segment_swap;
 pub mod time_index;
 pub mod timestamp_search;
+pub mod transaction_index;
+pub mod txn_marker;
 pub mod validator;
 
 #[cfg(feature = "python")]

@@ -19,7 +19,7 @@ use crate::flush_policy::FlushPolicy;
 use crate::leader_epoch::{CheckpointLoad, LeaderEpochCache};
 pub use crate::log_config::LogConfig;
 use crate::offset_checkpoint;
-use crate::producer_state::{ProducerStateManager, SequenceCheck};
+use crate::producer_state::{CompletedTxn, ProducerStateManager, SequenceCheck};
 use crate::recompress;
 use crate::record_batch::{BatchHeader, LOG_OVERHEAD};
 use crate::recovery::recover_segment;
@@ -27,6 +27,8 @@ use crate::retention::{self, RetentionRules, SegmentFacts};
 use crate::segment::Segment;
 use crate::segment_swap;
 use crate::timestamp_search;
+use crate::transaction_index::AbortedTxn;
+use crate::txn_marker::{self, Marker};
 use crate::validator::{self, ValidateOptions, ValidatedBatch};
 
 /// Result of an append, as the Produce response needs it.
@@ -122,8 +124,9 @@ impl PartitionLog {
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(b) = parse_stem(&name, "log") {
                 log_bases.push(b);
-            } else if let Some(b) =
-                parse_stem(&name, "index").or_else(|| parse_stem(&name, "timeindex"))
+            } else if let Some(b) = parse_stem(&name, "index")
+                .or_else(|| parse_stem(&name, "timeindex"))
+                .or_else(|| parse_stem(&name, "txnindex"))
             {
                 index_files.push((b, entry.path()));
             } else if let Some(o) = parse_stem(&name, "snapshot") {
@@ -272,14 +275,28 @@ impl PartitionLog {
         };
         let mut producers = std::mem::take(&mut log.producers);
         let mut epochs = log.epochs.clone();
-        log.for_each_header_from(scan_from, |h| {
-            if h.base_offset >= producer_from {
-                producers.update(h);
+        let mut aborted: Vec<AbortedTxn> = Vec::new();
+        log.for_each_batch_from(scan_from, |h, marker| {
+            if h.base_offset >= producer_from
+                && let Some(done) = producers.update(h, marker)
+                && !done.commit
+            {
+                aborted.push(done.aborted());
             }
             epochs_changed |= epochs.assign(h.partition_leader_epoch, h.base_offset);
         })?;
         log.producers = producers;
         log.epochs = epochs;
+        // The aborted-transaction indexes agree with the log: entries whose
+        // marker a crash lost go, and aborts replayed but missing (an entry
+        // a crash lost) are written again.
+        for seg in &mut log.segments {
+            let end = seg.next_offset();
+            seg.txn_index.truncate_to(end)?;
+        }
+        for entry in aborted {
+            log.index_abort(entry)?;
+        }
         if epochs_changed {
             // Re-derived from the log, so it can be re-derived again if a
             // power cut loses it before the next flush.
@@ -288,8 +305,14 @@ impl PartitionLog {
         Ok(log)
     }
 
-    /// Calls `f` for every batch header whose batches end at or after `from`.
-    fn for_each_header_from(&self, from: i64, mut f: impl FnMut(&BatchHeader)) -> Result<()> {
+    /// Calls `f` for every batch header whose batch ends at or after
+    /// `from`, with what a transaction marker says (only a control batch is
+    /// read whole).
+    fn for_each_batch_from(
+        &self,
+        from: i64,
+        mut f: impl FnMut(&BatchHeader, Option<Marker>),
+    ) -> Result<()> {
         let start_idx = self.segment_index_for(from);
         for seg in &self.segments[start_idx..] {
             if seg.next_offset() <= from {
@@ -301,11 +324,28 @@ impl PartitionLog {
                 0
             };
             let mut scan = seg.scanner(u64::from(pos))?;
-            while let Some((_, h)) = scan.next_header()? {
-                if h.last_offset() >= from {
-                    f(&h);
+            while let Some((at, h)) = scan.next_header()? {
+                if h.last_offset() < from {
+                    continue;
                 }
+                let marker = if h.is_control() && h.has_producer_id() {
+                    let bytes = seg.read_at(at, h.total_size())?;
+                    txn_marker::parse(&h, &bytes)?
+                } else {
+                    None
+                };
+                f(&h, marker);
             }
+        }
+        Ok(())
+    }
+
+    /// Records an abort in the index of the segment holding its marker.
+    fn index_abort(&mut self, entry: AbortedTxn) -> Result<()> {
+        let idx = self.segment_index_for(entry.last_offset);
+        let seg = &mut self.segments[idx];
+        if !seg.txn_index.contains(entry.last_offset) {
+            seg.txn_index.append(entry)?;
         }
         Ok(())
     }
@@ -461,6 +501,79 @@ impl PartitionLog {
         })
     }
 
+    /// Writes a transaction marker for `producer_id` (the leader's part of
+    /// WriteTxnMarkers): checks its epochs against the producer state, then
+    /// appends it at the log end. Returns where it went and the transaction
+    /// it ended (`None` when the producer had none open here).
+    pub fn append_marker(
+        &mut self,
+        producer_id: i64,
+        producer_epoch: i16,
+        marker: Marker,
+        leader_epoch: i32,
+        now_ms: Option<i64>,
+    ) -> Result<(AppendInfo, Option<CompletedTxn>)> {
+        self.ensure_open()?;
+        self.producers
+            .check_marker(producer_id, producer_epoch, marker)?;
+        let open_before = self
+            .producers
+            .get(producer_id)
+            .and_then(|e| e.current_txn_first_offset);
+        let now = now_ms.unwrap_or_else(crate::partition_log::now_ms);
+        let mut records = txn_marker::build(producer_id, producer_epoch, marker, now)?;
+        let mut batches = validator::validate_replicated(&records)?;
+        let base_offset = self.log_end_offset();
+        validator::assign_in_place(&mut records, &mut batches, base_offset, leader_epoch, None)?;
+        self.write_batches(&records, &batches, &[(leader_epoch, base_offset)])?;
+        let completed = open_before.map(|first_offset| CompletedTxn {
+            producer_id,
+            first_offset,
+            marker_offset: base_offset,
+            commit: marker.commit,
+            last_stable_offset: self
+                .producers
+                .first_open_offset()
+                .unwrap_or(base_offset + 1),
+        });
+        Ok((
+            AppendInfo {
+                base_offset,
+                last_offset: base_offset,
+                log_append_time: -1,
+                duplicate: false,
+            },
+            completed,
+        ))
+    }
+
+    /// The last stable offset for high watermark `hw` (read_committed
+    /// consumers read below it).
+    pub fn last_stable_offset(&mut self, hw: i64) -> i64 {
+        self.producers.last_stable_offset(hw)
+    }
+
+    /// The aborted transactions a read_committed fetch of `[from, upper)`
+    /// must list, as (producer id, first offset). Only segments that can
+    /// hold their markers are read: the one holding `from` and later ones
+    /// starting below `upper`.
+    pub fn aborted_transactions(&self, from: i64, upper: i64) -> Vec<(i64, i64)> {
+        let mut found = Vec::new();
+        let start = self.segment_index_for(from);
+        for seg in &self.segments[start..] {
+            seg.txn_index.collect(from, upper, &mut found);
+        }
+        found
+            .into_iter()
+            .map(|e| (e.producer_id, e.first_offset))
+            .collect()
+    }
+
+    /// Open transactions as (producer id, first offset), oldest first.
+    pub fn open_transactions(&self) -> Vec<(i64, i64)> {
+        self.producers.open_transactions()
+    }
+
     /// Removes every batch at or after `offset` (a batch containing it goes
     /// whole), as a follower truncates to the point where it and the new
     /// leader diverge (KIP-101/KIP-279). The leader epochs from there on and
@@ -498,7 +611,9 @@ impl PartitionLog {
         // Producer state as of the new end: replayed from the start of the log.
         let mut producers = ProducerStateManager::new();
         let from = self.log_start_offset;
-        self.for_each_header_from(from, |h| producers.update(h))?;
+        self.for_each_batch_from(from, |h, marker| {
+            producers.update(h, marker);
+        })?;
         self.producers = producers;
         Ok(leo)
     }
@@ -551,8 +666,21 @@ impl PartitionLog {
         active.append(records, batches)?;
         self.first_dirty_segment = Some(self.first_dirty_segment.map_or(idx, |d| d.min(idx)));
         let mut epochs_changed = false;
+        let mut aborted: Vec<AbortedTxn> = Vec::new();
         for b in batches {
-            self.producers.update(&b.header);
+            let marker = if b.header.is_control() && b.header.has_producer_id() {
+                txn_marker::parse(&b.header, &records[b.start..b.start + b.size])?
+            } else {
+                None
+            };
+            if let Some(done) = self.producers.update(&b.header, marker)
+                && !done.commit
+            {
+                aborted.push(done.aborted());
+            }
+        }
+        for entry in aborted {
+            self.index_abort(entry)?;
         }
         for &(epoch, start) in epochs {
             epochs_changed |= self.epochs.assign(epoch, start);
@@ -1113,6 +1241,16 @@ impl PartitionLog {
                 .ok_or_else(|| LogError::storage("cleaned segment vanished"))?;
             let n = group.replaced.len();
             let old: Vec<Segment> = self.segments.drain(pos..pos + n).collect();
+            // The cleaner keeps every marker, so the aborts the replaced
+            // segments indexed stay with the segment that replaces them.
+            let aborts: Vec<AbortedTxn> = old
+                .iter()
+                .flat_map(|s| s.txn_index.entries().iter().copied())
+                .collect();
+            let mut group = group;
+            if !aborts.is_empty() {
+                group.segment.txn_index.replace(aborts)?;
+            }
             let installed = segment_swap::install(&self.dir, group, old)?;
             self.segments.insert(pos, installed);
             if let Some(d) = self.first_dirty_segment

@@ -1,20 +1,27 @@
-//! Idempotent-producer state (as Kafka's ProducerStateManager): per producer
-//! id the current epoch and the metadata of its last five batches, used to
-//! detect duplicates and sequence gaps, plus the `.snapshot` file that
-//! persists it across restarts.
+//! Idempotent and transactional producer state (as Kafka's
+//! ProducerStateManager): per producer id the current epoch, the metadata of
+//! its last five batches (duplicates and sequence gaps), the first offset of
+//! its open transaction and the epoch of the coordinator that last ended
+//! one; the open transactions of the partition, from which its last stable
+//! offset follows; and the `.snapshot` file that persists it across
+//! restarts.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{LogError, Result, codes};
 use crate::record_batch::BatchHeader;
+use crate::transaction_index::AbortedTxn;
+use crate::txn_marker::Marker;
 
 /// How many batches per producer are remembered for duplicate detection.
 pub const BATCHES_TO_RETAIN: usize = 5;
 
-const SNAPSHOT_MAGIC: &[u8; 8] = b"PKDPSS01";
+const SNAPSHOT_MAGIC: &[u8; 8] = b"PKDPSS02";
+/// Snapshots written before transactions were tracked.
+const SNAPSHOT_MAGIC_V1: &[u8; 8] = b"PKDPSS01";
 
 /// Metadata of one appended batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +60,37 @@ pub struct ProducerEntry {
     pub epoch: i16,
     /// Most recent batches, oldest first.
     pub batches: VecDeque<BatchMetadata>,
+    /// Offset of the first batch of its open transaction.
+    pub current_txn_first_offset: Option<i64>,
+    /// Epoch of the coordinator that wrote its last marker (-1 for none).
+    pub coordinator_epoch: i32,
+}
+
+/// A transaction a marker ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompletedTxn {
+    /// Its producer.
+    pub producer_id: i64,
+    /// Offset of its first batch.
+    pub first_offset: i64,
+    /// Offset of the marker.
+    pub marker_offset: i64,
+    /// COMMIT or ABORT.
+    pub commit: bool,
+    /// The last stable offset once it ended, had it been replicated.
+    pub last_stable_offset: i64,
+}
+
+impl CompletedTxn {
+    /// Its aborted-index entry.
+    pub fn aborted(&self) -> AbortedTxn {
+        AbortedTxn {
+            producer_id: self.producer_id,
+            first_offset: self.first_offset,
+            last_offset: self.marker_offset,
+            last_stable_offset: self.last_stable_offset,
+        }
+    }
 }
 
 /// Outcome of checking a batch against producer state.
@@ -72,6 +110,13 @@ fn in_sequence(last_seq: i32, next_seq: i32) -> bool {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ProducerStateManager {
     producers: HashMap<i64, ProducerEntry>,
+    /// Open transactions as (first offset, producer id).
+    ongoing: BTreeSet<(i64, i64)>,
+    /// Ended transactions whose marker may still be above the high
+    /// watermark, as (first offset, marker offset): until it is replicated,
+    /// such a transaction still holds the last stable offset back (a new
+    /// leader might not have the marker).
+    unreplicated: VecDeque<(i64, i64)>,
 }
 
 impl ProducerStateManager {
@@ -102,12 +147,94 @@ impl ProducerStateManager {
             .collect()
     }
 
+    /// The first offset of the oldest open transaction.
+    pub fn first_open_offset(&self) -> Option<i64> {
+        self.ongoing.first().map(|&(first, _)| first)
+    }
+
+    /// Open transactions as (producer id, first offset), oldest first.
+    pub fn open_transactions(&self) -> Vec<(i64, i64)> {
+        self.ongoing
+            .iter()
+            .map(|&(first, pid)| (pid, first))
+            .collect()
+    }
+
+    /// The last stable offset for high watermark `hw`: below the first
+    /// offset of every open transaction and of every ended one whose marker
+    /// is not below `hw` yet. Forgets ended transactions below `hw` (the
+    /// high watermark only moves forward, but for truncation, which rebuilds
+    /// this state).
+    pub fn last_stable_offset(&mut self, hw: i64) -> i64 {
+        while self
+            .unreplicated
+            .front()
+            .is_some_and(|&(_, marker)| marker < hw)
+        {
+            self.unreplicated.pop_front();
+        }
+        let open = self.first_open_offset().unwrap_or(i64::MAX);
+        let ended = self
+            .unreplicated
+            .iter()
+            .map(|&(first, _)| first)
+            .min()
+            .unwrap_or(i64::MAX);
+        hw.min(open).min(ended)
+    }
+
+    /// Checks a marker before it is written: its producer epoch may not be
+    /// older than the producer's (INVALID_PRODUCER_EPOCH), nor its
+    /// coordinator epoch older than the last marker's
+    /// (TRANSACTION_COORDINATOR_FENCED).
+    pub fn check_marker(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        marker: Marker,
+    ) -> Result<()> {
+        let Some(entry) = self.producers.get(&producer_id) else {
+            return Ok(());
+        };
+        if producer_epoch < entry.epoch {
+            return Err(LogError::new(
+                codes::INVALID_PRODUCER_EPOCH,
+                format!(
+                    "marker for producer {producer_id} epoch {producer_epoch} is older than its epoch {}",
+                    entry.epoch
+                ),
+            ));
+        }
+        if marker.coordinator_epoch < entry.coordinator_epoch {
+            return Err(LogError::new(
+                codes::TRANSACTION_COORDINATOR_FENCED,
+                format!(
+                    "marker for producer {producer_id} from coordinator epoch {} after one from epoch {}",
+                    marker.coordinator_epoch, entry.coordinator_epoch
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks an incoming batch (with a producer id) before it is written.
     pub fn check(&self, h: &BatchHeader) -> Result<SequenceCheck> {
         let Some(entry) = self.producers.get(&h.producer_id) else {
             // Unknown producers are accepted at any sequence (as Kafka 4).
             return Ok(SequenceCheck::Append);
         };
+        if entry.current_txn_first_offset.is_some()
+            && !h.is_transactional()
+            && h.producer_epoch == entry.epoch
+        {
+            return Err(LogError::new(
+                codes::INVALID_TXN_STATE,
+                format!(
+                    "producer {} has an open transaction but wrote a non-transactional batch",
+                    h.producer_id
+                ),
+            ));
+        }
         let first = h.base_sequence;
         let last = h.last_sequence();
         if h.producer_epoch == entry.epoch
@@ -156,10 +283,12 @@ impl ProducerStateManager {
         Ok(SequenceCheck::Append)
     }
 
-    /// Records an appended batch (also used when replaying the log).
-    pub fn update(&mut self, h: &BatchHeader) {
-        if !h.has_producer_id() || h.is_control() {
-            return;
+    /// Records an appended batch (also used when replaying the log);
+    /// `marker` is what a control batch says. Returns the transaction a
+    /// marker ended, if it ended one.
+    pub fn update(&mut self, h: &BatchHeader, marker: Option<Marker>) -> Option<CompletedTxn> {
+        if !h.has_producer_id() {
+            return None;
         }
         let entry = self
             .producers
@@ -167,15 +296,37 @@ impl ProducerStateManager {
             .or_insert_with(|| ProducerEntry {
                 epoch: h.producer_epoch,
                 batches: VecDeque::new(),
+                current_txn_first_offset: None,
+                coordinator_epoch: -1,
             });
         if entry.epoch != h.producer_epoch {
             entry.epoch = h.producer_epoch;
             entry.batches.clear();
         }
+        if h.is_control() {
+            let marker = marker?;
+            entry.coordinator_epoch = marker.coordinator_epoch;
+            let first_offset = entry.current_txn_first_offset.take()?;
+            self.ongoing.remove(&(first_offset, h.producer_id));
+            self.unreplicated.push_back((first_offset, h.base_offset));
+            let last_stable_offset = self.first_open_offset().unwrap_or(h.base_offset + 1);
+            return Some(CompletedTxn {
+                producer_id: h.producer_id,
+                first_offset,
+                marker_offset: h.base_offset,
+                commit: marker.commit,
+                last_stable_offset,
+            });
+        }
+        if h.is_transactional() && entry.current_txn_first_offset.is_none() {
+            entry.current_txn_first_offset = Some(h.base_offset);
+            self.ongoing.insert((h.base_offset, h.producer_id));
+        }
         if entry.batches.len() >= BATCHES_TO_RETAIN {
             entry.batches.pop_front();
         }
         entry.batches.push_back(BatchMetadata::from_header(h));
+        None
     }
 
     /// Path of the snapshot covering the log up to `offset`.
@@ -196,6 +347,8 @@ impl ProducerStateManager {
             };
             out.extend_from_slice(&id.to_be_bytes());
             out.extend_from_slice(&e.epoch.to_be_bytes());
+            out.extend_from_slice(&e.current_txn_first_offset.unwrap_or(-1).to_be_bytes());
+            out.extend_from_slice(&e.coordinator_epoch.to_be_bytes());
             out.push(e.batches.len() as u8);
             for b in &e.batches {
                 out.extend_from_slice(&b.first_seq.to_be_bytes());
@@ -214,9 +367,14 @@ impl ProducerStateManager {
     /// Parses a snapshot written by [`Self::encode`].
     pub fn decode(data: &[u8]) -> Result<Self> {
         let bad = |why: &str| LogError::corrupt(format!("invalid producer state snapshot: {why}"));
-        if data.len() < SNAPSHOT_MAGIC.len() + 8 || &data[..8] != SNAPSHOT_MAGIC {
+        if data.len() < SNAPSHOT_MAGIC.len() + 8 {
             return Err(bad("bad header"));
         }
+        let with_txns = match &data[..8] {
+            m if m == SNAPSHOT_MAGIC => true,
+            m if m == SNAPSHOT_MAGIC_V1 => false,
+            _ => return Err(bad("bad header")),
+        };
         let (body, trailer) = data.split_at(data.len() - 4);
         let stored = u32::from_be_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
         if crc32c::crc32c(body) != stored {
@@ -225,9 +383,19 @@ impl ProducerStateManager {
         let mut r = Reader { data: body, pos: 8 };
         let count = r.u32()?;
         let mut producers = HashMap::new();
+        let mut ongoing = BTreeSet::new();
         for _ in 0..count {
             let id = r.i64()?;
             let epoch = r.i16()?;
+            let (current_txn_first_offset, coordinator_epoch) = if with_txns {
+                let first = r.i64()?;
+                (if first >= 0 { Some(first) } else { None }, r.i32()?)
+            } else {
+                (None, -1)
+            };
+            if let Some(first) = current_txn_first_offset {
+                ongoing.insert((first, id));
+            }
             let n = r.u8()? as usize;
             let mut batches = VecDeque::with_capacity(n);
             for _ in 0..n {
@@ -240,12 +408,24 @@ impl ProducerStateManager {
                     append_time: r.i64()?,
                 });
             }
-            producers.insert(id, ProducerEntry { epoch, batches });
+            producers.insert(
+                id,
+                ProducerEntry {
+                    epoch,
+                    batches,
+                    current_txn_first_offset,
+                    coordinator_epoch,
+                },
+            );
         }
         if r.pos != body.len() {
             return Err(bad("trailing bytes"));
         }
-        Ok(ProducerStateManager { producers })
+        Ok(ProducerStateManager {
+            producers,
+            ongoing,
+            unreplicated: VecDeque::new(),
+        })
     }
 
     /// Writes the snapshot for `offset` atomically (temp file, fsync, rename).

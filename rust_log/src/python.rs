@@ -16,6 +16,7 @@ use crate::error::LogError;
 use crate::file_cache;
 use crate::partition_log::{LogConfig, PartitionLog as CoreLog};
 use crate::python_config;
+use crate::txn_marker::Marker;
 
 const ERROR_CLASS_SRC: &std::ffi::CStr = c"
 class LogError(Exception):
@@ -218,6 +219,49 @@ impl PyPartitionLog {
         drop(buf);
         let info = self.with_log(py, move |l| l.append_as_follower(owned))?;
         Ok((info.base_offset, info.last_offset))
+    }
+
+    /// Writes a COMMIT (`commit`) or ABORT marker for the producer (the
+    /// leader's part of WriteTxnMarkers). Returns (marker offset, first
+    /// offset of the transaction it ended or -1).
+    fn append_marker(
+        &self,
+        py: Python<'_>,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        leader_epoch: i32,
+    ) -> PyResult<(i64, i64)> {
+        let marker = Marker {
+            commit,
+            coordinator_epoch,
+        };
+        let (info, done) = self.with_log(py, move |l| {
+            l.append_marker(producer_id, producer_epoch, marker, leader_epoch, None)
+        })?;
+        Ok((info.base_offset, done.map_or(-1, |d| d.first_offset)))
+    }
+
+    /// The last stable offset for high watermark `hw`.
+    fn last_stable_offset(&self, py: Python<'_>, hw: i64) -> PyResult<i64> {
+        self.with_log(py, |l| Ok(l.last_stable_offset(hw)))
+    }
+
+    /// Aborted transactions overlapping `[start, upper)` as (producer id,
+    /// first offset), for a read_committed fetch.
+    fn aborted_transactions(
+        &self,
+        py: Python<'_>,
+        start: i64,
+        upper: i64,
+    ) -> PyResult<Vec<(i64, i64)>> {
+        self.with_log(py, |l| Ok(l.aborted_transactions(start, upper)))
+    }
+
+    /// Open transactions as (producer id, first offset), oldest first.
+    fn open_transactions(&self, py: Python<'_>) -> PyResult<Vec<(i64, i64)>> {
+        self.with_log(py, |l| Ok(l.open_transactions()))
     }
 
     /// Removes the batches at and after `offset`; returns the new log end offset.

@@ -17,6 +17,7 @@ use crate::index_file::IndexLoad;
 use crate::offset_index::OffsetIndex;
 use crate::record_batch::BatchHeader;
 use crate::time_index::TimeIndex;
+use crate::transaction_index::TransactionIndex;
 use crate::validator::ValidatedBatch;
 
 /// Sizing knobs a segment needs.
@@ -55,6 +56,7 @@ pub struct Segment {
     size: u64,
     pub(crate) offset_index: OffsetIndex,
     pub(crate) time_index: TimeIndex,
+    pub(crate) txn_index: TransactionIndex,
     bytes_since_last_index_entry: u64,
     index_interval_bytes: u64,
     max_timestamp: i64,
@@ -116,6 +118,12 @@ impl Segment {
             base_offset,
             cfg.segment_index_bytes,
         )?;
+        let txn_path = suffixed_path(dir, base_offset, "txnindex", suffix);
+        let txn_index = if truncate {
+            TransactionIndex::create(&txn_path)?
+        } else {
+            TransactionIndex::open(&txn_path)?.0
+        };
         let seg = Segment {
             base_offset,
             dir: dir.to_path_buf(),
@@ -124,6 +132,7 @@ impl Segment {
             size,
             offset_index,
             time_index,
+            txn_index,
             bytes_since_last_index_entry: 0,
             index_interval_bytes: cfg.index_interval_bytes,
             max_timestamp: -1,
@@ -425,6 +434,7 @@ impl Segment {
             return Ok(0);
         };
         let removed = self.size - pos;
+        self.txn_index.truncate_to(offset)?;
         self.truncate_log(pos)?;
         self.reset_indexes()?;
         let mut scan = self.scanner(0)?;
@@ -475,7 +485,8 @@ impl Segment {
             .sync_data()
             .map_err(|e| LogError::io(format!("syncing {}", self.log_path.display()), e))?;
         self.offset_index.flush()?;
-        self.time_index.flush()
+        self.time_index.flush()?;
+        self.txn_index.flush()
     }
 
     /// Renames the three files to carry `suffix` instead of the current one
@@ -486,6 +497,8 @@ impl Segment {
             .rename(&suffixed_path(&dir, base, "index", suffix))?;
         self.time_index
             .rename(&suffixed_path(&dir, base, "timeindex", suffix))?;
+        self.txn_index
+            .rename(&suffixed_path(&dir, base, "txnindex", suffix))?;
         let to = suffixed_path(&dir, base, "log", suffix);
         file_cache::evict(&self.log_path);
         file_cache::evict(&to);
@@ -503,6 +516,7 @@ impl Segment {
     /// Deletes the segment's files. Readers holding a handle keep reading
     /// the unlinked file until they drop it.
     pub fn delete_files(self) -> Result<()> {
+        self.txn_index.delete()?;
         for p in [
             self.log_path.clone(),
             self.offset_index.path().to_path_buf(),

@@ -102,7 +102,7 @@ pub fn recover(dir: &Path, report: &mut Vec<String>) -> Result<()> {
     // Index swap files without their log swap: the rename was cut short
     // before the commit point.
     for name in &names {
-        for ext in [".index.swap", ".timeindex.swap"] {
+        for ext in [".index.swap", ".timeindex.swap", ".txnindex.swap"] {
             if let Some(stem) = name.strip_suffix(ext)
                 && let Some(b) = parse_base(stem)
                 && !swaps.contains(&b)
@@ -121,7 +121,7 @@ pub fn recover(dir: &Path, report: &mut Vec<String>) -> Result<()> {
             .collect();
         covered.sort_unstable();
         for o in covered {
-            for ext in ["log", "index", "timeindex"] {
+            for ext in ["log", "index", "timeindex", "txnindex"] {
                 remove(
                     &suffixed_path(dir, o, ext, ""),
                     report,
@@ -129,7 +129,7 @@ pub fn recover(dir: &Path, report: &mut Vec<String>) -> Result<()> {
                 );
             }
         }
-        for ext in ["index", "timeindex", "log"] {
+        for ext in ["index", "timeindex", "txnindex", "log"] {
             let from = suffixed_path(dir, b, ext, SWAP);
             let to: PathBuf = suffixed_path(dir, b, ext, "");
             if from.exists() {

@@ -301,7 +301,12 @@ fn close_is_idempotent_and_blocks_further_use() {
     assert!(dir.path().join(format!("{:020}.snapshot", 1)).exists());
 }
 
-fn read_below(log: &_rust_log::PartitionLog, offset: i64, max_bytes: usize, upper: i64) -> Vec<(i64, i64)> {
+fn read_below(
+    log: &_rust_log::PartitionLog,
+    offset: i64,
+    max_bytes: usize,
+    upper: i64,
+) -> Vec<(i64, i64)> {
     let plan = log
         .read_plan_with(offset, max_bytes, true, true, Some(upper))
         .unwrap();
@@ -336,7 +341,10 @@ fn a_read_below_a_high_watermark_stops_at_it() {
     let in_first = read_below(&log, 0, 1 << 20, last_segment + 3);
     assert_eq!(in_first, all);
     // A watermark in the middle of a batch leaves that batch out.
-    assert_eq!(read_below(&log, 0, 1 << 20, second.0 + 1), vec![first_batch]);
+    assert_eq!(
+        read_below(&log, 0, 1 << 20, second.0 + 1),
+        vec![first_batch]
+    );
     // The last segment, up to a watermark one batch before the end.
     assert_eq!(
         read_below(&log, last_segment, 1 << 20, 27),

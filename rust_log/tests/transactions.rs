@@ -1,0 +1,186 @@
+//! Transactions in the log: markers, the last stable offset, the aborted
+//! transaction index, and their survival through reopen, crash recovery,
+//! truncation and replication.
+mod common;
+
+use _rust_log::txn_marker::Marker;
+use common::*;
+
+const TXN: i16 = 0x10;
+
+fn txn_batch(pid: i64, epoch: i16, seq: i32, n: usize) -> Vec<u8> {
+    let recs = (0..n).map(|i| Rec::new(1000 + i as i64, b"t")).collect();
+    let mut spec = BatchSpec::new(recs).producer(pid, epoch, seq);
+    spec.extra_attributes = TXN;
+    build(&spec)
+}
+
+fn plain(n: usize) -> Vec<u8> {
+    simple(n, 1000, 4)
+}
+
+const COMMIT: Marker = Marker {
+    commit: true,
+    coordinator_epoch: 0,
+};
+const ABORT: Marker = Marker {
+    commit: false,
+    coordinator_epoch: 0,
+};
+
+#[test]
+fn the_last_stable_offset_waits_for_open_and_unreplicated_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    log.append(plain(2), 0, None).unwrap(); // 0-1
+    log.append(txn_batch(7, 0, 0, 3), 0, None).unwrap(); // 2-4
+    log.append(plain(1), 0, None).unwrap(); // 5
+    assert_eq!(log.last_stable_offset(6), 2);
+    assert_eq!(log.open_transactions(), vec![(7, 2)]);
+    let (info, done) = log.append_marker(7, 0, COMMIT, 0, Some(2000)).unwrap(); // 6
+    assert_eq!(info.base_offset, 6);
+    let done = done.unwrap();
+    assert!(done.commit && done.first_offset == 2 && done.marker_offset == 6);
+    // Ended, but the marker is not below the high watermark yet.
+    assert_eq!(log.last_stable_offset(6), 2);
+    assert_eq!(log.last_stable_offset(7), 7);
+    assert!(log.open_transactions().is_empty());
+    assert!(log.aborted_transactions(0, 7).is_empty());
+}
+
+#[test]
+fn aborts_are_indexed_and_listed_for_the_fetched_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    log.append(txn_batch(1, 0, 0, 2), 0, None).unwrap(); // 0-1
+    log.append(txn_batch(2, 0, 0, 2), 0, None).unwrap(); // 2-3
+    log.append_marker(1, 0, ABORT, 0, Some(2000)).unwrap(); // 4
+    log.append(plain(1), 0, None).unwrap(); // 5
+    assert_eq!(log.last_stable_offset(6), 2, "producer 2 is still open");
+    log.append_marker(2, 0, COMMIT, 0, Some(2000)).unwrap(); // 6
+    assert_eq!(log.last_stable_offset(7), 7);
+    assert_eq!(log.aborted_transactions(0, 7), vec![(1, 0)]);
+    assert_eq!(
+        log.aborted_transactions(5, 7),
+        vec![],
+        "the abort ended before 5"
+    );
+    let idx = dir.path().join("00000000000000000000.txnindex");
+    assert_eq!(std::fs::metadata(&idx).unwrap().len(), 34);
+    // The marker is a control batch of Kafka's layout.
+    let data = log.read(4, 1 << 20, true).unwrap();
+    let batch = &data[..];
+    assert_eq!(
+        batch[21..23],
+        [0x00, 0x30],
+        "transactional and control attributes"
+    );
+}
+
+#[test]
+fn markers_check_producer_and_coordinator_epochs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    log.append(txn_batch(3, 5, 0, 1), 0, None).unwrap();
+    let err = log.append_marker(3, 4, COMMIT, 0, Some(2000)).unwrap_err();
+    assert_eq!(err.code, 47, "INVALID_PRODUCER_EPOCH");
+    log.append_marker(
+        3,
+        5,
+        Marker {
+            commit: true,
+            coordinator_epoch: 2,
+        },
+        0,
+        Some(2000),
+    )
+    .unwrap();
+    let err = log
+        .append_marker(
+            3,
+            5,
+            Marker {
+                commit: false,
+                coordinator_epoch: 1,
+            },
+            0,
+            Some(2000),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, 52, "TRANSACTION_COORDINATOR_FENCED");
+    // A marker for a producer with nothing open here is written and ends nothing.
+    let (_, done) = log.append_marker(9, 0, ABORT, 0, Some(2000)).unwrap();
+    assert!(done.is_none());
+}
+
+#[test]
+fn a_non_transactional_write_inside_a_transaction_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    log.append(txn_batch(4, 0, 0, 1), 0, None).unwrap();
+    let recs = vec![Rec::new(1000, b"x")];
+    let plain_from_4 = build(&BatchSpec::new(recs).producer(4, 0, 1));
+    assert_eq!(log.append(plain_from_4, 0, None).unwrap_err().code, 48);
+}
+
+#[test]
+fn open_transactions_and_aborts_survive_a_clean_reopen_and_a_crash() {
+    for clean in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut log = open(dir.path(), cfg(), true);
+            log.append(txn_batch(1, 0, 0, 2), 0, None).unwrap(); // 0-1
+            log.append_marker(1, 0, ABORT, 0, Some(2000)).unwrap(); // 2
+            log.append(txn_batch(2, 0, 0, 2), 0, None).unwrap(); // 3-4
+            if clean {
+                log.close().unwrap();
+            } else {
+                log.flush().unwrap();
+                // A crash after the marker reached the log but before its
+                // index entry did.
+                std::fs::remove_file(dir.path().join("00000000000000000000.txnindex")).unwrap();
+                std::mem::forget(log);
+            }
+        }
+        let mut log = open(dir.path(), cfg(), clean);
+        assert_eq!(log.open_transactions(), vec![(2, 3)], "clean={clean}");
+        assert_eq!(log.last_stable_offset(5), 3);
+        assert_eq!(
+            log.aborted_transactions(0, 5),
+            vec![(1, 0)],
+            "clean={clean}"
+        );
+        log.append_marker(2, 0, COMMIT, 0, Some(2000)).unwrap();
+        assert_eq!(log.last_stable_offset(6), 6);
+    }
+}
+
+#[test]
+fn truncation_reopens_a_transaction_whose_marker_it_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    log.append(txn_batch(1, 0, 0, 2), 0, None).unwrap(); // 0-1
+    log.append_marker(1, 0, ABORT, 0, Some(2000)).unwrap(); // 2
+    log.append(plain(1), 0, None).unwrap(); // 3
+    assert_eq!(log.aborted_transactions(0, 4), vec![(1, 0)]);
+    log.truncate_to(2).unwrap();
+    assert_eq!(log.open_transactions(), vec![(1, 0)]);
+    assert!(log.aborted_transactions(0, 4).is_empty());
+    assert_eq!(log.last_stable_offset(2), 0);
+}
+
+#[test]
+fn a_follower_copies_markers_and_builds_the_same_index() {
+    let leader_dir = tempfile::tempdir().unwrap();
+    let follower_dir = tempfile::tempdir().unwrap();
+    let mut leader = open(leader_dir.path(), cfg(), true);
+    leader.append(txn_batch(1, 0, 0, 2), 3, None).unwrap();
+    leader.append(txn_batch(2, 0, 0, 1), 3, None).unwrap();
+    leader.append_marker(1, 0, ABORT, 3, Some(2000)).unwrap();
+    let data = leader.read(0, 1 << 20, true).unwrap();
+    let mut follower = open(follower_dir.path(), cfg(), true);
+    follower.append_as_follower(data).unwrap();
+    assert_eq!(follower.aborted_transactions(0, 10), vec![(1, 0)]);
+    assert_eq!(follower.open_transactions(), vec![(2, 2)]);
+    assert_eq!(follower.log_end_offset(), leader.log_end_offset());
+}
