@@ -1,1 +1,1 @@
-"""Coordinators: the group coordinator (group/), and later the transaction coordinator."""
+"""Coordinators: the group coordinator (group/) and the transaction coordinator (transaction/)."""

@@ -1,5 +1,8 @@
 """Fetch (key 1): batch-aligned reads below the high watermark, with long-poll on min bytes / max wait.
 
+read_committed consumers read below the last stable offset instead, and get the aborted
+transactions of the range; they drop those records themselves, as with Kafka.
+
 The bytes for each partition come from the Rust log in one buffer, never record by record.
 The first batch of the response is always returned whole, even when it is larger than
 the limits (KIP-74).  Fetch sessions (KIP-227) are not kept: every answer carries session
@@ -27,7 +30,9 @@ ZSTD_FROM = 10  # older fetchers get UNSUPPORTED_COMPRESSION_TYPE for zstd batch
 def _partition_entry(index: int, data: FetchedData) -> dict[str, Any]:
     entry = {"partition_index": index, "error_code": data.error, "high_watermark": data.high_watermark,
              "last_stable_offset": data.last_stable_offset, "log_start_offset": data.log_start_offset,
-             "aborted_transactions": None, "preferred_read_replica": -1, "records": data.records}
+             "aborted_transactions": None if data.aborted_transactions is None else [
+                 {"producer_id": pid, "first_offset": first} for pid, first in data.aborted_transactions],
+             "preferred_read_replica": -1, "records": data.records}
     if data.diverging_epoch is not None:
         entry["diverging_epoch"] = {"epoch": data.diverging_epoch[0], "end_offset": data.diverging_epoch[1]}
     return entry
@@ -64,7 +69,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     replica_id = body["replica_state"]["replica_id"] if version >= REPLICA_STATE_FROM else body["replica_id"]
     results = await broker.replicas.fetch_messages(
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],
-        0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id)
+        0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id,
+        read_committed=body["isolation_level"] == 1)
     responses = []
     hints = LeaderHints(broker, FETCH_HINTED)
     for (entry, slots), wanted in zip(layout, body["topics"], strict=True):

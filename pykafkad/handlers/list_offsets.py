@@ -1,4 +1,5 @@
-"""ListOffsets (key 2): earliest, latest, max-timestamp and by-timestamp offset lookups, on the leader."""
+"""ListOffsets (key 2): earliest, latest, max-timestamp and by-timestamp offset lookups, on the leader;
+read_committed (v2+) answers below the last stable offset instead of the high watermark."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             index = part["partition_index"]
             try:
                 partition = broker.replicas.leader(name, index, part["current_leader_epoch"])
-                found = partition.fetch_offset_for_timestamp(part["timestamp"], from_client=body["replica_id"] < 0)
+                found = partition.fetch_offset_for_timestamp(part["timestamp"], from_client=body["replica_id"] < 0,
+                                                             read_committed=body.get("isolation_level", 0) == 1)
                 if found is None:
                     raise KafkaError(ErrorCode.INVALID_REQUEST)
             except KafkaError as e:

@@ -157,6 +157,8 @@ class Partition:
         new = min(leader_high_watermark, self.log.log_end_offset)
         if new > self.high_watermark:
             self.high_watermark = new
+            # Lets the log forget the ended transactions now below it (only a leader reads it).
+            self.log.last_stable_offset(new)
         self.watchers.wake_all()
 
     @property
@@ -252,20 +254,29 @@ class Partition:
             return self.leader_epoch, self.log.log_end_offset
         return self.log.end_offset_for_epoch(leader_epoch)
 
-    def fetch_offset_for_timestamp(self, timestamp: int, from_client: bool = True) -> tuple[int, int] | None:
+    @property
+    def last_stable_offset(self) -> int:
+        """Below every open transaction and every ended one whose marker is not yet below the high
+        watermark: how far read_committed consumers read."""
+        return self.log.last_stable_offset(self.high_watermark)
+
+    def fetch_offset_for_timestamp(self, timestamp: int, from_client: bool = True,
+                                   read_committed: bool = False) -> tuple[int, int] | None:
         """ListOffsets on the leader: (offset, timestamp) for a target, None for an unknown special value.
 
-        Latest is the high watermark, and nothing at or above it is reported, so a consumer is never
-        told of an offset it could lose.  A new leader whose high watermark has not yet reached its
-        log end as it was when it took over answers a client OFFSET_NOT_AVAILABLE instead (KIP-207):
-        its high watermark still lags what earlier leaders may have told.
+        Latest is the high watermark (the last stable offset for read_committed), and nothing at or
+        above it is reported, so a consumer is never told of an offset it could lose or may not read.
+        A new leader whose high watermark has not yet reached its log end as it was when it took over
+        answers a client OFFSET_NOT_AVAILABLE instead (KIP-207): its high watermark still lags what
+        earlier leaders may have told.
         """
         lagging = (from_client and self.leader_epoch_start_offset is not None
                    and self.leader_epoch_start_offset > self.high_watermark)
+        fetchable = self.last_stable_offset if read_committed else self.high_watermark
         if timestamp == LATEST:
             if lagging:
                 raise self._offset_not_available()
-            return self.high_watermark, -1
+            return fetchable, -1
         if timestamp in (EARLIEST, EARLIEST_LOCAL):
             return self.log.log_start_offset, -1
         if timestamp == MAX_TIMESTAMP:
@@ -274,7 +285,7 @@ class Partition:
             return None
         else:
             found = self.log.offset_for_timestamp(timestamp)
-        if not found or found[0] >= self.high_watermark:
+        if not found or found[0] >= fetchable:
             if lagging:
                 raise self._offset_not_available()
             return -1, -1

@@ -79,6 +79,8 @@ class FetchedData:
     records: bytes = b""
     # To a follower whose log diverges from the leader's: (epoch, end offset) to truncate to.
     diverging_epoch: tuple[int, int] | None = None
+    # read_committed: the aborted transactions in the range read, as (producer id, first offset).
+    aborted_transactions: list[tuple[int, int]] | None = None
 
 
 AppendOutcome = AppendInfo | KafkaError | LogError
@@ -377,11 +379,13 @@ class ReplicaManager:
     # -- fetch ---------------------------------------------------------------------------------
 
     async def fetch_messages(self, entries: Sequence[FetchEntry], max_bytes: int, min_bytes: int,
-                             max_wait_ms: int, allow_zstd: bool, replica_id: int = -1) -> list[FetchedData]:
+                             max_wait_ms: int, allow_zstd: bool, replica_id: int = -1,
+                             read_committed: bool = False) -> list[FetchedData]:
         """A fetch: read every entry, and long-poll until ``min_bytes`` are there, a partition errors,
         or ``max_wait_ms`` passes; woken by the appends and high-watermark moves of the partitions
-        asked for only.  A consumer reads below the high watermark; a follower (``replica_id``) reads
-        up to the log end, and its fetch offsets are its log end offsets, which move the high
+        asked for only.  A consumer reads below the high watermark (``read_committed``: below the
+        last stable offset, with the aborted transactions of the range); a follower (``replica_id``)
+        reads up to the log end, and its fetch offsets are its log end offsets, which move the high
         watermark and may bring it back into the ISR."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
         watched = [self._shutdown] + [p.watchers for e in entries
@@ -394,9 +398,9 @@ class ReplicaManager:
                 targets = [self._fetch_target(e, replica_id) for e in entries]
                 if _read_may_block(targets):
                     results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
-                                                                   follower)
+                                                                   follower, read_committed)
                 else:
-                    results, total = _read_all(targets, max_bytes, allow_zstd, follower)
+                    results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed)
                 left = deadline - trio.current_time()
                 errored = any(r.error != ErrorCode.NONE for r in results)
                 if total >= min_bytes or errored or left <= 0 or self.shutting_down:
@@ -472,9 +476,10 @@ def _read_may_block(targets: list[tuple[Partition, FetchEntry] | FetchedData]) -
 
 
 def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_bytes: int,
-              allow_zstd: bool, follower: bool = False) -> tuple[list[FetchedData], int]:
+              allow_zstd: bool, follower: bool = False,
+              read_committed: bool = False) -> tuple[list[FetchedData], int]:
     """One pass over the fetch targets within the response's ``max_bytes`` (on the Trio thread or a
-    worker): a target's high watermark is read once, so its records and reported watermark agree."""
+    worker): a target's watermarks are read once, so its records and reported watermarks agree."""
     remaining, total = max_bytes, 0
     results = []
     for target in targets:
@@ -484,14 +489,20 @@ def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_byt
         partition, entry = target
         limit = max(0, min(entry.max_bytes, remaining))
         high_watermark = partition.high_watermark
+        last_stable = partition.log.last_stable_offset(high_watermark)
+        bound = None if follower else last_stable if read_committed else high_watermark
+        aborted = None
         try:
             data = partition.log.read(entry.fetch_offset, limit, min_one=(total == 0), allow_zstd=allow_zstd,
-                                      max_offset=None if follower else high_watermark)
+                                      max_offset=bound)
+            if read_committed and not follower:
+                # Clients drop these transactions' records themselves (their batches carry the producer).
+                aborted = partition.log.aborted_transactions(entry.fetch_offset, last_stable) if data else []
         except LogError as e:
             results.append(FetchedData(e.code))
             continue
         total += len(data)
         remaining -= len(data)
-        results.append(FetchedData(ErrorCode.NONE, high_watermark, high_watermark,
-                                   partition.log.log_start_offset, data))
+        results.append(FetchedData(ErrorCode.NONE, high_watermark, last_stable,
+                                   partition.log.log_start_offset, data, aborted_transactions=aborted))
     return results, total
