@@ -3,7 +3,7 @@
 The layers, each owning its state: the metadata store (ZooKeeper with ``zookeeper.connect``, else a
 local file) and this broker's cache of it, the log manager (partition logs on disk), the replica
 manager (partition replicas, reads and writes), the controller (topic changes) and its election,
-the group coordinator, and periodic log housekeeping.  Each gets what it needs when it is built;
+the group and transaction coordinators, and periodic log housekeeping.  Each gets what it needs when it is built;
 none reaches back into the broker.  The cache tells the others of changes through listeners wired
 here.  Handlers receive the ``Broker`` and call its layers.
 """
@@ -22,6 +22,7 @@ from pykafkad.controller.election import ControllerElection
 from pykafkad.controller.leader_election import LeaderElections
 from pykafkad.controller.leadership import PartitionLeadership
 from pykafkad.coordinator.group import GroupCoordinator
+from pykafkad.coordinator.transaction.coordinator import TransactionCoordinator
 from pykafkad.errors import StartupError
 from pykafkad.log.housekeeping import LogHousekeeper
 from pykafkad.log.manager import LogManager
@@ -67,6 +68,9 @@ class Broker:
         self.groups = GroupCoordinator(config, self.metadata, self.replicas, self.controller)
         self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)
         self.replicas.leadership_listeners.append(self.groups.on_leadership)
+        self.transactions = TransactionCoordinator(config, self.metadata, self.replicas, self.controller,
+                                                   self.producer_ids)
+        self.replicas.leadership_listeners.append(self.transactions.on_leadership)
         # What the metadata cache's changes mean for this broker (Kafka's LeaderAndIsr, StopReplica
         # and dynamic config notifications).
         self.metadata.partition_listeners.append(self.replicas.apply)
@@ -143,6 +147,7 @@ class Broker:
         await nursery.start(self.elections.run)
         await nursery.start(self.housekeeping.run)
         await nursery.start(self.groups.run)
+        await nursery.start(self.transactions.run)
 
     def close(self) -> None:
         self.replicas.checkpoint_high_watermarks()

@@ -141,6 +141,15 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.min.session.timeout.ms", "int", 6000),
         ConfigKey("group.max.session.timeout.ms", "int", 1800000),
         ConfigKey("group.max.size", "int", INT_MAX, at_least(1)),
+        # Transaction coordinator (pykafkad.coordinator.transaction)
+        ConfigKey("transaction.state.log.num.partitions", "int", 50, at_least(1)),
+        ConfigKey("transaction.state.log.replication.factor", "short", 3, at_least(1)),
+        ConfigKey("transaction.state.log.min.isr", "int", 2, at_least(1)),
+        ConfigKey("transaction.state.log.segment.bytes", "int", 104857600, at_least(1)),
+        ConfigKey("transaction.max.timeout.ms", "int", 900000, at_least(1)),
+        ConfigKey("transaction.abort.timed.out.transaction.cleanup.interval.ms", "int", 10000, at_least(1)),
+        ConfigKey("transactional.id.expiration.ms", "int", 604800000, at_least(1)),
+        ConfigKey("transaction.remove.expired.transaction.cleanup.interval.ms", "int", 3600000, at_least(1)),
     ]
 }
 
@@ -152,7 +161,6 @@ ACCEPTED_UNUSED = frozenset(
         "controller.listener.names", "inter.broker.listener.name", "listener.security.protocol.map",
         "num.network.threads", "num.io.threads", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
         "num.recovery.threads.per.data.dir",
-        "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
         "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
         "queued.max.requests",
     }

@@ -24,6 +24,8 @@ from pykafkad.handlers import (
     offset_for_leader_epoch,
     produce,
     topics_admin,
+    transactions,
+    write_txn_markers,
 )
 from pykafkad.handlers.api import Api
 
@@ -47,6 +49,8 @@ APIS: dict[int, Api] = {
         describe_log_dirs,
         delete_records,
         elect_leaders,
+        transactions,
+        write_txn_markers,
     )
     for api in module.APIS
 }

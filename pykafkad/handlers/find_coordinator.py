@@ -1,8 +1,8 @@
 """FindCoordinator (key 10): a group's coordinator is the leader of its ``__consumer_offsets``
-partition; there is no transaction coordinator yet.
+partition, a transactional id's the leader of its ``__transaction_state`` partition.
 
-v0-3 ask for one key, v4+ for a batch (``coordinator_keys``).  Group keys create
-``__consumer_offsets`` on first use, as Kafka does.
+v0-3 ask for one key, v4+ for a batch (``coordinator_keys``).  Each internal topic is
+created on first use, as Kafka does.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
+from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
@@ -35,18 +36,27 @@ async def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - cannot host the offsets topic: no coordinator to offer
             log.exception("creating the offsets topic failed")
             return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        topic = broker.metadata.topics.get(OFFSETS_TOPIC)
-        index = broker.groups.partition_for(key)
-        leader = topic.partitions[index].leader if topic is not None and index < len(topic.partitions) else -1
-        coordinator = broker.metadata.brokers.get(leader)
-        if coordinator is None:
-            # No leader elected yet, or its broker is down: retriable.
-            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        return {"key": key, "node_id": coordinator.node_id, "host": coordinator.host, "port": coordinator.port,
-                "error_code": ErrorCode.NONE, "error_message": None}
+        return _leader_of(broker, key, OFFSETS_TOPIC, broker.groups.partition_for(key))
     if key_type == TRANSACTION_KEY_TYPE:
-        return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "Transactions are not supported by this broker.")
+        try:
+            await broker.transactions.create_topic()
+        except KafkaError as e:
+            log.info("transaction state topic not ready for %s: %s", key, e)
+            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+        return _leader_of(broker, key, TRANSACTION_TOPIC, broker.transactions.partition_for(key))
     return _error(key, ErrorCode.INVALID_REQUEST, f"Unsupported key type {key_type}.")
+
+
+def _leader_of(broker: Broker, key: str, topic_name: str, index: int) -> dict[str, Any]:
+    """The coordinator of ``key``: the leader of its partition of the internal topic."""
+    topic = broker.metadata.topics.get(topic_name)
+    leader = topic.partitions[index].leader if topic is not None and index < len(topic.partitions) else -1
+    coordinator = broker.metadata.brokers.get(leader)
+    if coordinator is None:
+        # No leader elected yet, or its broker is down: retriable.
+        return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+    return {"key": key, "node_id": coordinator.node_id, "host": coordinator.host, "port": coordinator.port,
+            "error_code": ErrorCode.NONE, "error_message": None}
 
 
 def _error(key: str, code: ErrorCode, message: str) -> dict[str, Any]:

@@ -1,7 +1,6 @@
-"""InitProducerId (key 22): producer ids and epochs for idempotent producers.
-
-Transactional ids need the transaction coordinator, which this broker does not have yet;
-such requests get a clear error instead of a hang.
+"""InitProducerId (key 22): producer ids and epochs for idempotent producers, and for transactional
+ids through the transaction coordinator (which fences the id's earlier producer).  Versions before
+4 know no PRODUCER_FENCED and get INVALID_PRODUCER_EPOCH instead, as from Kafka.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.transactions import fenced_shim
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -17,13 +17,23 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+FENCED_FROM = 4
+
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    if body["transactional_id"] is not None:
-        log.warning("client %s asked for transactional id %r: transactions are not supported yet",
-                    ctx.client_id, body["transactional_id"])
+    if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REQUEST, "producer_id": -1,
                 "producer_epoch": -1}
+    txn_id = body["transactional_id"]
+    if txn_id is not None:
+        if txn_id == "":
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REQUEST, "producer_id": -1,
+                    "producer_epoch": -1}
+        expected = (body["producer_id"], body["producer_epoch"]) if body["producer_id"] >= 0 else None
+        code, producer_id, epoch = await broker.transactions.init_producer_id(
+            txn_id, body["transaction_timeout_ms"], expected)
+        return {"throttle_time_ms": 0, "error_code": fenced_shim(code, ctx.api_version, FENCED_FROM),
+                "producer_id": producer_id, "producer_epoch": epoch}
     if body["producer_id"] >= 0 and body["producer_epoch"] >= 0:
         producer_id, epoch = await broker.producer_ids.bump(body["producer_id"], body["producer_epoch"])
     else:

@@ -60,8 +60,6 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     global_error: tuple[ErrorCode, str] | None = None
     if acks not in VALID_ACKS:
         global_error = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks} is not one of -1, 0, 1")
-    elif body["transactional_id"] is not None:
-        global_error = (ErrorCode.INVALID_REQUEST, "transactions are not supported by this broker yet")
     # (topic name, [partition answer, or the index of its entry in `entries`])
     answers: list[tuple[str, list[dict[str, Any] | int]]] = []
     entries: list[ProduceEntry] = []

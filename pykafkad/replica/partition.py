@@ -192,6 +192,16 @@ class Partition:
         result = self.log.append(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
         return self.appended(result)
 
+    def write_marker(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> int:
+        """Append a transaction marker as the leader; its offset.  LogError passes through
+        (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED for a stale marker)."""
+        self.check_leader()
+        offset, _first = self.log.append_marker(producer_id, producer_epoch, commit, coordinator_epoch,
+                                                self.leader_epoch)
+        self._maybe_increment_high_watermark()
+        self.watchers.wake_all()
+        return offset
+
     def appended(self, result: tuple[int, int, int, bool]) -> AppendInfo:
         """Account for a log append (made here or on a worker thread): move the high watermark, wake
         whoever waits on this partition."""

@@ -107,6 +107,8 @@ class ReplicaManager:
         # Told when this broker starts or stops leading a partition (Kafka's onLeadershipChange: the
         # group coordinator loads and unloads the groups of a ``__consumer_offsets`` partition).
         self.leadership_listeners: list[Callable[[Partition, bool], None]] = []
+        # Told of each transaction marker written here as leader: (partition, producer id, commit).
+        self.marker_listeners: list[Callable[[Partition, int, bool], None]] = []
         # The checkpointed high watermarks, read when the first partition is made (after the logs
         # are loaded), and what was last written to each log directory.
         self._checkpointed: HighWatermarks | None = None
@@ -376,6 +378,27 @@ class ReplicaManager:
             for i, partition in pending:
                 nursery.start_soon(wait_one, i, partition)
 
+    # -- transaction markers ---------------------------------------------------------------------
+
+    async def write_marker(self, topic: str, index: int, producer_id: int, producer_epoch: int, commit: bool,
+                           coordinator_epoch: int, timeout_s: float) -> ErrorCode:
+        """WriteTxnMarkers on the leader: append the marker and wait until it is replicated (Kafka
+        appends markers with acks=all).  Kafka's error code on failure."""
+        partition = self._partitions.get((topic, index))
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        try:
+            partition.check_min_isr(self.min_insync_replicas(partition))
+            offset = partition.write_marker(producer_id, producer_epoch, commit, coordinator_epoch)
+        except KafkaError as e:
+            return ErrorCode(e.code)
+        except LogError as e:
+            log.warning("%s-%d: marker for producer %d refused: %s", topic, index, producer_id, e)
+            return _error_code(e.code)
+        for listener in self.marker_listeners:
+            listener(partition, producer_id, commit)
+        return await partition.wait_for_acks(offset + 1, self.min_insync_replicas(partition), timeout_s)
+
     # -- fetch ---------------------------------------------------------------------------------
 
     async def fetch_messages(self, entries: Sequence[FetchEntry], max_bytes: int, min_bytes: int,
@@ -448,6 +471,13 @@ class ReplicaManager:
                 return True
             size += len(entry.records)
         return size > INLINE_APPEND_BYTES
+
+
+def _error_code(code: int) -> ErrorCode:
+    try:
+        return ErrorCode(code)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
 def fetcher_id(topic: str, index: int, fetchers: int) -> int:

@@ -219,7 +219,8 @@ def encode_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms:
 
 
 def read_partition(plog: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[tuple[bytes | None, bytes | None]]:
-    """Every (key, value) of one ``__consumer_offsets`` partition, oldest first."""
+    """Every (key, value) of one internal topic partition, oldest first; transaction markers
+    (control batches) are not records of the topic and are left out."""
     offset = plog.log_start_offset
     end = plog.log_end_offset
     while offset < end:
@@ -227,10 +228,13 @@ def read_partition(plog: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[t
         if not data:
             break
         next_offset = offset
+        control: list[tuple[int, int]] = []
         for header in _rust_log.decode_batch_headers(data):
             next_offset = max(next_offset, int(header["last_offset"]) + 1)
+            if header["is_control"]:
+                control.append((int(header["base_offset"]), int(header["last_offset"])))
         for rec_offset, _ts, key, value, _headers in _rust_log.decode_batches(data):
-            if rec_offset >= offset:
+            if rec_offset >= offset and not any(lo <= rec_offset <= hi for lo, hi in control):
                 yield key, value
         if next_offset <= offset:
             break

@@ -1,0 +1,80 @@
+"""Transactions with confluent-kafka's transactional producer against one broker: committed records
+are seen by read_committed consumers and aborted ones are not (the Fetch answer's last stable offset
+and aborted-transaction list), while read_uncommitted consumers see both.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.clients import create_topic, unique_topic
+
+
+def _transactional_producer(broker: BrokerProcess, txn_id: str) -> Producer:
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": txn_id,
+                         "transaction.timeout.ms": 30000})
+    producer.init_transactions(30)
+    return producer
+
+
+def _read_all(broker: BrokerProcess, topic: str, isolation: str, expected: int) -> list[bytes]:
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"reader-{isolation}",
+                         "isolation.level": isolation, "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest"})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        got: list[bytes] = []
+        idle = 0
+        while idle < 10 and len(got) <= expected:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                idle += 1 if len(got) >= expected else 0
+                continue
+            if msg.error() is None:
+                got.append(msg.value())
+        return got
+    finally:
+        consumer.close()
+
+
+def test_read_committed_consumers_see_commits_and_never_aborts(broker: BrokerProcess) -> None:
+    topic = unique_topic("txn")
+    create_topic(broker.bootstrap, topic, 1)
+    producer = _transactional_producer(broker, f"txn-{topic}")
+    producer.begin_transaction()
+    for v in (b"c1", b"c2", b"c3"):
+        producer.produce(topic, v, partition=0)
+    producer.commit_transaction(30)
+    producer.begin_transaction()
+    for v in (b"a1", b"a2"):
+        producer.produce(topic, v, partition=0)
+    producer.flush(30)
+    producer.abort_transaction(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"c4", partition=0)
+    producer.commit_transaction(30)
+
+    assert _read_all(broker, topic, "read_committed", 4) == [b"c1", b"c2", b"c3", b"c4"]
+    assert _read_all(broker, topic, "read_uncommitted", 6) == [b"c1", b"c2", b"c3", b"a1", b"a2", b"c4"]
+
+
+def test_a_second_producer_with_the_same_id_fences_the_first_and_aborts_its_transaction(
+        broker: BrokerProcess) -> None:
+    topic = unique_topic("zombie")
+    create_topic(broker.bootstrap, topic, 1)
+    txn_id = f"txn-{topic}"
+    zombie = _transactional_producer(broker, txn_id)
+    zombie.begin_transaction()
+    zombie.produce(topic, b"zombie", partition=0)
+    assert zombie.flush(30) == 0
+    successor = _transactional_producer(broker, txn_id)  # aborts the zombie's open transaction
+    successor.begin_transaction()
+    successor.produce(topic, b"successor", partition=0)
+    successor.commit_transaction(30)
+    try:
+        zombie.commit_transaction(30)
+        raise AssertionError("the fenced producer committed")
+    except KafkaException as e:
+        assert e.args[0].fatal() or e.args[0].name() in ("_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH")
+    assert _read_all(broker, topic, "read_committed", 1) == [b"successor"]

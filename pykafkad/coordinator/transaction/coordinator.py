@@ -1,0 +1,377 @@
+"""The transaction coordinator: this broker coordinates the transactional ids of the
+``__transaction_state`` partitions it leads (transaction version 1, as librdkafka and Kafka's Java
+client without transaction version 2 speak it).
+
+Like the group coordinator it follows leadership of its topic's partitions: when this broker starts
+leading one it replays the partition on a worker thread (COORDINATOR_LOAD_IN_PROGRESS meanwhile) and
+finishes every transaction found committing or aborting; when it stops, requests for those ids get
+NOT_COORDINATOR.  Each change of an id is written to its partition and takes effect, and is
+answered, once the write is replicated; while it is under way other requests for the id get
+CONCURRENT_TRANSACTIONS (``transaction_metadata``).  The coordinator epoch is the leader epoch of
+the id's partition, so markers from a coordinator that lost the partition are refused.  A
+transaction left open past its timeout is aborted at a bumped epoch, which fences its producer.
+Everything here runs on the Trio thread; ids' states are touched only between awaits.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import trio
+
+from pykafkad._rust_log import LogError
+from pykafkad.coordinator.group.coordinator import coordinator_error
+from pykafkad.coordinator.group.offsets_store import encode_batch, read_partition
+from pykafkad.coordinator.transaction.transaction_log import (
+    TRANSACTION_TOPIC,
+    TRANSACTION_TOPIC_CONFIGS,
+    TransactionLogError,
+    decode_key,
+    decode_value,
+    key,
+    partition_for,
+    value,
+)
+from pykafkad.coordinator.transaction.transaction_markers import TransactionMarkers
+from pykafkad.coordinator.transaction.transaction_metadata import (
+    EXHAUSTED_EPOCH,
+    PREPARING,
+    TransactionError,
+    TransactionMetadata,
+    TransactionState,
+)
+from pykafkad.errors import KafkaError
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.config import BrokerConfig
+    from pykafkad.controller import Controller
+    from pykafkad.metadata.cluster_metadata import ClusterMetadata
+    from pykafkad.producer_ids import ProducerIdAllocator
+    from pykafkad.replica.partition import Partition
+    from pykafkad.replica.replica_manager import ReplicaManager
+
+log = logging.getLogger(__name__)
+
+LOAD_WAIT_S = 1.0
+COMPLETE_RETRY_S = 0.5
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _load(plog: object) -> dict[str, TransactionMetadata | None]:
+    """Replay one ``__transaction_state`` partition: each id's last state (None: removed).  Touches
+    nothing but the log, so it runs on a worker thread."""
+    states: dict[str, TransactionMetadata | None] = {}
+    for k, v in read_partition(plog):  # type: ignore[arg-type]
+        if k is None:
+            continue
+        try:
+            txn_id = decode_key(k)
+            states[txn_id] = None if v is None else TransactionMetadata.from_stored(txn_id, decode_value(v))
+        except TransactionLogError as e:
+            log.error("skipping a %s record that does not decode: %s", TRANSACTION_TOPIC, e)
+    return states
+
+
+class TransactionCoordinator:
+    """This broker's coordinator for the transactional ids of the partitions it leads."""
+
+    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, replicas: ReplicaManager,
+                 controller: Controller, producer_ids: ProducerIdAllocator) -> None:
+        self.config = config
+        self.metadata = metadata
+        self.replicas = replicas
+        self.controller = controller
+        self.producer_ids = producer_ids
+        self.markers = TransactionMarkers(config, metadata, replicas)
+        self._txns: dict[str, TransactionMetadata] = {}
+        # Partitions whose ids this broker coordinates, with the coordinator epoch of each.
+        self._owned: dict[int, int] = {}
+        self._loading: dict[int, trio.Event] = {}
+        self._nursery: trio.Nursery | None = None
+
+    # -- the internal topic ------------------------------------------------------------------------
+
+    @property
+    def num_partitions(self) -> int:
+        topic = self.metadata.topics.get(TRANSACTION_TOPIC)
+        if topic is not None:
+            return len(topic.partitions)
+        return self.config["transaction.state.log.num.partitions"]
+
+    def partition_for(self, transactional_id: str) -> int:
+        return partition_for(transactional_id, self.num_partitions)
+
+    async def create_topic(self) -> None:
+        """Create ``__transaction_state`` on first use (from FindCoordinator), as Kafka does."""
+        if self.metadata.topics.get(TRANSACTION_TOPIC) is None:
+            c = self.config
+            configs: dict[str, str | None] = {
+                **TRANSACTION_TOPIC_CONFIGS, "min.insync.replicas": str(c["transaction.state.log.min.isr"]),
+                "segment.bytes": str(c["transaction.state.log.segment.bytes"])}
+            await self.controller.create_topic(TRANSACTION_TOPIC, c["transaction.state.log.num.partitions"],
+                                               c["transaction.state.log.replication.factor"], configs,
+                                               internal=True)
+
+    # -- leadership ----------------------------------------------------------------------------------
+
+    def on_leadership(self, partition: Partition, leads: bool) -> None:
+        if partition.topic != TRANSACTION_TOPIC:
+            return
+        if not leads:
+            self._resign(partition.index)
+        elif self._nursery is not None:
+            self._begin_load(partition)
+
+    def _begin_load(self, partition: Partition) -> None:
+        assert self._nursery is not None
+        self._resign(partition.index)
+        done = trio.Event()
+        self._loading[partition.index] = done
+        self._nursery.start_soon(self._load, partition, done, name=f"load {TRANSACTION_TOPIC}-{partition.index}")
+
+    async def _load(self, partition: Partition, done: trio.Event) -> None:
+        index = partition.index
+        try:
+            states = await trio.to_thread.run_sync(_load, partition.log)
+        except (LogError, OSError, ValueError) as e:
+            log.error("loading %s-%d failed: %s", TRANSACTION_TOPIC, index, e)
+            states = None
+        if self._loading.get(index) is not done or not partition.is_leader or states is None:
+            if self._loading.get(index) is done:
+                del self._loading[index]
+            done.set()
+            return
+        epoch = partition.leader_epoch
+        for txn_id, meta in states.items():
+            if meta is None:
+                self._txns.pop(txn_id, None)
+            else:
+                self._txns[txn_id] = meta
+        del self._loading[index]
+        self._owned[index] = epoch
+        done.set()
+        loaded = [m for m in states.values() if m is not None]
+        if loaded:
+            log.info("loaded %d transactional id(s) from %s-%d", len(loaded), TRANSACTION_TOPIC, index)
+        for meta in loaded:
+            if meta.state in PREPARING:
+                self._start_completion(meta, epoch)
+
+    def _resign(self, index: int) -> None:
+        self._owned.pop(index, None)
+        loading = self._loading.pop(index, None)
+        if loading is not None:
+            loading.set()
+        for txn_id in [t for t in self._txns if self.partition_for(t) == index]:
+            del self._txns[txn_id]
+
+    async def _check(self, transactional_id: str) -> ErrorCode | None:
+        """None when this broker coordinates ``transactional_id`` now, else the error to answer."""
+        if TRANSACTION_TOPIC not in self.metadata.topics:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        index = self.partition_for(transactional_id)
+        loading = self._loading.get(index)
+        if loading is not None:
+            with trio.move_on_after(LOAD_WAIT_S):
+                await loading.wait()
+            if index in self._loading:
+                return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return None if index in self._owned else ErrorCode.NOT_COORDINATOR
+
+    # -- writing states --------------------------------------------------------------------------
+
+    async def _write(self, meta: TransactionMetadata, transit: TransactionMetadata | None,
+                     tombstone: bool = False) -> ErrorCode:
+        """Write ``transit`` (or the id's removal) and wait until it is replicated; then it becomes
+        the id's state, or, on failure, nothing changes.  Kafka's error mapping."""
+        index = self.partition_for(meta.transactional_id)
+        epoch = self._owned.get(index)
+        partition = self.replicas.get(TRANSACTION_TOPIC, index)
+        code = ErrorCode.NONE
+        if epoch is None or partition is None:
+            code = ErrorCode.NOT_COORDINATOR
+        else:
+            record = None if tombstone or transit is None else value(transit.stored())
+            min_isr = self.replicas.min_insync_replicas(partition)
+            try:
+                now = now_ms()
+                info = partition.append_as_leader(encode_batch([(key(meta.transactional_id), record)], now),
+                                                  now, min_isr)
+                timeout_s = max(meta.timeout_ms, 1000) / 1000
+                code = await partition.wait_for_acks(info.last_offset + 1, min_isr, timeout_s)
+            except KafkaError as e:
+                code = ErrorCode(e.code)
+            except LogError as e:
+                log.error("writing %s to %s-%d failed: %s", meta.transactional_id, TRANSACTION_TOPIC, index, e)
+                code = ErrorCode.UNKNOWN_SERVER_ERROR
+            code = coordinator_error(code)
+            if code == ErrorCode.NONE and self._owned.get(index) != epoch:
+                code = ErrorCode.NOT_COORDINATOR  # the partition moved away (and maybe back) meanwhile
+        if transit is not None:
+            if code == ErrorCode.NONE:
+                meta.complete(transit)
+            else:
+                meta.abandon()
+        if code != ErrorCode.NONE:
+            log.warning("transactional id %s: state not written: %s", meta.transactional_id, code.name)
+        return code
+
+    # -- the APIs ----------------------------------------------------------------------------------
+
+    async def init_producer_id(self, transactional_id: str, timeout_ms: int,
+                               expected: tuple[int, int] | None) -> tuple[ErrorCode, int, int]:
+        """InitProducerId with a transactional id: (error, producer id, epoch)."""
+        if not 0 < timeout_ms <= self.config["transaction.max.timeout.ms"]:
+            return ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1
+        error = await self._check(transactional_id)
+        if error is not None:
+            return error, -1, -1
+        meta = self._txns.get(transactional_id)
+        if meta is None:
+            pid = await self.producer_ids.next_id()
+            meta = self._txns.setdefault(transactional_id,
+                                         TransactionMetadata(transactional_id, pid, -1, timeout_ms))
+        spare = await self.producer_ids.next_id() if meta.producer_epoch >= EXHAUSTED_EPOCH else -1
+        try:
+            transit = meta.prepare_init(timeout_ms, now_ms(), expected, lambda: spare)
+            if transit is None:
+                # An open transaction: abort it at a new epoch; the producer retries meanwhile.
+                fence = meta.prepare_fence(now_ms())
+                code = await self._write(meta, fence)
+                if code == ErrorCode.NONE:
+                    self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
+                    code = ErrorCode.CONCURRENT_TRANSACTIONS
+                return code, -1, -1
+        except TransactionError as e:
+            return e.code, -1, -1
+        code = await self._write(meta, transit)
+        if code != ErrorCode.NONE:
+            return code, -1, -1
+        log.info("transactional id %s: producer %d epoch %d", transactional_id, meta.producer_id,
+                 meta.producer_epoch)
+        return ErrorCode.NONE, meta.producer_id, meta.producer_epoch
+
+    async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                             partitions: set[tuple[str, int]]) -> ErrorCode:
+        """AddPartitionsToTxn and AddOffsetsToTxn (the group's offsets partition)."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST
+        error = await self._check(transactional_id)
+        if error is not None:
+            return error
+        meta = self._txns.get(transactional_id)
+        if meta is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        try:
+            transit = meta.prepare_add_partitions(producer_id, producer_epoch, partitions, now_ms())
+        except TransactionError as e:
+            return e.code
+        if transit is None:
+            return ErrorCode.NONE
+        return await self._write(meta, transit)
+
+    async def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                              commit: bool) -> ErrorCode:
+        """EndTxn: answered once the PrepareCommit / PrepareAbort state is written; the markers
+        and the Complete state follow."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST
+        error = await self._check(transactional_id)
+        if error is not None:
+            return error
+        meta = self._txns.get(transactional_id)
+        if meta is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        try:
+            transit = meta.prepare_end(producer_id, producer_epoch, commit, now_ms())
+        except TransactionError as e:
+            return e.code
+        if transit is None:
+            return ErrorCode.NONE
+        code = await self._write(meta, transit)
+        if code == ErrorCode.NONE:
+            self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
+        return code
+
+    def state_of(self, transactional_id: str) -> TransactionMetadata | None:
+        """The id's state if this broker coordinates it (DescribeTransactions, ListTransactions)."""
+        if self.partition_for(transactional_id) not in self._owned:
+            return None
+        return self._txns.get(transactional_id)
+
+    def owns(self, transactional_id: str) -> bool:
+        return self.partition_for(transactional_id) in self._owned
+
+    def transactions(self) -> list[TransactionMetadata]:
+        return [m for t, m in self._txns.items() if self.partition_for(t) in self._owned]
+
+    # -- completing: markers, then the Complete state --------------------------------------------
+
+    def _start_completion(self, meta: TransactionMetadata, coordinator_epoch: int) -> None:
+        if self._nursery is not None:
+            self._nursery.start_soon(self._complete, meta, coordinator_epoch,
+                                     name=f"complete {meta.transactional_id}")
+
+    async def _complete(self, meta: TransactionMetadata, coordinator_epoch: int) -> None:
+        commit = meta.state == TransactionState.PREPARE_COMMIT
+        await self.markers.write(meta.producer_id, meta.producer_epoch, commit, coordinator_epoch,
+                                 set(meta.partitions))
+        index = self.partition_for(meta.transactional_id)
+        while self._owned.get(index) == coordinator_epoch and self._txns.get(meta.transactional_id) is meta:
+            if meta.pending is not None:
+                await trio.sleep(COMPLETE_RETRY_S)
+                continue
+            try:
+                transit = meta.prepare_complete(now_ms())
+            except TransactionError:
+                return  # completed already
+            code = await self._write(meta, transit)
+            if code == ErrorCode.NONE:
+                log.info("transactional id %s: %s producer %d epoch %d", meta.transactional_id,
+                         meta.state.kafka_name, meta.producer_id, meta.producer_epoch)
+                return
+            if code == ErrorCode.NOT_COORDINATOR:
+                return
+            await trio.sleep(COMPLETE_RETRY_S)
+
+    # -- timeouts ----------------------------------------------------------------------------------
+
+    async def _abort_timed_out(self) -> None:
+        interval_s = self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000
+        while True:
+            await trio.sleep(interval_s)
+            now = now_ms()
+            for meta in self.transactions():
+                if (meta.state == TransactionState.ONGOING and meta.pending is None
+                        and meta.start_ms + meta.timeout_ms < now):
+                    log.info("transactional id %s: transaction of producer %d open for more than %d ms; "
+                             "aborting it", meta.transactional_id, meta.producer_id, meta.timeout_ms)
+                    try:
+                        fence = meta.prepare_fence(now)
+                    except TransactionError:
+                        continue
+                    if await self._write(meta, fence) == ErrorCode.NONE:
+                        self._start_completion(meta, self._owned.get(self.partition_for(meta.transactional_id),
+                                                                     -1))
+
+    # -- running -----------------------------------------------------------------------------------
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Load the partitions this broker leads, then follow leadership and abort timed-out
+        transactions until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            for partition in self.replicas.partitions():
+                if partition.topic == TRANSACTION_TOPIC and partition.is_leader:
+                    self._begin_load(partition)
+            for done in list(self._loading.values()):
+                await done.wait()
+            nursery.start_soon(self._abort_timed_out)
+            task_status.started()
+            await trio.sleep_forever()
