@@ -1,14 +1,20 @@
 """Transactions with confluent-kafka's transactional producer against one broker: committed records
 are seen by read_committed consumers and aborted ones are not (the Fetch answer's last stable offset
-and aborted-transaction list), while read_uncommitted consumers see both.
+and aborted-transaction list), while read_uncommitted consumers see both.  A second producer with
+the same transactional id fences the first; a transaction left open is aborted after its timeout;
+a broker killed with a transaction open comes back with its transactional ids and open
+transactions, which the next producer of the id aborts.
 """
 
 from __future__ import annotations
+
+import time
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import create_topic, unique_topic
+from compat_tests.conftest import BrokerFactory
 
 
 def _transactional_producer(broker: BrokerProcess, txn_id: str) -> Producer:
@@ -78,3 +84,62 @@ def test_a_second_producer_with_the_same_id_fences_the_first_and_aborts_its_tran
     except KafkaException as e:
         assert e.args[0].fatal() or e.args[0].name() in ("_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH")
     assert _read_all(broker, topic, "read_committed", 1) == [b"successor"]
+
+
+def _read_until(broker: BrokerProcess, topic: str, wanted: bytes, timeout_s: float = 60) -> list[bytes]:
+    """read_committed from the start until ``wanted`` arrives (the last stable offset passed it)."""
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "until",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + timeout_s
+        while wanted not in got:
+            assert time.monotonic() < deadline, f"{wanted!r} never became readable; read {got}"
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        return got
+    finally:
+        consumer.close()
+
+
+def test_a_transaction_left_open_is_aborted_after_its_timeout(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory("txn-timeout", {
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"})
+    topic = unique_topic("hung")
+    create_topic(broker.bootstrap, topic, 1)
+    hung = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"hung-{topic}",
+                     "transaction.timeout.ms": 2000})
+    hung.init_transactions(30)
+    hung.begin_transaction()
+    hung.produce(topic, b"never-committed", partition=0)
+    assert hung.flush(30) == 0
+    plain = Producer({"bootstrap.servers": broker.bootstrap})
+    plain.produce(topic, b"after", partition=0)
+    assert plain.flush(30) == 0
+    # Readable only once the coordinator aborted the open transaction before it.
+    assert _read_until(broker, topic, b"after") == [b"after"]
+    assert "open for more than 2000 ms; aborting it" in broker.stderr_text()
+
+
+def test_transactions_survive_a_broker_kill(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory("txn-kill")
+    topic = unique_topic("killed")
+    create_topic(broker.bootstrap, topic, 1)
+    txn_id = f"killed-{topic}"
+    first = _transactional_producer(broker, txn_id)
+    first.begin_transaction()
+    first.produce(topic, b"committed", partition=0)
+    first.commit_transaction(30)
+    first.begin_transaction()
+    first.produce(topic, b"open-at-the-kill", partition=0)
+    assert first.flush(30) == 0
+    broker.kill9()
+    broker.start()
+    # The restarted coordinator has the id back: a new producer fences the open transaction.
+    second = _transactional_producer(broker, txn_id)
+    second.begin_transaction()
+    second.produce(topic, b"after-restart", partition=0)
+    second.commit_transaction(30)
+    assert _read_until(broker, topic, b"after-restart") == [b"committed", b"after-restart"]
