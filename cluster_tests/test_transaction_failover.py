@@ -1,0 +1,92 @@
+"""Transactions across a cluster: ``__transaction_state`` has replication factor 3, markers reach
+partitions led by other brokers (WriteTxnMarkers between brokers), and when the transaction
+coordinator is killed -9 the new leader of the id's partition takes over: committed transactions
+stay committed, the producer goes on committing, and read_committed consumers see every committed
+record once and nothing aborted.
+
+Three brokers on a real ZooKeeper; confluent-kafka's transactional producer and consumers.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from cluster_tests.clients import create_topic
+from cluster_tests.conftest import Cluster
+from cluster_tests.znode_watch import ZooKeeperView
+from pykafkad.coordinator.transaction.transaction_log import partition_for
+
+TXN_PARTITIONS = 3
+SETTINGS = {"transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",
+            "transaction.state.log.num.partitions": str(TXN_PARTITIONS)}
+TOPIC_PARTITIONS = 3
+
+
+def _committed_values(bootstrap: str, topic: str, wanted: int, timeout_s: float = 60) -> list[bytes]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex[:6]}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(TOPIC_PARTITIONS)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + timeout_s
+        while len(got) < wanted and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        # Anything beyond what was committed would show within a few more polls.
+        for _ in range(4):
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        return got
+    finally:
+        consumer.close()
+
+
+def _transaction(producer: Producer, topic: str, values: list[bytes], commit: bool = True) -> None:
+    producer.begin_transaction()
+    for i, v in enumerate(values):
+        producer.produce(topic, v, partition=i % TOPIC_PARTITIONS)
+    if commit:
+        producer.commit_transaction(60)
+    else:
+        producer.flush(60)
+        producer.abort_transaction(60)
+
+
+@pytest.mark.cluster_timeout(240)
+def test_the_transaction_coordinator_killed_hands_its_ids_to_the_new_leader(cluster: Cluster) -> None:
+    for node_id in (1, 2, 3):
+        cluster.start_broker(node_id, SETTINGS)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+        topic = "txn-out"
+        create_topic(cluster, topic, partitions=TOPIC_PARTITIONS, configs={"min.insync.replicas": "2"})
+        txn_id = "failover-" + uuid.uuid4().hex[:8]
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": txn_id,
+                             "transaction.timeout.ms": 60000})
+        producer.init_transactions(60)
+        _transaction(producer, topic, [b"a1", b"a2", b"a3"])
+        _transaction(producer, topic, [b"x1", b"x2", b"x3"], commit=False)
+
+        state_path = f"/brokers/topics/__transaction_state/partitions/{partition_for(txn_id, TXN_PARTITIONS)}/state"
+        state = view.wait_data(state_path, lambda s: s is not None and len(s["isr"]) == 3)
+        coordinator = state["leader"]
+        cluster.brokers[coordinator].kill9()
+        view.wait_data(state_path, lambda s: s["leader"] not in (coordinator, -1))
+
+        _transaction(producer, topic, [b"b1", b"b2", b"b3"])
+        _transaction(producer, topic, [b"y1"], commit=False)
+        _transaction(producer, topic, [b"c1", b"c2", b"c3"])
+        got = _committed_values(cluster.bootstrap, topic, 9)
+        assert sorted(got) == sorted([b"a1", b"a2", b"a3", b"b1", b"b2", b"b3", b"c1", b"c2", b"c3"])
+
+        cluster.start_broker(coordinator, SETTINGS)
+        view.wait_data(state_path, lambda s: len(s["isr"]) == 3)
+    finally:
+        view.close()
