@@ -8,6 +8,7 @@ transactions, which the next producer of the id aborts.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -15,6 +16,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import create_topic, unique_topic
 from compat_tests.conftest import BrokerFactory
+from compat_tests.java_tools import run_tool
 
 
 def _transactional_producer(broker: BrokerProcess, txn_id: str) -> Producer:
@@ -63,6 +65,33 @@ def test_read_committed_consumers_see_commits_and_never_aborts(broker: BrokerPro
 
     assert _read_all(broker, topic, "read_committed", 4) == [b"c1", b"c2", b"c3", b"c4"]
     assert _read_all(broker, topic, "read_uncommitted", 6) == [b"c1", b"c2", b"c3", b"a1", b"a2", b"c4"]
+    # Kafka's console consumer and aiokafka drop the aborted records too.
+    java = run_tool("kafka-console-consumer", [
+        "--bootstrap-server", broker.bootstrap, "--topic", topic, "--partition", "0", "--offset", "earliest",
+        "--isolation-level", "read_committed", "--max-messages", "4", "--timeout-ms", "30000"]).stdout
+    assert [line for line in java.splitlines() if line.strip()] == ["c1", "c2", "c3", "c4"]
+    assert asyncio.run(_aiokafka_read_committed(broker, topic, 4)) == [b"c1", b"c2", b"c3", b"c4"]
+
+
+async def _aiokafka_read_committed(broker: BrokerProcess, topic: str, count: int) -> list[bytes]:
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.structs import TopicPartition as AioPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
+                                enable_auto_commit=False, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        tp = AioPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            batches = await consumer.getmany(tp, timeout_ms=500)
+            got += [m.value for m in batches.get(tp, [])]
+        return got
+    finally:
+        await consumer.stop()
 
 
 def test_a_second_producer_with_the_same_id_fences_the_first_and_aborts_its_transaction(
