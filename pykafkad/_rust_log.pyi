@@ -103,9 +103,11 @@ class PartitionLog:
         """The partition directory."""
 
     def append(
-        self, records: bytes | bytearray | memoryview, leader_epoch: int = 0, now_ms: int | None = None
+        self, records: bytes | bytearray | memoryview, leader_epoch: int = 0, now_ms: int | None = None,
+        from_coordinator: bool = False,
     ) -> tuple[int, int, int, bool]:
-        """Validate and append the ``records`` field of a Produce request.
+        """Validate and append the ``records`` field of a Produce request (``from_coordinator``: a
+        coordinator's own write, whose transactional batches carry no sequence).
 
         Returns ``(base_offset, last_offset, log_append_time, is_duplicate)``;
         ``log_append_time`` is ``now_ms`` for LogAppendTime topics, else -1. A retried

@@ -71,6 +71,7 @@ class Broker:
         self.transactions = TransactionCoordinator(config, self.metadata, self.replicas, self.controller,
                                                    self.producer_ids)
         self.replicas.leadership_listeners.append(self.transactions.on_leadership)
+        self.replicas.marker_listeners.append(self.groups.on_marker)
         # What the metadata cache's changes mean for this broker (Kafka's LeaderAndIsr, StopReplica
         # and dynamic config notifications).
         self.metadata.partition_listeners.append(self.replicas.apply)

@@ -49,21 +49,22 @@ async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any
         for t in body["topics"]]}
 
 
-async def _fetch_group(broker: Broker, group_id: str, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+async def _fetch_group(broker: Broker, group_id: str, topics: list[dict[str, Any]] | None,
+                       require_stable: bool = False) -> dict[str, Any]:
     if not group_id:
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "topics": []}
     wanted = None if topics is None else [(t["name"], list(t["partition_indexes"])) for t in topics]
-    return await broker.groups.call(group_id, "fetch", {"topics": wanted})
+    return await broker.groups.call(group_id, "fetch", {"topics": wanted, "require_stable": require_stable})
 
 
 async def offset_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if ctx.api_version >= 8:
         groups = []
         for g in body["groups"]:
-            result = await _fetch_group(broker, g["group_id"], g["topics"])
+            result = await _fetch_group(broker, g["group_id"], g["topics"], body["require_stable"])
             groups.append({"group_id": g["group_id"], "error_code": result["error_code"], "topics": result["topics"]})
         return {"throttle_time_ms": 0, "groups": groups}
-    result = await _fetch_group(broker, body["group_id"], body["topics"])
+    result = await _fetch_group(broker, body["group_id"], body["topics"], body.get("require_stable", False))
     return {"throttle_time_ms": 0, "error_code": result["error_code"], "topics": result["topics"]}
 
 

@@ -1,5 +1,6 @@
 """The transactional producer's APIs, answered by the transaction coordinator (transaction version 1):
-AddPartitionsToTxn (24, v0-3) and EndTxn (26, v0-4); AddOffsetsToTxn waits for TxnOffsetCommit.
+AddPartitionsToTxn (24, v0-3), AddOffsetsToTxn (25, v0-4), EndTxn (26, v0-4) and TxnOffsetCommit
+(28, v0-4, through the group coordinator).
 
 Versions before 2 know no PRODUCER_FENCED: they get INVALID_PRODUCER_EPOCH instead, as from Kafka
 (librdkafka sends exactly those versions).  An AddPartitionsToTxn naming a partition that does not
@@ -62,10 +63,22 @@ async def end_txn(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> 
     return {"throttle_time_ms": 0, "error_code": fenced_shim(code, ctx.api_version)}
 
 
-# AddOffsetsToTxn (25, v0-4, ``add_offsets``) is advertised with TxnOffsetCommit, which the group
-# coordinator does not serve yet: without it a client's offsets would join a transaction and never
-# be written.
+async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The group coordinator writes the offsets in the producer's transaction; they count once its
+    COMMIT marker reaches the group's ``__consumer_offsets`` partition."""
+    args = {**body, "version": ctx.api_version,
+            "member_id": body.get("member_id") or "", "group_instance_id": body.get("group_instance_id")}
+    result = await broker.groups.call(body["group_id"], "txn_commit", args)
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (name, index), code in result["results"].items():
+        by_topic.setdefault(name, []).append({"partition_index": index, "error_code": code})
+    return {"throttle_time_ms": 0,
+            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()]}
+
+
 APIS = [
     Api(24, "AddPartitionsToTxn", 0, 3, add_partitions),
+    Api(25, "AddOffsetsToTxn", 0, 4, add_offsets),
     Api(26, "EndTxn", 0, 4, end_txn),
+    Api(28, "TxnOffsetCommit", 0, 4, txn_offset_commit),
 ]

@@ -184,12 +184,14 @@ class Partition:
                              f"min.isr requirement of {min_insync_replicas} for partition "
                              f"{self.topic}-{self.index}")
 
-    def append_as_leader(self, records: bytes | memoryview, now_ms: int, min_insync_replicas: int) -> AppendInfo:
-        """Validate and append one batch with acks=all's checks (the group coordinator's writes);
-        LogError passes through with its Kafka code."""
+    def append_as_leader(self, records: bytes | memoryview, now_ms: int, min_insync_replicas: int,
+                         from_coordinator: bool = False) -> AppendInfo:
+        """Validate and append one batch with acks=all's checks (the coordinators' writes; their
+        transactional batches carry no sequence); LogError passes through with its Kafka code."""
         self.check_leader()
         self.check_min_isr(min_insync_replicas)
-        result = self.log.append(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
+        result = self.log.append(records, leader_epoch=self.leader_epoch, now_ms=now_ms,
+                                 from_coordinator=from_coordinator)
         return self.appended(result)
 
     def write_marker(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> int:

@@ -107,7 +107,8 @@ class ReplicaManager:
         # Told when this broker starts or stops leading a partition (Kafka's onLeadershipChange: the
         # group coordinator loads and unloads the groups of a ``__consumer_offsets`` partition).
         self.leadership_listeners: list[Callable[[Partition, bool], None]] = []
-        # Told of each transaction marker written here as leader: (partition, producer id, commit).
+        # Told of each transaction marker written (and replicated) here as leader: (partition,
+        # producer id, commit).
         self.marker_listeners: list[Callable[[Partition, int, bool], None]] = []
         # The checkpointed high watermarks, read when the first partition is made (after the logs
         # are loaded), and what was last written to each log directory.
@@ -395,9 +396,11 @@ class ReplicaManager:
         except LogError as e:
             log.warning("%s-%d: marker for producer %d refused: %s", topic, index, producer_id, e)
             return _error_code(e.code)
-        for listener in self.marker_listeners:
-            listener(partition, producer_id, commit)
-        return await partition.wait_for_acks(offset + 1, self.min_insync_replicas(partition), timeout_s)
+        code = await partition.wait_for_acks(offset + 1, self.min_insync_replicas(partition), timeout_s)
+        if code == ErrorCode.NONE:
+            for listener in self.marker_listeners:
+                listener(partition, producer_id, commit)
+        return code
 
     # -- fetch ---------------------------------------------------------------------------------
 

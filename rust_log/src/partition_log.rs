@@ -420,6 +420,27 @@ impl PartitionLog {
         leader_epoch: i32,
         now_ms: Option<i64>,
     ) -> Result<AppendInfo> {
+        self.append_from(records, leader_epoch, now_ms, false)
+    }
+
+    /// [`Self::append`] of the broker's own coordinator, whose
+    /// transactional batches carry no sequence (Kafka's origin COORDINATOR).
+    pub fn append_from_coordinator(
+        &mut self,
+        records: Vec<u8>,
+        leader_epoch: i32,
+        now_ms: Option<i64>,
+    ) -> Result<AppendInfo> {
+        self.append_from(records, leader_epoch, now_ms, true)
+    }
+
+    fn append_from(
+        &mut self,
+        records: Vec<u8>,
+        leader_epoch: i32,
+        now_ms: Option<i64>,
+        from_coordinator: bool,
+    ) -> Result<AppendInfo> {
         self.ensure_open()?;
         let now = now_ms.unwrap_or_else(crate::partition_log::now_ms);
         let opts = ValidateOptions {
@@ -432,6 +453,7 @@ impl PartitionLog {
                     now.saturating_add(self.config.timestamp_after_max_ms),
                 )
             }),
+            from_coordinator,
         };
         let batches = validator::validate_with(&records, &opts)?;
         if let [single] = batches.as_slice()

@@ -16,6 +16,9 @@ use crate::record_batch::BatchHeader;
 use crate::transaction_index::AbortedTxn;
 use crate::txn_marker::Marker;
 
+/// The base sequence of a batch that carries none (a coordinator's write).
+pub const NO_SEQUENCE: i32 = -1;
+
 /// How many batches per producer are remembered for duplicate detection.
 pub const BATCHES_TO_RETAIN: usize = 5;
 
@@ -235,6 +238,20 @@ impl ProducerStateManager {
                 ),
             ));
         }
+        if h.base_sequence == NO_SEQUENCE && h.is_transactional() {
+            // A coordinator's write (transactional offsets in __consumer_offsets): Kafka checks
+            // only the epoch of such batches, never a sequence.
+            if h.producer_epoch < entry.epoch {
+                return Err(LogError::new(
+                    codes::INVALID_PRODUCER_EPOCH,
+                    format!(
+                        "producer {} epoch {} is older than the current epoch {}",
+                        h.producer_id, h.producer_epoch, entry.epoch
+                    ),
+                ));
+            }
+            return Ok(SequenceCheck::Append);
+        }
         let first = h.base_sequence;
         let last = h.last_sequence();
         if h.producer_epoch == entry.epoch
@@ -321,6 +338,9 @@ impl ProducerStateManager {
         if h.is_transactional() && entry.current_txn_first_offset.is_none() {
             entry.current_txn_first_offset = Some(h.base_offset);
             self.ongoing.insert((h.base_offset, h.producer_id));
+        }
+        if h.base_sequence == NO_SEQUENCE {
+            return None; // no sequence to remember
         }
         if entry.batches.len() >= BATCHES_TO_RETAIN {
             entry.batches.pop_front();

@@ -143,18 +143,25 @@ impl PyPartitionLog {
         self.with_log(py, |l| Ok(l.log_end_offset()))
     }
 
-    #[pyo3(signature = (records, leader_epoch = 0, now_ms = None))]
+    #[pyo3(signature = (records, leader_epoch = 0, now_ms = None, from_coordinator = false))]
     fn append(
         &self,
         py: Python<'_>,
         records: &Bound<'_, PyAny>,
         leader_epoch: i32,
         now_ms: Option<i64>,
+        from_coordinator: bool,
     ) -> PyResult<(i64, i64, i64, bool)> {
         let buf: PyBuffer<u8> = PyBuffer::get(records)?;
         let owned = buf.to_vec(py)?;
         drop(buf);
-        let info = self.with_log(py, move |l| l.append(owned, leader_epoch, now_ms))?;
+        let info = self.with_log(py, move |l| {
+            if from_coordinator {
+                l.append_from_coordinator(owned, leader_epoch, now_ms)
+            } else {
+                l.append(owned, leader_epoch, now_ms)
+            }
+        })?;
         Ok((
             info.base_offset,
             info.last_offset,

@@ -24,6 +24,9 @@ pub struct ValidateOptions<'a> {
     /// For a CreateTime topic, the record timestamps accepted: `[now -
     /// message.timestamp.before.max.ms, now + message.timestamp.after.max.ms]`.
     pub timestamp_bounds: Option<(i64, i64)>,
+    /// The broker's own coordinator writes (transactional offsets): its
+    /// transactional batches carry no sequence.
+    pub from_coordinator: bool,
 }
 
 /// Where a batch sits in the append buffer and what it contains.
@@ -56,6 +59,7 @@ pub fn validate(buf: &[u8], max_message_bytes: usize) -> Result<Vec<ValidatedBat
             compacted: false,
             log_dir: Path::new(""),
             timestamp_bounds: None,
+            from_coordinator: false,
         },
     )
 }
@@ -207,7 +211,10 @@ fn validate_batch(
             "clients may not send control batches",
         ));
     }
-    if header.has_producer_id() && header.base_sequence < 0 {
+    if header.has_producer_id()
+        && header.base_sequence < 0
+        && !(opts.from_coordinator && header.is_transactional() && header.base_sequence == -1)
+    {
         return Err(LogError::invalid_record(format!(
             "invalid base sequence {} for producer {}",
             header.base_sequence, header.producer_id

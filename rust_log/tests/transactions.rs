@@ -184,3 +184,25 @@ fn a_follower_copies_markers_and_builds_the_same_index() {
     assert_eq!(follower.open_transactions(), vec![(2, 2)]);
     assert_eq!(follower.log_end_offset(), leader.log_end_offset());
 }
+
+#[test]
+fn a_coordinators_transactional_batches_carry_no_sequence_and_only_their_epoch_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    assert_eq!(
+        log.append(txn_batch(5, 2, -1, 1), 0, None)
+            .unwrap_err()
+            .code,
+        87,
+        "from a client"
+    );
+    log.append_from_coordinator(txn_batch(5, 2, -1, 1), 0, None)
+        .unwrap();
+    log.append_from_coordinator(txn_batch(5, 2, -1, 1), 0, None)
+        .unwrap();
+    assert_eq!(log.open_transactions(), vec![(5, 0)]);
+    let stale = log.append_from_coordinator(txn_batch(5, 1, -1, 1), 0, None);
+    assert_eq!(stale.unwrap_err().code, 47);
+    log.append_marker(5, 2, COMMIT, 0, Some(2000)).unwrap();
+    assert_eq!(log.last_stable_offset(3), 3);
+}

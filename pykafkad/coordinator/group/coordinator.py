@@ -26,12 +26,12 @@ from pykafkad.coordinator.group.offsets_store import (
     OFFSETS_TOPIC,
     OFFSETS_TOPIC_CONFIGS,
     LoadedGroups,
-    encode_batch,
     group_key,
     offset_key,
     partition_for,
     read_groups,
 )
+from pykafkad.coordinator.internal_topic_log import encode_batch
 from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
 
@@ -50,9 +50,11 @@ OFFSETS_TOPIC_WAIT_S = 30.0
 # COORDINATOR_LOAD_IN_PROGRESS (a partition just created or small loads in milliseconds).
 LOAD_WAIT_S = 1.0
 # Group requests that may write to ``__consumer_offsets`` (and so need it to exist).
-WRITING_REQUESTS = frozenset({"join", "sync", "heartbeat", "leave", "commit", "delete", "offset_delete"})
+WRITING_REQUESTS = frozenset({"join", "sync", "heartbeat", "leave", "commit", "delete", "offset_delete",
+                              "txn_commit"})
 # Requests answered only once what their group wrote is replicated (Kafka appends these with acks=all).
-REPLICATED_REQUESTS = frozenset({"sync", "leave", "commit", "delete", "offset_delete", "topic_deleted"})
+REPLICATED_REQUESTS = frozenset({"sync", "leave", "commit", "delete", "offset_delete", "topic_deleted",
+                                 "txn_commit"})
 
 
 def coordinator_error(code: ErrorCode) -> ErrorCode:
@@ -93,6 +95,8 @@ class GroupCoordinator:
         self._loading: dict[int, trio.Event] = {}
         # Per group, the offset its last append ends at, until the high watermark passes it.
         self._written: dict[str, int] = {}
+        # Producers with transactional offsets not yet ended, and the groups holding them.
+        self._txn_groups: dict[int, set[str]] = {}
 
     # -- the internal topic ----------------------------------------------------------------------
 
@@ -133,16 +137,19 @@ class GroupCoordinator:
             with trio.move_on_after(OFFSETS_TOPIC_WAIT_S):
                 await self.metadata.wait_for(lambda: OFFSETS_TOPIC in self.metadata.topics)
 
-    def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
-        """Append a group's records to its ``__consumer_offsets`` partition; Kafka's error on failure.
-        The request that wrote is answered once the records are replicated (``call``)."""
+    def write(self, group_id: str, records: list[tuple[bytes, bytes | None]],
+              producer: tuple[int, int] | None = None) -> ErrorCode:
+        """Append a group's records to its ``__consumer_offsets`` partition (in ``producer``'s
+        transaction, for TxnOffsetCommit); Kafka's error on failure.  The request that wrote is
+        answered once the records are replicated (``call``)."""
         partition = self.replicas.get(OFFSETS_TOPIC, self.partition_for(group_id))
         if partition is None:
             return ErrorCode.NOT_COORDINATOR
         try:
             now = now_ms()
-            info = partition.append_as_leader(encode_batch(list(records), now), now,
-                                              self.replicas.min_insync_replicas(partition))
+            info = partition.append_as_leader(encode_batch(list(records), now, producer), now,
+                                              self.replicas.min_insync_replicas(partition),
+                                              from_coordinator=producer is not None)
         except KafkaError as e:
             log.warning("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
             return coordinator_error(e.code)
@@ -153,6 +160,8 @@ class GroupCoordinator:
                 return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
             return ErrorCode.UNKNOWN_SERVER_ERROR
         self._written[group_id] = info.last_offset + 1
+        if producer is not None:
+            self._txn_groups.setdefault(producer[0], set()).add(group_id)
         return ErrorCode.NONE
 
     async def _replicated(self, group_id: str, kind: str, args: dict[str, Any],
@@ -204,7 +213,7 @@ class GroupCoordinator:
     async def _load(self, partition: Partition, done: trio.Event) -> None:
         index = partition.index
         try:
-            groups, records = await trio.to_thread.run_sync(read_groups, partition.log)
+            groups, pending, records = await trio.to_thread.run_sync(read_groups, partition.log)
         except (LogError, OSError, ValueError) as e:
             # Not owned, so its groups' requests get NOT_COORDINATOR until leadership changes.
             log.error("loading %s-%d failed: %s", OFFSETS_TOPIC, index, e)
@@ -223,7 +232,9 @@ class GroupCoordinator:
             stale = self._actors.pop(group_id, None)
             if stale is not None:
                 self._nursery_start(self._unload, stale)
-            self._spawn(group_id).load(stored, offsets)
+            self._spawn(group_id).load(stored, offsets, pending.get(group_id))
+            for producer_id in pending.get(group_id, {}):
+                self._txn_groups.setdefault(producer_id, set()).add(group_id)
             loaded += 1
         del self._loading[index]
         self._owned.add(index)
@@ -271,6 +282,21 @@ class GroupCoordinator:
             if index in self._loading:
                 return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return None if index in self._owned else ErrorCode.NOT_COORDINATOR
+
+    # -- transactional offsets --------------------------------------------------------------------
+
+    def on_marker(self, partition: Partition, producer_id: int, commit: bool) -> None:
+        """A transaction marker was written (and replicated) here as leader: the producer's
+        transactional offsets in that partition's groups count now, or go."""
+        if partition.topic != OFFSETS_TOPIC:
+            return
+        groups = self._txn_groups.get(producer_id, set())
+        ended = {g for g in groups if self.partition_for(g) == partition.index}
+        groups -= ended
+        if not groups:
+            self._txn_groups.pop(producer_id, None)
+        for group_id in ended:
+            self._nursery_start(self.call, group_id, "txn_marker", {"producer_id": producer_id, "commit": commit})
 
     # -- removing a deleted topic's offsets ------------------------------------------------------
 

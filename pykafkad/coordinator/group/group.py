@@ -76,7 +76,8 @@ class GroupConfig:
 class GroupStore(Protocol):
     """Where a group's records go (``__consumer_offsets``)."""
 
-    def write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> ErrorCode: ...
+    def write(self, group_id: str, records: list[tuple[bytes, bytes | None]],
+              producer: tuple[int, int] | None = None) -> ErrorCode: ...
 
     def has_partition(self, topic: str, partition: int) -> bool: ...
 
@@ -97,7 +98,7 @@ def error_reply(kind: str, group_id: str, args: dict[str, Any], code: ErrorCode)
         return join_error(code, args["member_id"])
     if kind == "sync":
         return sync_error(code)
-    if kind == "commit":
+    if kind in ("commit", "txn_commit"):
         return {"results": {(t["name"], p["partition_index"]): code for t in args["topics"] for p in t["partitions"]}}
     if kind in ("leave", "offset_delete", "fetch"):
         return {"error_code": code, "members" if kind == "leave" else "topics": []}
@@ -137,15 +138,19 @@ class GroupActor:
         self.initial_remaining_ms = 0
         self.new_member_added = False
         self.offsets: dict[tuple[str, int], OffsetAndMetadata] = {}
+        # Transactional offsets awaiting their transaction's end: producer id -> offsets.
+        self.pending_txn_offsets: dict[int, dict[tuple[str, int], OffsetAndMetadata]] = {}
         self.current_state_timestamp: int | None = None
         self.retention_deadline = math.inf
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def load(self, stored: StoredGroup | None, offsets: dict[tuple[str, int], OffsetAndMetadata]) -> None:
+    def load(self, stored: StoredGroup | None, offsets: dict[tuple[str, int], OffsetAndMetadata],
+             pending: dict[int, dict[tuple[str, int], OffsetAndMetadata]] | None = None) -> None:
         """Restore the group as ``__consumer_offsets`` last recorded it (before the actor runs)."""
         self.exists = True
         self.offsets = dict(offsets)
+        self.pending_txn_offsets = {pid: dict(o) for pid, o in (pending or {}).items()}
         if stored is None:
             return
         self.protocol_type = stored.protocol_type or None
@@ -174,6 +179,7 @@ class GroupActor:
             "commit": self._commit, "fetch": self._fetch, "describe": self._describe, "list": self._list,
             "delete": self._delete, "offset_delete": self._offset_delete,
             "topic_deleted": self._topic_deleted, "unload": self._unload,
+            "txn_commit": self._txn_commit, "txn_marker": self._txn_marker,
         }
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
         with self._receive:
@@ -748,6 +754,46 @@ class GroupActor:
                     self._schedule_heartbeat(m)
         reply(out, {"results": results})
 
+    def _txn_commit(self, args: dict[str, Any], out: Reply) -> None:
+        """TxnOffsetCommit: the offsets are written in the producer's transaction and count once its
+        COMMIT marker reaches this partition (``_txn_marker``)."""
+        error = None
+        if args["generation_id"] >= 0 or args["member_id"]:
+            error = self._commit_error(args) if self.exists else ErrorCode.ILLEGAL_GENERATION
+        results: dict[tuple[str, int], ErrorCode] = {}
+        records: list[tuple[bytes, bytes | None]] = []
+        staged: dict[tuple[str, int], OffsetAndMetadata] = {}
+        ts = now_ms()
+        for topic in args["topics"]:
+            for p in topic["partitions"]:
+                tp = (topic["name"], p["partition_index"])
+                metadata = p["committed_metadata"] or ""
+                if error is not None:
+                    results[tp] = error
+                elif not self.store.has_partition(*tp):
+                    results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif len(metadata.encode()) > self.config.offset_metadata_max_bytes:
+                    results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                else:
+                    o = OffsetAndMetadata(p["committed_offset"], p["committed_leader_epoch"], metadata, ts)
+                    staged[tp] = o
+                    records.append((offset_key(self.group_id, tp[0], tp[1]), offset_value(o)))
+        if records:
+            write_error = self.store.write(self.group_id, records, (args["producer_id"], args["producer_epoch"]))
+            for tp in staged:
+                results[tp] = write_error
+            if write_error == ErrorCode.NONE:
+                self.exists = True
+                self.pending_txn_offsets.setdefault(args["producer_id"], {}).update(staged)
+        reply(out, {"results": results})
+
+    def _txn_marker(self, args: dict[str, Any], out: Reply) -> None:
+        """A transaction marker reached this group's partition: its offsets count (COMMIT) or go."""
+        ended = self.pending_txn_offsets.pop(args["producer_id"], {})
+        if args["commit"]:
+            self.offsets.update(ended)
+        reply(out, {"error_code": ErrorCode.NONE})
+
     def _fetch(self, args: dict[str, Any], out: Reply) -> None:
         wanted: list[tuple[str, list[int]]] | None = args["topics"]
         if wanted is None:
@@ -760,9 +806,14 @@ class GroupActor:
             entries = []
             for index in partitions:
                 o = self.offsets.get((name, index)) if self.state != GroupState.DEAD else None
+                # require_stable (KIP-447): while a transaction may still commit an offset here,
+                # the client waits rather than resume from the one before it.
+                unstable = args.get("require_stable") and any(
+                    (name, index) in pending for pending in self.pending_txn_offsets.values())
                 entries.append({"partition_index": index, "committed_offset": o.offset if o else -1,
                                 "committed_leader_epoch": o.leader_epoch if o else -1,
-                                "metadata": o.metadata if o else "", "error_code": ErrorCode.NONE})
+                                "metadata": o.metadata if o else "",
+                                "error_code": ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else ErrorCode.NONE})
             topics.append({"name": name, "partitions": entries})
         reply(out, {"error_code": ErrorCode.NONE, "topics": topics})
 

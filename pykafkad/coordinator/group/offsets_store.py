@@ -5,17 +5,17 @@ this topic: OffsetCommitKey v1 / OffsetCommitValue v3 for a committed offset,
 GroupMetadataKey v2 / GroupMetadataValue v3 for a group's generation and members, and a
 null value (tombstone) for a deletion.  A group lives in partition
 ``abs(javaHashCode(group_id)) % partitions``.  Records go through the Rust log as real
-magic-2 batches built and read by the Rust core (``_rust_log.encode_batch`` / ``decode_batches``).
+magic-2 batches built and read by the Rust core (``internal_topic_log``).  Transactional offsets
+(TxnOffsetCommit) count once their transaction's COMMIT marker is in the partition.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pykafkad import _rust_log
+from pykafkad.coordinator.internal_topic_log import read_partition
 from pykafkad.java_hash import java_string_hash
 
 if TYPE_CHECKING:
@@ -213,55 +213,51 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey | None:
 
 # -- record batches --------------------------------------------------------------------------------
 
-def encode_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
-    """One uncompressed magic-2 batch of ``records``, built by the Rust core."""
-    return _rust_log.encode_batch(records, timestamp_ms)
-
-
-def read_partition(plog: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[tuple[bytes | None, bytes | None]]:
-    """Every (key, value) of one internal topic partition, oldest first; transaction markers
-    (control batches) are not records of the topic and are left out."""
-    offset = plog.log_start_offset
-    end = plog.log_end_offset
-    while offset < end:
-        data = plog.read(offset, chunk_bytes)
-        if not data:
-            break
-        next_offset = offset
-        control: list[tuple[int, int]] = []
-        for header in _rust_log.decode_batch_headers(data):
-            next_offset = max(next_offset, int(header["last_offset"]) + 1)
-            if header["is_control"]:
-                control.append((int(header["base_offset"]), int(header["last_offset"])))
-        for rec_offset, _ts, key, value, _headers in _rust_log.decode_batches(data):
-            if rec_offset >= offset and not any(lo <= rec_offset <= hi for lo, hi in control):
-                yield key, value
-        if next_offset <= offset:
-            break
-        offset = next_offset
-
-
 LoadedGroups = dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]
+# Transactional offsets whose transaction is still open: group -> producer id -> offsets.
+PendingOffsets = dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]]
 
 
-def read_groups(plog: PartitionLog) -> tuple[LoadedGroups, int]:
+def read_groups(plog: PartitionLog) -> tuple[LoadedGroups, PendingOffsets, int]:
     """Replay one ``__consumer_offsets`` partition: each group's last metadata record and its live
-    committed offsets (tombstones applied), and how many records were read.  Touches nothing but
-    the log, so it runs on a worker thread."""
+    committed offsets (tombstones applied; transactional offsets once their COMMIT marker is read,
+    never when it is ABORT), the transactional offsets of transactions still open, and how many
+    records were read.  Touches nothing but the log, so it runs on a worker thread."""
     groups: LoadedGroups = {}
+    open_txns: dict[int, list[tuple[OffsetKey, bytes | None]]] = {}
     records = 0
-    for key, value in read_partition(plog):
-        if key is None:
+    for rec in read_partition(plog):
+        if rec.control:
+            ended = open_txns.pop(rec.producer_id, [])
+            if rec.commit:
+                for k, v in ended:
+                    _apply_offset(groups, k, v)
             continue
-        k = decode_key(key)
+        if rec.key is None:
+            continue
+        k = decode_key(rec.key)
         records += 1
         if isinstance(k, OffsetKey):
-            _, offsets = groups.setdefault(k.group, (None, {}))
-            if value is None:
-                offsets.pop((k.topic, k.partition), None)
+            if rec.transactional:
+                open_txns.setdefault(rec.producer_id, []).append((k, rec.value))
             else:
-                offsets[(k.topic, k.partition)] = decode_offset_value(value)
+                _apply_offset(groups, k, rec.value)
         elif isinstance(k, GroupKey):
             _, offsets = groups.setdefault(k.group, (None, {}))
-            groups[k.group] = (None if value is None else decode_group_value(value), offsets)
-    return groups, records
+            groups[k.group] = (None if rec.value is None else decode_group_value(rec.value), offsets)
+    pending: PendingOffsets = {}
+    for producer_id, written in open_txns.items():
+        for k, v in written:
+            if v is not None:
+                by_producer = pending.setdefault(k.group, {}).setdefault(producer_id, {})
+                by_producer[(k.topic, k.partition)] = decode_offset_value(v)
+                groups.setdefault(k.group, (None, {}))
+    return groups, pending, records
+
+
+def _apply_offset(groups: LoadedGroups, k: OffsetKey, value: bytes | None) -> None:
+    _, offsets = groups.setdefault(k.group, (None, {}))
+    if value is None:
+        offsets.pop((k.topic, k.partition), None)
+    else:
+        offsets[(k.topic, k.partition)] = decode_offset_value(value)

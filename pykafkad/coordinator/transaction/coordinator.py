@@ -23,7 +23,7 @@ import trio
 
 from pykafkad._rust_log import LogError
 from pykafkad.coordinator.group.coordinator import coordinator_error
-from pykafkad.coordinator.group.offsets_store import encode_batch, read_partition
+from pykafkad.coordinator.internal_topic_log import encode_batch, read_partition
 from pykafkad.coordinator.transaction.transaction_log import (
     TRANSACTION_TOPIC,
     TRANSACTION_TOPIC_CONFIGS,
@@ -67,12 +67,13 @@ def _load(plog: object) -> dict[str, TransactionMetadata | None]:
     """Replay one ``__transaction_state`` partition: each id's last state (None: removed).  Touches
     nothing but the log, so it runs on a worker thread."""
     states: dict[str, TransactionMetadata | None] = {}
-    for k, v in read_partition(plog):  # type: ignore[arg-type]
-        if k is None:
+    for rec in read_partition(plog):  # type: ignore[arg-type]
+        if rec.key is None or rec.control:
             continue
         try:
-            txn_id = decode_key(k)
-            states[txn_id] = None if v is None else TransactionMetadata.from_stored(txn_id, decode_value(v))
+            txn_id = decode_key(rec.key)
+            states[txn_id] = (None if rec.value is None
+                              else TransactionMetadata.from_stored(txn_id, decode_value(rec.value)))
         except TransactionLogError as e:
             log.error("skipping a %s record that does not decode: %s", TRANSACTION_TOPIC, e)
     return states
