@@ -72,9 +72,7 @@ def test_every_other_script_runs_against_the_broker(broker: BrokerProcess, tmp_p
 # succeeds instead.
 UNSERVED_CALLS = {
     "kafka-acls.sh": (["--list"], "DESCRIBE_ACLS"),
-    "kafka-transactions.sh": (["list"], "LIST_TRANSACTIONS"),
     "kafka-reassign-partitions.sh": (["--list"], "LIST_PARTITION_REASSIGNMENTS"),
-    "kafka-leader-election.sh": (["--election-type", "preferred", "--all-topic-partitions"], "ELECT_LEADERS"),
 }
 
 

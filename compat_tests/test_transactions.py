@@ -172,3 +172,33 @@ def test_transactions_survive_a_broker_kill(broker_factory: BrokerFactory) -> No
     second.produce(topic, b"after-restart", partition=0)
     second.commit_transaction(30)
     assert _read_until(broker, topic, b"after-restart") == [b"committed", b"after-restart"]
+
+
+def test_kafka_transactions_tool_lists_describes_and_aborts(broker: BrokerProcess) -> None:
+    topic = unique_topic("tool")
+    create_topic(broker.bootstrap, topic, 1)
+    txn_id = f"tool-{topic}"
+    producer = _transactional_producer(broker, txn_id)
+    producer.begin_transaction()
+    producer.produce(topic, b"left-open", partition=0)
+    assert producer.flush(30) == 0
+    b = ["--bootstrap-server", broker.bootstrap]
+
+    listed = run_tool("kafka-transactions", [*b, "list"]).stdout
+    assert txn_id in listed and "Ongoing" in listed, listed
+    described = run_tool("kafka-transactions", [*b, "describe", "--transactional-id", txn_id]).stdout
+    assert "Ongoing" in described and f"{topic}-0" in described, described
+    producers = run_tool("kafka-transactions", [*b, "describe-producers", "--topic", topic,
+                                                "--partition", "0"]).stdout
+    lines = [line.split() for line in producers.splitlines() if line.strip()]
+    assert lines[0][:2] == ["ProducerId", "ProducerEpoch"], producers
+    assert lines[1][-1] == "0", f"the open transaction starts at offset 0:\n{producers}"
+    hanging = run_tool("kafka-transactions", [*b, "find-hanging", "--broker-id", "1"]).stdout
+    assert txn_id not in hanging, hanging  # known to its coordinator: not hanging
+
+    # An operator's abort writes the ABORT marker at the partition directly.
+    run_tool("kafka-transactions", [*b, "abort", "--topic", topic, "--partition", "0", "--start-offset", "0"])
+    plain = Producer({"bootstrap.servers": broker.bootstrap})
+    plain.produce(topic, b"after-abort", partition=0)
+    assert plain.flush(30) == 0
+    assert _read_until(broker, topic, b"after-abort") == [b"after-abort"]

@@ -233,6 +233,10 @@ class PartitionLog:
     def aborted_transactions(self, start: int, upper: int) -> list[tuple[int, int]]:
         """Aborted transactions overlapping ``[start, upper)`` as (producer id, first offset)."""
 
+    def producer_states(self) -> list[tuple[int, int, int, int, int, int]]:
+        """Every producer as (id, epoch, last sequence, last timestamp, coordinator epoch, first
+        offset of its open transaction or -1), by id."""
+
     def open_transactions(self) -> list[tuple[int, int]]:
         """Open transactions as (producer id, first offset), oldest first."""
 

@@ -1,6 +1,7 @@
 """The transactional producer's APIs, answered by the transaction coordinator (transaction version 1):
 AddPartitionsToTxn (24, v0-3), AddOffsetsToTxn (25, v0-4), EndTxn (26, v0-4) and TxnOffsetCommit
-(28, v0-4, through the group coordinator).
+(28, v0-4, through the group coordinator); and what ``kafka-transactions.sh`` asks:
+ListTransactions (66, v0-1), DescribeTransactions (65) and DescribeProducers (61).
 
 Versions before 2 know no PRODUCER_FENCED: they get INVALID_PRODUCER_EPOCH instead, as from Kafka
 (librdkafka sends exactly those versions).  An AddPartitionsToTxn naming a partition that does not
@@ -10,9 +11,12 @@ OPERATION_NOT_ATTEMPTED.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
+from pykafkad.coordinator.transaction.transaction_metadata import TransactionState
+from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -76,9 +80,78 @@ async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str,
             "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()]}
 
 
+async def list_transactions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The transactional ids this broker coordinates (``kafka-transactions.sh list`` asks every
+    broker), filtered by state, producer id and (v1) how long their transaction has been open."""
+    known = {s.kafka_name for s in TransactionState}
+    states = set(body["state_filters"])
+    producers = set(body["producer_id_filters"])
+    min_duration = body.get("duration_filter", -1)
+    now = int(time.time() * 1000)
+    found = []
+    for meta in broker.transactions.transactions():
+        if states and meta.state.kafka_name not in states:
+            continue
+        if producers and meta.producer_id not in producers:
+            continue
+        if min_duration >= 0 and (meta.state != TransactionState.ONGOING or now - meta.start_ms < min_duration):
+            continue
+        found.append({"transactional_id": meta.transactional_id, "producer_id": meta.producer_id,
+                      "transaction_state": meta.state.kafka_name})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
+            "unknown_state_filters": sorted(states - known), "transaction_states": found}
+
+
+async def describe_transactions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    states = []
+    for txn_id in body["transactional_ids"]:
+        code, meta = await broker.transactions.describe(txn_id)
+        if meta is None:
+            states.append({"error_code": code, "transactional_id": txn_id, "transaction_state": "",
+                           "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1,
+                           "producer_epoch": -1, "topics": []})
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in sorted(meta.partitions):
+            by_topic.setdefault(topic, []).append(index)
+        states.append({"error_code": ErrorCode.NONE, "transactional_id": txn_id,
+                       "transaction_state": meta.state.kafka_name, "transaction_timeout_ms": meta.timeout_ms,
+                       "transaction_start_time_ms": meta.start_ms, "producer_id": meta.producer_id,
+                       "producer_epoch": meta.producer_epoch,
+                       "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]})
+    return {"throttle_time_ms": 0, "transaction_states": states}
+
+
+async def describe_producers(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The producers of each partition as its leader's log knows them (``kafka-transactions.sh
+    describe-producers`` and ``find-hanging``)."""
+    topics = []
+    for wanted in body["topics"]:
+        partitions = []
+        for index in wanted["partition_indexes"]:
+            entry: dict[str, Any] = {"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None,
+                                     "active_producers": []}
+            try:
+                partition = broker.replicas.leader(wanted["name"], index)
+            except KafkaError as e:
+                entry["error_code"] = e.code
+                partitions.append(entry)
+                continue
+            entry["active_producers"] = [
+                {"producer_id": pid, "producer_epoch": epoch, "last_sequence": seq, "last_timestamp": ts,
+                 "coordinator_epoch": coordinator_epoch, "current_txn_start_offset": txn_start}
+                for pid, epoch, seq, ts, coordinator_epoch, txn_start in partition.log.producer_states()]
+            partitions.append(entry)
+        topics.append({"name": wanted["name"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
 APIS = [
     Api(24, "AddPartitionsToTxn", 0, 3, add_partitions),
     Api(25, "AddOffsetsToTxn", 0, 4, add_offsets),
     Api(26, "EndTxn", 0, 4, end_txn),
     Api(28, "TxnOffsetCommit", 0, 4, txn_offset_commit),
+    Api(61, "DescribeProducers", 0, 0, describe_producers),
+    Api(65, "DescribeTransactions", 0, 0, describe_transactions),
+    Api(66, "ListTransactions", 0, 1, list_transactions),
 ]

@@ -16,6 +16,10 @@ use crate::record_batch::BatchHeader;
 use crate::transaction_index::AbortedTxn;
 use crate::txn_marker::Marker;
 
+/// A producer as DescribeProducers shows it: (id, epoch, last sequence, last
+/// timestamp, coordinator epoch, first offset of its open transaction or -1).
+pub type ProducerSummary = (i64, i16, i32, i64, i32, i64);
+
 /// The base sequence of a batch that carries none (a coordinator's write).
 pub const NO_SEQUENCE: i32 = -1;
 
@@ -153,6 +157,29 @@ impl ProducerStateManager {
     /// The first offset of the oldest open transaction.
     pub fn first_open_offset(&self) -> Option<i64> {
         self.ongoing.first().map(|&(first, _)| first)
+    }
+
+    /// Every producer as (id, epoch, last sequence, last timestamp,
+    /// coordinator epoch, first offset of its open transaction or -1), by id
+    /// (DescribeProducers).
+    pub fn describe(&self) -> Vec<ProducerSummary> {
+        let mut out: Vec<_> = self
+            .producers
+            .iter()
+            .map(|(&id, e)| {
+                let last = e.batches.back();
+                (
+                    id,
+                    e.epoch,
+                    last.map_or(-1, |b| b.last_seq),
+                    last.map_or(-1, |b| b.max_timestamp),
+                    e.coordinator_epoch,
+                    e.current_txn_first_offset.unwrap_or(-1),
+                )
+            })
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     /// Open transactions as (producer id, first offset), oldest first.

@@ -15,6 +15,7 @@ use crate::cleaner;
 use crate::error::LogError;
 use crate::file_cache;
 use crate::partition_log::{LogConfig, PartitionLog as CoreLog};
+use crate::producer_state::ProducerSummary;
 use crate::python_config;
 use crate::txn_marker::Marker;
 
@@ -264,6 +265,12 @@ impl PyPartitionLog {
         upper: i64,
     ) -> PyResult<Vec<(i64, i64)>> {
         self.with_log(py, |l| Ok(l.aborted_transactions(start, upper)))
+    }
+
+    /// Every producer as (id, epoch, last sequence, last timestamp,
+    /// coordinator epoch, open transaction's first offset or -1).
+    fn producer_states(&self, py: Python<'_>) -> PyResult<Vec<ProducerSummary>> {
+        self.with_log(py, |l| Ok(l.producer_state().describe()))
     }
 
     /// Open transactions as (producer id, first offset), oldest first.

@@ -300,16 +300,16 @@ class TransactionCoordinator:
             self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
         return code
 
-    def state_of(self, transactional_id: str) -> TransactionMetadata | None:
-        """The id's state if this broker coordinates it (DescribeTransactions, ListTransactions)."""
-        if self.partition_for(transactional_id) not in self._owned:
-            return None
-        return self._txns.get(transactional_id)
-
-    def owns(self, transactional_id: str) -> bool:
-        return self.partition_for(transactional_id) in self._owned
+    async def describe(self, transactional_id: str) -> tuple[ErrorCode, TransactionMetadata | None]:
+        """DescribeTransactions: the id's state, or why there is none here."""
+        error = await self._check(transactional_id) if transactional_id else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+        if error is not None:
+            return error, None
+        meta = self._txns.get(transactional_id)
+        return (ErrorCode.NONE, meta) if meta is not None else (ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, None)
 
     def transactions(self) -> list[TransactionMetadata]:
+        """The states of every id coordinated here (ListTransactions)."""
         return [m for t, m in self._txns.items() if self.partition_for(t) in self._owned]
 
     # -- completing: markers, then the Complete state --------------------------------------------
