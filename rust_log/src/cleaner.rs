@@ -163,6 +163,23 @@ pub struct CleanPlan {
     pub end: i64,
     /// Last offsets of each producer's last batch.
     pub producer_last_offsets: HashSet<i64>,
+    /// Aborted transactions that may hold data in the segments, by
+    /// producer: (first offset, marker offset). Their records are removed
+    /// and never stand for their key.
+    pub aborted: HashMap<i64, Vec<(i64, i64)>>,
+}
+
+impl CleanPlan {
+    /// True for a transactional data batch of an aborted transaction.
+    fn is_aborted(&self, h: &BatchHeader) -> bool {
+        h.is_transactional()
+            && !h.is_control()
+            && self.aborted.get(&h.producer_id).is_some_and(|ranges| {
+                ranges
+                    .iter()
+                    .any(|&(first, marker)| first <= h.base_offset && h.base_offset < marker)
+            })
+    }
 }
 
 /// A `.cleaned` segment and what it replaces.
@@ -254,7 +271,7 @@ fn build_offset_map(plan: &CleanPlan) -> Result<HashMap<Vec<u8>, i64>> {
     let mut map: HashMap<Vec<u8>, i64> = HashMap::new();
     for seg in plan.segments.iter().filter(|s| s.upper > plan.first_dirty) {
         for_each_batch(seg, |h, bytes| {
-            if h.is_control() || h.last_offset() < plan.first_dirty {
+            if h.is_control() || h.last_offset() < plan.first_dirty || plan.is_aborted(h) {
                 return Ok(());
             }
             let raw = raw_records(bytes, h)?;
@@ -344,8 +361,9 @@ fn filter_batch(
     let raw = raw_records(bytes, h)?;
     let records = parse_records(&raw)?;
     let horizon = (h.attributes & DELETE_HORIZON_BIT != 0).then_some(h.base_timestamp);
+    let aborted = plan.is_aborted(h);
     let mut kept = Vec::with_capacity(records.len());
-    for r in &records {
+    for r in records.iter().filter(|_| !aborted) {
         let offset = h.base_offset + i64::from(r.offset_delta);
         let Some(key) = r.key else { continue };
         let latest = map.get(key).is_none_or(|&o| offset >= o);

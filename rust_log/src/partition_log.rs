@@ -5,6 +5,7 @@
 //! open-time loading and crash recovery of segments, producer state and
 //! epoch cache.
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -589,6 +590,22 @@ impl PartitionLog {
             .into_iter()
             .map(|e| (e.producer_id, e.first_offset))
             .collect()
+    }
+
+    /// Aborted transactions that began below `end`, by producer: (first
+    /// offset, marker offset) (what a cleaning pass removes).
+    fn aborted_before(&self, end: i64) -> HashMap<i64, Vec<(i64, i64)>> {
+        let mut out: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+        for seg in &self.segments {
+            for e in seg.txn_index.entries() {
+                if e.first_offset < end {
+                    out.entry(e.producer_id)
+                        .or_default()
+                        .push((e.first_offset, e.last_offset));
+                }
+            }
+        }
+        out
     }
 
     /// Open transactions as (producer id, first offset), oldest first.
@@ -1177,7 +1194,12 @@ impl PartitionLog {
             .cleaner_checkpoint
             .filter(|c| *c >= self.log_start_offset && *c <= active_base)
             .unwrap_or(self.log_start_offset);
-        let c = cleaner::cleanability(&summaries, active_base, first_dirty, &self.config, now_ms);
+        // An open transaction may still abort: nothing from its first offset on is cleaned.
+        let stable = self
+            .producers
+            .first_open_offset()
+            .map_or(active_base, |o| o.min(active_base));
+        let c = cleaner::cleanability(&summaries, stable, first_dirty, &self.config, now_ms);
         let snapshot = |s: &SegmentSummary, seg: &Segment| -> Result<CleanerSegment> {
             Ok(CleanerSegment {
                 base_offset: s.base_offset,
@@ -1220,6 +1242,7 @@ impl PartitionLog {
             first_dirty: c.first_dirty,
             end: c.first_uncleanable.max(c.first_dirty),
             producer_last_offsets: self.producers.last_batch_offsets(),
+            aborted: self.aborted_before(c.first_uncleanable.max(c.first_dirty)),
         }))
     }
 

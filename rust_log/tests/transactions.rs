@@ -206,3 +206,79 @@ fn a_coordinators_transactional_batches_carry_no_sequence_and_only_their_epoch_i
     log.append_marker(5, 2, COMMIT, 0, Some(2000)).unwrap();
     assert_eq!(log.last_stable_offset(3), 3);
 }
+
+fn compact_cfg() -> _rust_log::LogConfig {
+    _rust_log::LogConfig {
+        segment_bytes: 400,
+        index_interval_bytes: 64,
+        cleanup_policy: _rust_log::log_config::CleanupPolicy::parse("compact").unwrap(),
+        min_cleanable_dirty_ratio: 0.0,
+        ..cfg()
+    }
+}
+
+fn keyed_txn(pid: i64, seq: i32, key: &str, value: &str) -> Vec<u8> {
+    let mut spec = BatchSpec::new(vec![keyed(1000, key, Some(value))]).producer(pid, 0, seq);
+    spec.extra_attributes = TXN;
+    build(&spec)
+}
+
+fn values_of(log: &_rust_log::PartitionLog, key: &str) -> Vec<Vec<u8>> {
+    all_records(log)
+        .into_iter()
+        .filter(|g| g.key.as_deref() == Some(key.as_bytes()))
+        .filter_map(|g| g.value)
+        .collect()
+}
+
+#[test]
+fn compaction_removes_aborted_values_and_never_lets_them_shadow_a_committed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), compact_cfg(), true);
+    log.append(keyed_txn(1, 0, "k", "committed"), 0, Some(1000))
+        .unwrap();
+    log.append_marker(1, 0, COMMIT, 0, Some(1000)).unwrap();
+    log.append(keyed_txn(2, 0, "k", "aborted"), 0, Some(1000))
+        .unwrap();
+    log.append_marker(2, 0, ABORT, 0, Some(1000)).unwrap();
+    // Enough later records to close the segments holding both.
+    for i in 0..20 {
+        let b = build(&BatchSpec::new(vec![keyed(
+            1000,
+            &format!("other{i}"),
+            Some("x"),
+        )]));
+        log.append(b, 0, Some(1000)).unwrap();
+    }
+    assert!(log.segment_base_offsets().len() > 2);
+    log.clean(5000).unwrap().expect("a cleaning pass");
+    assert_eq!(values_of(&log, "k"), vec![b"committed".to_vec()]);
+    assert_eq!(
+        log.aborted_transactions(0, log.log_end_offset()),
+        vec![(2, 2)]
+    );
+}
+
+#[test]
+fn compaction_stops_below_an_open_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), compact_cfg(), true);
+    let put = |log: &mut _rust_log::PartitionLog, k: &str, v: &str| {
+        let b = build(&BatchSpec::new(vec![keyed(1000, k, Some(v))]));
+        log.append(b, 0, Some(1000)).unwrap();
+    };
+    put(&mut log, "k", "old");
+    log.append(keyed_txn(3, 0, "k", "open"), 0, Some(1000))
+        .unwrap();
+    for i in 0..20 {
+        put(&mut log, &format!("other{i}"), "x");
+    }
+    put(&mut log, "k", "newest");
+    for i in 0..20 {
+        put(&mut log, &format!("more{i}"), "x");
+    }
+    let _ = log.clean(5000).unwrap();
+    // The open transaction's value may still commit or abort: it and what follows stay.
+    assert!(values_of(&log, "k").contains(&b"open".to_vec()));
+    assert!(values_of(&log, "k").contains(&b"newest".to_vec()));
+}
