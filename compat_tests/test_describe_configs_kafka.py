@@ -52,8 +52,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 }
 START_TIMEOUT_S = 120.0
 # Settings each setup adds to both brokers; the reference Kafka also sets these
-# (compat_tests.reference_kafka): one broker holds every copy of __consumer_offsets.
-BOTH = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "1"}
+# (compat_tests.reference_kafka): one broker holds every copy of __consumer_offsets and
+# __transaction_state.
+BOTH = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"}
 
 
 @dataclass(frozen=True)

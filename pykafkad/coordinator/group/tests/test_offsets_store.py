@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pykafkad import _rust_log
 from pykafkad.coordinator.group import offsets_store as s
+from pykafkad.coordinator.internal_topic_log import encode_batch
 
 
 def test_java_string_hash_and_partition() -> None:
@@ -29,6 +30,6 @@ def test_offset_and_group_records_round_trip() -> None:
 
 def test_batch_codec_round_trip() -> None:
     records = [(b"k1", b"v1"), (b"k2", None), (None, b"v3")]
-    decoded = _rust_log.decode_batches(s.encode_batch(records, 1000))
+    decoded = _rust_log.decode_batches(encode_batch(records, 1000))
     assert [(k, v) for _, _, k, v, _ in decoded] == records
     assert [(o, t) for o, t, _, _, _ in decoded] == [(0, 1000), (1, 1000), (2, 1000)]
