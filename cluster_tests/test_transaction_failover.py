@@ -9,6 +9,8 @@ Three brokers on a real ZooKeeper; confluent-kafka's transactional producer and 
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 import uuid
 
@@ -18,12 +20,17 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from cluster_tests.clients import create_topic
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
+from compat_tests.raw_kafka import RawConnection
 from pykafkad.coordinator.transaction.transaction_log import partition_for
+from wire.error_codes import ErrorCode
 
 TXN_PARTITIONS = 3
 SETTINGS = {"transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",
             "transaction.state.log.num.partitions": str(TXN_PARTITIONS)}
 TOPIC_PARTITIONS = 3
+DESCRIBE_TRANSACTIONS = 65
+# A stopped follower leaves the ISR soon enough for a test.
+FAST_ISR = {"replica.lag.time.max.ms": "6000"}
 
 
 def _committed_values(bootstrap: str, topic: str, wanted: int, timeout_s: float = 60) -> list[bytes]:
@@ -89,4 +96,59 @@ def test_the_transaction_coordinator_killed_hands_its_ids_to_the_new_leader(clus
         cluster.start_broker(coordinator, SETTINGS)
         view.wait_data(state_path, lambda s: len(s["isr"]) == 3)
     finally:
+        view.close()
+
+
+def _state_at(cluster: Cluster, node_id: int, txn_id: str) -> str:
+    """The id's state as broker ``node_id`` describes it (DescribeTransactions)."""
+    with RawConnection(cluster.brokers[node_id].port) as conn:
+        [state] = conn.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [txn_id]})["transaction_states"]
+    return state["transaction_state"] if state["error_code"] == ErrorCode.NONE else ErrorCode(state["error_code"]).name
+
+
+@pytest.mark.cluster_timeout(300)
+def test_the_coordinator_killed_in_the_middle_of_a_commit_the_transaction_commits_whole(cluster: Cluster) -> None:
+    """The commit is held between its PrepareCommit record and its markers (the leader of one
+    written partition is stopped), the coordinator is killed -9 there, then the stopped broker
+    resumes: the new coordinator writes the remaining markers and every record of the transaction
+    is committed, none left out."""
+    settings = {**SETTINGS, **FAST_ISR}
+    for node_id in (1, 2, 3):
+        cluster.start_broker(node_id, settings)
+    view = ZooKeeperView(cluster.zk_connect)
+    stopped = None
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+        topic = "txn-mid"
+        states = create_topic(cluster, topic, partitions=TOPIC_PARTITIONS, configs={"min.insync.replicas": "2"})
+        txn_id = "mid-" + uuid.uuid4().hex[:8]
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": txn_id,
+                             "transaction.timeout.ms": 120000})
+        producer.init_transactions(60)
+        _transaction(producer, topic, [b"a1", b"a2", b"a3"])
+        state_path = f"/brokers/topics/__transaction_state/partitions/{partition_for(txn_id, TXN_PARTITIONS)}/state"
+        coordinator = view.wait_data(state_path, lambda s: s is not None and len(s["isr"]) == 3)["leader"]
+        held = next(s["leader"] for s in states if s["leader"] != coordinator)
+
+        producer.begin_transaction()
+        for i in range(TOPIC_PARTITIONS):
+            producer.produce(topic, b"m%d" % i, partition=i)
+        assert producer.flush(60) == 0
+        stopped = cluster.brokers[held].proc
+        assert stopped is not None
+        os.kill(stopped.pid, signal.SIGSTOP)
+        producer.commit_transaction(120)  # answered once PrepareCommit is written
+        assert _state_at(cluster, coordinator, txn_id) == "PrepareCommit"
+        cluster.brokers[coordinator].kill9()
+        os.kill(stopped.pid, signal.SIGCONT)
+        stopped = None
+        view.wait_data(state_path, lambda s: s["leader"] not in (coordinator, -1))
+
+        _transaction(producer, topic, [b"c1", b"c2", b"c3"])
+        got = _committed_values(cluster.bootstrap, topic, 9)
+        assert sorted(got) == sorted([b"a1", b"a2", b"a3", b"m0", b"m1", b"m2", b"c1", b"c2", b"c3"])
+        cluster.start_broker(coordinator, settings)
+    finally:
+        if stopped is not None:
+            os.kill(stopped.pid, signal.SIGCONT)
         view.close()
