@@ -244,3 +244,26 @@ def test_spark_driver_runs_outside_the_repository(spark: Any) -> None:
     jvm_cwd = Path(spark.sparkContext._jvm.System.getProperty("user.dir")).resolve()
     repo = REPO_ROOT.resolve()
     assert jvm_cwd != repo and repo not in jvm_cwd.parents, jvm_cwd
+
+
+def test_batch_read_committed_skips_aborted_transactions(spark: Any, broker: BrokerProcess) -> None:
+    """`kafka.isolation.level=read_committed` reads what transactions committed and none of what
+    they aborted; the default (read_uncommitted) reads both, as from Kafka."""
+    from confluent_kafka import Producer
+
+    topic = unique_topic("txn")
+    create_topic(broker.bootstrap, topic, 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"spark-{topic}"})
+    producer.init_transactions(30)
+    for vs, commit in (([b"c1", b"c2"], True), ([b"a1", b"a2"], False), ([b"c3"], True)):
+        producer.begin_transaction()
+        for v in vs:
+            producer.produce(topic, v, partition=0)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            assert producer.flush(30) == 0
+            producer.abort_transaction(30)
+    committed = kafka_read(spark, broker, subscribe=topic, **{"kafka.isolation.level": "read_committed"})
+    assert values(committed) == ["c1", "c2", "c3"]
+    assert values(kafka_read(spark, broker, subscribe=topic)) == ["c1", "c2", "a1", "a2", "c3"]
