@@ -17,6 +17,10 @@ from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import create_topic, unique_topic
 from compat_tests.conftest import BrokerFactory
 from compat_tests.java_tools import run_tool
+from compat_tests.raw_kafka import RawConnection
+from wire.error_codes import ErrorCode
+
+DESCRIBE_TRANSACTIONS = 65
 
 
 def _transactional_producer(broker: BrokerProcess, txn_id: str) -> Producer:
@@ -202,3 +206,32 @@ def test_kafka_transactions_tool_lists_describes_and_aborts(broker: BrokerProces
     plain.produce(topic, b"after-abort", partition=0)
     assert plain.flush(30) == 0
     assert _read_until(broker, topic, b"after-abort") == [b"after-abort"]
+
+
+def _described(broker: BrokerProcess, txn_id: str) -> dict:
+    with RawConnection(broker.port) as conn:
+        [state] = conn.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [txn_id]})["transaction_states"]
+    return state
+
+
+def test_an_unused_transactional_id_expires(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory("txn-expiry", {"transactional.id.expiration.ms": "1000",
+                                           "transaction.remove.expired.transaction.cleanup.interval.ms": "200"})
+    topic = unique_topic("expiry")
+    create_topic(broker.bootstrap, topic, 1)
+    txn_id = f"expiry-{topic}"
+    producer = _transactional_producer(broker, txn_id)
+    producer.begin_transaction()
+    producer.produce(topic, b"v", partition=0)
+    producer.commit_transaction(30)
+    first = _described(broker, txn_id)
+    assert first["transaction_state"] == "CompleteCommit"
+    deadline = time.monotonic() + 30
+    while _described(broker, txn_id)["error_code"] != ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
+        assert time.monotonic() < deadline, "the transactional id never expired"
+        time.sleep(0.1)
+    assert "expired after 1000 ms without use" in broker.stderr_text()
+    # Used again, the id starts over with a new producer id.
+    _transactional_producer(broker, txn_id)
+    again = _described(broker, txn_id)
+    assert again["transaction_state"] == "Empty" and again["producer_id"] != first["producer_id"]

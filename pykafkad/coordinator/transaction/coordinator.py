@@ -9,7 +9,8 @@ NOT_COORDINATOR.  Each change of an id is written to its partition and takes eff
 answered, once the write is replicated; while it is under way other requests for the id get
 CONCURRENT_TRANSACTIONS (``transaction_metadata``).  The coordinator epoch is the leader epoch of
 the id's partition, so markers from a coordinator that lost the partition are refused.  A
-transaction left open past its timeout is aborted at a bumped epoch, which fences its producer.
+transaction left open past its timeout is aborted at a bumped epoch, which fences its producer; an
+id left unused for ``transactional.id.expiration.ms`` is removed.
 Everything here runs on the Trio thread; ids' states are touched only between awaits.
 """
 
@@ -36,6 +37,7 @@ from pykafkad.coordinator.transaction.transaction_log import (
 )
 from pykafkad.coordinator.transaction.transaction_markers import TransactionMarkers
 from pykafkad.coordinator.transaction.transaction_metadata import (
+    COMPLETE,
     EXHAUSTED_EPOCH,
     PREPARING,
     TransactionError,
@@ -361,6 +363,25 @@ class TransactionCoordinator:
                         self._start_completion(meta, self._owned.get(self.partition_for(meta.transactional_id),
                                                                      -1))
 
+    async def _remove_expired(self) -> None:
+        """Forget ids idle (no transaction open or ending) for ``transactional.id.expiration.ms``:
+        a tombstone removes each from ``__transaction_state`` and the cache, as Kafka does."""
+        interval_s = self.config["transaction.remove.expired.transaction.cleanup.interval.ms"] / 1000
+        expiration_ms = self.config["transactional.id.expiration.ms"]
+        while True:
+            await trio.sleep(interval_s)
+            now = now_ms()
+            for meta in self.transactions():
+                if (meta.state in COMPLETE and meta.pending is None
+                        and meta.last_update_ms + expiration_ms < now):
+                    meta.pending = TransactionState.DEAD
+                    code = await self._write(meta, None, tombstone=True)
+                    meta.pending = None
+                    if code == ErrorCode.NONE and self._txns.get(meta.transactional_id) is meta:
+                        del self._txns[meta.transactional_id]
+                        log.info("transactional id %s expired after %d ms without use", meta.transactional_id,
+                                 expiration_ms)
+
     # -- running -----------------------------------------------------------------------------------
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -374,5 +395,6 @@ class TransactionCoordinator:
             for done in list(self._loading.values()):
                 await done.wait()
             nursery.start_soon(self._abort_timed_out)
+            nursery.start_soon(self._remove_expired)
             task_status.started()
             await trio.sleep_forever()
