@@ -17,10 +17,16 @@ from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import create_topic, unique_topic
 from compat_tests.conftest import BrokerFactory
 from compat_tests.java_tools import run_tool
-from compat_tests.raw_kafka import RawConnection
+from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response
+from pykafkad import _rust_log
 from wire.error_codes import ErrorCode
 
 DESCRIBE_TRANSACTIONS = 65
+PRODUCE = 0
+LIST_OFFSETS = 2
+INIT_PRODUCER_ID = 22
+FIND_COORDINATOR = 10
+ADD_PARTITIONS_TO_TXN = 24
 
 
 def _transactional_producer(broker: BrokerProcess, txn_id: str) -> Producer:
@@ -225,7 +231,8 @@ def test_an_unused_transactional_id_expires(broker_factory: BrokerFactory) -> No
     producer.produce(topic, b"v", partition=0)
     producer.commit_transaction(30)
     first = _described(broker, txn_id)
-    assert first["transaction_state"] == "CompleteCommit"
+    # The commit is answered once PrepareCommit is written; its markers may still be under way.
+    assert first["transaction_state"] in ("PrepareCommit", "CompleteCommit")
     deadline = time.monotonic() + 30
     while _described(broker, txn_id)["error_code"] != ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
         assert time.monotonic() < deadline, "the transactional id never expired"
@@ -235,3 +242,38 @@ def test_an_unused_transactional_id_expires(broker_factory: BrokerFactory) -> No
     _transactional_producer(broker, txn_id)
     again = _described(broker, txn_id)
     assert again["transaction_state"] == "Empty" and again["producer_id"] != first["producer_id"]
+
+
+def test_a_transactional_batch_for_a_partition_outside_the_transaction_is_refused(broker: BrokerProcess) -> None:
+    """KIP-890 part 1 (KAFKA-14402): the leader asks the coordinator before a producer's first
+    transactional batch in a partition; one the transaction does not include is never appended."""
+    topic = unique_topic("verify")
+    create_topic(broker.bootstrap, topic, 2)
+    txn_id = f"verify-{topic}"
+    with RawConnection(broker.port) as conn:
+        # As clients do: find the coordinator first (which creates __transaction_state).
+        assert conn.request(FIND_COORDINATOR, 3, {"key": txn_id, "key_type": 1})["error_code"] == 0
+        for _ in range(50):  # the coordinator topic may still be loading
+            init = conn.request(INIT_PRODUCER_ID, 4, {"transactional_id": txn_id, "transaction_timeout_ms": 30000,
+                                                      "producer_id": -1, "producer_epoch": -1})
+            if init["error_code"] == ErrorCode.NONE:
+                break
+            time.sleep(0.1)
+        pid, epoch = init["producer_id"], init["producer_epoch"]
+        added = conn.request(ADD_PARTITIONS_TO_TXN, 3, {
+            "v3_and_below_transactional_id": txn_id, "v3_and_below_producer_id": pid,
+            "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
+        assert added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] == 0
+
+        def produce(partition: int, version: int) -> int:
+            batch = _rust_log.encode_batch([(None, b"t")], int(time.time() * 1000), producer_id=pid,
+                                           producer_epoch=epoch, base_sequence=0, transactional=True)
+            body = {**produce_body(topic, partition, batch), "transactional_id": txn_id}
+            return produce_partition_response(conn.request(PRODUCE, version, body))["error_code"]
+
+        assert produce(1, 9) == ErrorCode.INVALID_TXN_STATE
+        assert produce(1, 11) == ErrorCode.TRANSACTION_ABORTABLE
+        assert produce(0, 9) == ErrorCode.NONE
+        offsets = conn.request(LIST_OFFSETS, 5, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 1, "current_leader_epoch": -1, "timestamp": -1}]}]})
+        assert offsets["topics"][0]["partitions"][0]["offset"] == 0, "nothing was appended to partition 1"

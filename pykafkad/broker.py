@@ -23,6 +23,7 @@ from pykafkad.controller.leader_election import LeaderElections
 from pykafkad.controller.leadership import PartitionLeadership
 from pykafkad.coordinator.group import GroupCoordinator
 from pykafkad.coordinator.transaction.coordinator import TransactionCoordinator
+from pykafkad.coordinator.transaction.verification import TransactionVerifier
 from pykafkad.errors import StartupError
 from pykafkad.log.housekeeping import LogHousekeeper
 from pykafkad.log.manager import LogManager
@@ -72,6 +73,7 @@ class Broker:
                                                    self.producer_ids)
         self.replicas.leadership_listeners.append(self.transactions.on_leadership)
         self.replicas.marker_listeners.append(self.groups.on_marker)
+        self.txn_verifier = TransactionVerifier(config, self.metadata, self.transactions)
         # What the metadata cache's changes mean for this broker (Kafka's LeaderAndIsr, StopReplica
         # and dynamic config notifications).
         self.metadata.partition_listeners.append(self.replicas.apply)

@@ -2,7 +2,8 @@
 
 Records are never decoded here: each partition's batch goes to the replica manager as the
 request's buffer, and on to the Rust log, which validates it, assigns offsets in place and checks
-idempotent sequences.  Versions
+idempotent sequences.  A producer's first transactional batch in a partition is appended only if the
+transaction coordinator says the partition is in its transaction (KIP-890 part 1).  Versions
 0-2 are advertised (librdkafka looks for them, as Kafka 4 keeps them advertised) but refused.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad._rust_log import LogError
 from pykafkad.clock import now_ms
+from pykafkad.coordinator.transaction.verification import transactional_producer
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import PRODUCE_HINTED, LeaderHints
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
 VALID_ACKS = (-1, 0, 1)
+# Produce v11+ clients know TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE (KIP-890).
+ABORTABLE_FROM = 11
+NOT_IN_TRANSACTION = (ErrorCode.INVALID_TXN_STATE, ErrorCode.TRANSACTION_ABORTABLE)
 _BATCH_LENGTH = struct.Struct(">i")  # at byte 8 of a batch: its size after these 12 bytes
 _MAGIC_AT, _ATTRIBUTES_AT, _ZSTD, _CODEC_BITS = 16, 21, 4, 0x07
 
@@ -88,6 +93,17 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             if problem is not None:
                 results.append(_partition_error(index, *problem))
                 continue
+            txn = transactional_producer(records) if body["transactional_id"] is not None else None
+            partition = broker.replicas.get(name, index) if txn is not None else None
+            if txn is not None and partition is not None and partition.is_leader:
+                code = await broker.txn_verifier.verify(body["transactional_id"], txn, partition)
+                if code == ErrorCode.INVALID_TXN_STATE and ctx.api_version >= ABORTABLE_FROM:
+                    code = ErrorCode.TRANSACTION_ABORTABLE
+                if code != ErrorCode.NONE:
+                    results.append(_partition_error(index, code, f"{name}-{index} is not in the transaction of "
+                                                    f"{body['transactional_id']!r}"
+                                                    if code in NOT_IN_TRANSACTION else None))
+                    continue
             results.append(len(entries))
             entries.append(ProduceEntry(name, index, records))
         answers.append((name, results))

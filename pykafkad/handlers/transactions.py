@@ -1,5 +1,6 @@
 """The transactional producer's APIs, answered by the transaction coordinator (transaction version 1):
-AddPartitionsToTxn (24, v0-3), AddOffsetsToTxn (25, v0-4), EndTxn (26, v0-4) and TxnOffsetCommit
+AddPartitionsToTxn (24; v0-3 from clients, v4-5 from partition leaders verifying a
+transaction), AddOffsetsToTxn (25, v0-4), EndTxn (26, v0-4) and TxnOffsetCommit
 (28, v0-4, through the group coordinator); and what ``kafka-transactions.sh`` asks:
 ListTransactions (66, v0-1), DescribeTransactions (65) and DescribeProducers (61).
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
 FENCED_FROM = 2
+BROKER_FORM_FROM = 4
 
 
 def fenced_shim(code: ErrorCode, version: int, since: int = FENCED_FROM) -> ErrorCode:
@@ -32,6 +34,8 @@ def fenced_shim(code: ErrorCode, version: int, since: int = FENCED_FROM) -> Erro
 
 
 async def add_partitions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if ctx.api_version >= BROKER_FORM_FROM:
+        return await _add_partitions_batched(broker, body)
     wanted = [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]]
     unknown = set()
     for name, index in wanted:
@@ -52,6 +56,27 @@ async def add_partitions(broker: Broker, ctx: RequestContext, body: dict[str, An
         by_topic.setdefault(name, []).append({"partition_index": index, "partition_error_code": code})
     return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
         {"name": name, "results_by_partition": results} for name, results in by_topic.items()]}
+
+
+async def _add_partitions_batched(broker: Broker, body: dict[str, Any]) -> dict[str, Any]:
+    """v4+, sent by partition leaders: several transactions at once, each added or (``verify_only``)
+    only checked (KIP-890)."""
+    results = []
+    for txn in body["transactions"]:
+        wanted = {(t["name"], p) for t in txn["topics"] for p in t["partitions"]}
+        if txn["verify_only"]:
+            codes = await broker.transactions.verify(txn["transactional_id"], txn["producer_id"],
+                                                     txn["producer_epoch"], wanted)
+        else:
+            code = await broker.transactions.add_partitions(txn["transactional_id"], txn["producer_id"],
+                                                            txn["producer_epoch"], wanted)
+            codes = dict.fromkeys(wanted, code)
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (name, index), code in sorted(codes.items()):
+            by_topic.setdefault(name, []).append({"partition_index": index, "partition_error_code": code})
+        results.append({"transactional_id": txn["transactional_id"], "topic_results": [
+            {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()]})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": results}
 
 
 async def add_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +172,7 @@ async def describe_producers(broker: Broker, ctx: RequestContext, body: dict[str
 
 
 APIS = [
-    Api(24, "AddPartitionsToTxn", 0, 3, add_partitions),
+    Api(24, "AddPartitionsToTxn", 0, 5, add_partitions),
     Api(25, "AddOffsetsToTxn", 0, 4, add_offsets),
     Api(26, "EndTxn", 0, 4, end_txn),
     Api(28, "TxnOffsetCommit", 0, 4, txn_offset_commit),

@@ -302,6 +302,25 @@ class TransactionCoordinator:
             self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
         return code
 
+    async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                     partitions: set[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
+        """AddPartitionsToTxn ``verify_only`` (KIP-890): whether each partition is in the producer's
+        open transaction (INVALID_TXN_STATE when not); nothing is written."""
+        error = await self._check(transactional_id) if transactional_id else ErrorCode.INVALID_REQUEST
+        meta = self._txns.get(transactional_id)
+        if error is None and meta is None:
+            error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if error is None and meta is not None:
+            if producer_id != meta.producer_id:
+                error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+            elif producer_epoch != meta.producer_epoch:
+                error = ErrorCode.PRODUCER_FENCED
+        if error is not None or meta is None:
+            return dict.fromkeys(partitions, error or ErrorCode.UNKNOWN_SERVER_ERROR)
+        ongoing = meta.state == TransactionState.ONGOING
+        return {tp: ErrorCode.NONE if ongoing and tp in meta.partitions else ErrorCode.INVALID_TXN_STATE
+                for tp in partitions}
+
     async def describe(self, transactional_id: str) -> tuple[ErrorCode, TransactionMetadata | None]:
         """DescribeTransactions: the id's state, or why there is none here."""
         error = await self._check(transactional_id) if transactional_id else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND

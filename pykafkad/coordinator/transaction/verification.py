@@ -1,0 +1,103 @@
+"""KIP-890 part 1: before a partition's leader appends a producer's first transactional batch of a
+transaction there, it asks the transaction coordinator whether the partition was added to the
+transaction (AddPartitionsToTxn v4+, ``verify_only``).  A batch for a partition outside the
+transaction, which left hanging transactions in Kafka before (KAFKA-14402), is refused.
+
+The coordinator is asked directly when this broker is it, else over a link to its listener.  A
+producer that already has a transaction open in the partition needs no question.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
+from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
+from wire.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pykafkad.config import BrokerConfig
+    from pykafkad.coordinator.transaction.coordinator import TransactionCoordinator
+    from pykafkad.metadata.cluster_metadata import ClusterMetadata
+    from pykafkad.replica.partition import Partition
+
+log = logging.getLogger(__name__)
+
+ADD_PARTITIONS_TO_TXN = 24
+VERIFY_VERSION = 4
+VERIFY_TIMEOUT_S = 10.0
+# A coordinator that cannot answer now: the produce is retried, as Kafka answers it.
+UNAVAILABLE = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.CONCURRENT_TRANSACTIONS})
+
+_ATTRIBUTES = 21
+_PRODUCER_ID = 43
+_PRODUCER_EPOCH = 51
+_TRANSACTIONAL = 0x10
+_BATCH_HEADER = 61
+
+
+def transactional_producer(records: bytes | memoryview) -> tuple[int, int] | None:
+    """(producer id, epoch) of a transactional batch, else None."""
+    if len(records) < _BATCH_HEADER:
+        return None
+    if not int.from_bytes(records[_ATTRIBUTES:_ATTRIBUTES + 2], "big") & _TRANSACTIONAL:
+        return None
+    return (int.from_bytes(records[_PRODUCER_ID:_PRODUCER_ID + 8], "big", signed=True),
+            int.from_bytes(records[_PRODUCER_EPOCH:_PRODUCER_EPOCH + 2], "big", signed=True))
+
+
+class TransactionVerifier:
+    """Answers whether a producer's transaction includes a partition of this broker."""
+
+    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata,
+                 coordinator: TransactionCoordinator) -> None:
+        self.config = config
+        self.metadata = metadata
+        self.coordinator = coordinator
+
+    async def verify(self, transactional_id: str, producer: tuple[int, int], partition: Partition) -> ErrorCode:
+        """NONE when the batch may be appended; INVALID_TXN_STATE when the partition is not in the
+        producer's transaction; NOT_ENOUGH_REPLICAS (retriable) when the coordinator cannot say."""
+        producer_id, epoch = producer
+        if any(pid == producer_id for pid, _ in partition.log.open_transactions()):
+            return ErrorCode.NONE
+        tp = (partition.topic, partition.index)
+        index = self.coordinator.partition_for(transactional_id)
+        topic = self.metadata.topics.get(TRANSACTION_TOPIC)
+        leader = topic.partitions[index].leader if topic is not None and index < len(topic.partitions) else -1
+        if leader == self.config.node_id:
+            code = (await self.coordinator.verify(transactional_id, producer_id, epoch, {tp}))[tp]
+        else:
+            code = await self._ask(leader, transactional_id, producer_id, epoch, tp)
+        if code in UNAVAILABLE:
+            return ErrorCode.NOT_ENOUGH_REPLICAS
+        if code == ErrorCode.PRODUCER_FENCED:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        return code
+
+    async def _ask(self, leader: int, transactional_id: str, producer_id: int, epoch: int,
+                   tp: tuple[str, int]) -> ErrorCode:
+        broker = self.metadata.brokers.get(leader)
+        if broker is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        body: dict[str, Any] = {"transactions": [{
+            "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": epoch,
+            "verify_only": True, "topics": [{"name": tp[0], "partitions": [tp[1]]}]}]}
+        try:
+            link = await BrokerLink.connect(broker.host, broker.port, f"txn-verify-{self.config.node_id}", 10)
+            try:
+                answer = await link.request(ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, body, VERIFY_TIMEOUT_S)
+            finally:
+                await link.aclose()
+        except BrokerLinkError as e:
+            log.info("verifying %s with broker %d: %s", transactional_id, leader, e)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if answer["error_code"] != ErrorCode.NONE:
+            return ErrorCode(answer["error_code"])
+        for txn in answer["results_by_transaction"]:
+            for topic in txn["topic_results"]:
+                for p in topic["results_by_partition"]:
+                    return ErrorCode(p["partition_error_code"])
+        return ErrorCode.UNKNOWN_SERVER_ERROR
