@@ -720,8 +720,10 @@ class GroupActor:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return None
 
-    def _commit(self, args: dict[str, Any], out: Reply) -> None:
-        error = self._commit_error(args)
+    def _stage_offsets(self, args: dict[str, Any], error: ErrorCode | None) -> tuple[
+            dict[tuple[str, int], ErrorCode], list[tuple[bytes, bytes | None]],
+            dict[tuple[str, int], OffsetAndMetadata]]:
+        """A commit's offsets checked: the refused ones' errors, and the records and offsets to write."""
         results: dict[tuple[str, int], ErrorCode] = {}
         records: list[tuple[bytes, bytes | None]] = []
         staged: dict[tuple[str, int], OffsetAndMetadata] = {}
@@ -742,6 +744,11 @@ class GroupActor:
                     o = OffsetAndMetadata(p["committed_offset"], p["committed_leader_epoch"], metadata, ts)
                     staged[tp] = o
                     records.append((offset_key(self.group_id, tp[0], tp[1]), offset_value(o)))
+        return results, records, staged
+
+    def _commit(self, args: dict[str, Any], out: Reply) -> None:
+        error = self._commit_error(args)
+        results, records, staged = self._stage_offsets(args, error)
         if records:
             write_error = self.store.write(self.group_id, records)
             for tp, o in staged.items():
@@ -760,24 +767,7 @@ class GroupActor:
         error = None
         if args["generation_id"] >= 0 or args["member_id"]:
             error = self._commit_error(args) if self.exists else ErrorCode.ILLEGAL_GENERATION
-        results: dict[tuple[str, int], ErrorCode] = {}
-        records: list[tuple[bytes, bytes | None]] = []
-        staged: dict[tuple[str, int], OffsetAndMetadata] = {}
-        ts = now_ms()
-        for topic in args["topics"]:
-            for p in topic["partitions"]:
-                tp = (topic["name"], p["partition_index"])
-                metadata = p["committed_metadata"] or ""
-                if error is not None:
-                    results[tp] = error
-                elif not self.store.has_partition(*tp):
-                    results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                elif len(metadata.encode()) > self.config.offset_metadata_max_bytes:
-                    results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                else:
-                    o = OffsetAndMetadata(p["committed_offset"], p["committed_leader_epoch"], metadata, ts)
-                    staged[tp] = o
-                    records.append((offset_key(self.group_id, tp[0], tp[1]), offset_value(o)))
+        results, records, staged = self._stage_offsets(args, error)
         if records:
             write_error = self.store.write(self.group_id, records, (args["producer_id"], args["producer_epoch"]))
             for tp in staged:

@@ -227,6 +227,16 @@ class TransactionCoordinator:
 
     # -- the APIs ----------------------------------------------------------------------------------
 
+    async def _existing(self, transactional_id: str) -> TransactionMetadata | ErrorCode:
+        """The state of an id a producer already initialised here, or the error to answer."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST
+        error = await self._check(transactional_id)
+        if error is not None:
+            return error
+        meta = self._txns.get(transactional_id)
+        return ErrorCode.INVALID_PRODUCER_ID_MAPPING if meta is None else meta
+
     async def init_producer_id(self, transactional_id: str, timeout_ms: int,
                                expected: tuple[int, int] | None) -> tuple[ErrorCode, int, int]:
         """InitProducerId with a transactional id: (error, producer id, epoch)."""
@@ -263,14 +273,9 @@ class TransactionCoordinator:
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                              partitions: set[tuple[str, int]]) -> ErrorCode:
         """AddPartitionsToTxn and AddOffsetsToTxn (the group's offsets partition)."""
-        if not transactional_id:
-            return ErrorCode.INVALID_REQUEST
-        error = await self._check(transactional_id)
-        if error is not None:
-            return error
-        meta = self._txns.get(transactional_id)
-        if meta is None:
-            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        meta = await self._existing(transactional_id)
+        if isinstance(meta, ErrorCode):
+            return meta
         try:
             transit = meta.prepare_add_partitions(producer_id, producer_epoch, partitions, now_ms())
         except TransactionError as e:
@@ -283,14 +288,9 @@ class TransactionCoordinator:
                               commit: bool) -> ErrorCode:
         """EndTxn: answered once the PrepareCommit / PrepareAbort state is written; the markers
         and the Complete state follow."""
-        if not transactional_id:
-            return ErrorCode.INVALID_REQUEST
-        error = await self._check(transactional_id)
-        if error is not None:
-            return error
-        meta = self._txns.get(transactional_id)
-        if meta is None:
-            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        meta = await self._existing(transactional_id)
+        if isinstance(meta, ErrorCode):
+            return meta
         try:
             transit = meta.prepare_end(producer_id, producer_epoch, commit, now_ms())
         except TransactionError as e:
@@ -306,17 +306,13 @@ class TransactionCoordinator:
                      partitions: set[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
         """AddPartitionsToTxn ``verify_only`` (KIP-890): whether each partition is in the producer's
         open transaction (INVALID_TXN_STATE when not); nothing is written."""
-        error = await self._check(transactional_id) if transactional_id else ErrorCode.INVALID_REQUEST
-        meta = self._txns.get(transactional_id)
-        if error is None and meta is None:
-            error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
-        if error is None and meta is not None:
-            if producer_id != meta.producer_id:
-                error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
-            elif producer_epoch != meta.producer_epoch:
-                error = ErrorCode.PRODUCER_FENCED
-        if error is not None or meta is None:
-            return dict.fromkeys(partitions, error or ErrorCode.UNKNOWN_SERVER_ERROR)
+        meta = await self._existing(transactional_id)
+        if isinstance(meta, ErrorCode):
+            return dict.fromkeys(partitions, meta)
+        try:
+            meta.check_producer(producer_id, producer_epoch)
+        except TransactionError as e:
+            return dict.fromkeys(partitions, e.code)
         ongoing = meta.state == TransactionState.ONGOING
         return {tp: ErrorCode.NONE if ongoing and tp in meta.partitions else ErrorCode.INVALID_TXN_STATE
                 for tp in partitions}

@@ -172,7 +172,8 @@ class TransactionMetadata:
         return dataclasses.replace(self, pending=TransactionState.PREPARE_ABORT, producer_epoch=epoch,
                                    last_producer_epoch=NO_PRODUCER_EPOCH, last_update_ms=now_ms)
 
-    def _check_producer(self, producer_id: int, producer_epoch: int) -> None:
+    def check_producer(self, producer_id: int, producer_epoch: int) -> None:
+        """INVALID_PRODUCER_ID_MAPPING or PRODUCER_FENCED unless this is the id's current producer."""
         if producer_id != self.producer_id:
             raise TransactionError(ErrorCode.INVALID_PRODUCER_ID_MAPPING,
                                    f"producer {producer_id} is not the producer {self.producer_id} of "
@@ -187,7 +188,7 @@ class TransactionMetadata:
         """AddPartitionsToTxn / AddOffsetsToTxn: the Ongoing state with ``partitions`` added; None when
         they are all in the open transaction already (nothing to write)."""
         self._check_not_pending()
-        self._check_producer(producer_id, producer_epoch)
+        self.check_producer(producer_id, producer_epoch)
         if self.state in PREPARING:
             raise TransactionError(ErrorCode.CONCURRENT_TRANSACTIONS,
                                    f"{self.transactional_id} is completing its last transaction")
@@ -204,14 +205,7 @@ class TransactionMetadata:
                     now_ms: int) -> TransactionMetadata | None:
         """EndTxn: PrepareCommit or PrepareAbort to write; None for a retry of an end that already
         completed (answered NONE, nothing written)."""
-        if producer_id != self.producer_id:
-            raise TransactionError(ErrorCode.INVALID_PRODUCER_ID_MAPPING,
-                                   f"producer {producer_id} is not the producer {self.producer_id} of "
-                                   f"{self.transactional_id}")
-        if producer_epoch != self.producer_epoch:
-            raise TransactionError(ErrorCode.PRODUCER_FENCED,
-                                   f"epoch {producer_epoch} of producer {producer_id} is not the current "
-                                   f"epoch {self.producer_epoch}")
+        self.check_producer(producer_id, producer_epoch)  # before the pending check, as Kafka's TV1
         self._check_not_pending()
         same = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
         done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
