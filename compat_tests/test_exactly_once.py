@@ -21,8 +21,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from compat_tests.broker_process import REPO_ROOT, BrokerProcess
 from compat_tests.clients import create_topic, unique_topic
-from compat_tests.java_tools import java_classpath, java_executable
-from pykafkad.kafka_tools import JVM_OPTIONS
+from compat_tests.java_copier import run_transactional_copier
 
 PARTITIONS = 3
 RECORDS = 9000
@@ -102,38 +101,7 @@ def test_a_worker_killed_at_random_points_copies_every_record_exactly_once(broke
 @pytest.mark.compat_timeout(240)
 def test_kafkas_transactional_message_copier_with_random_aborts_copies_exactly_once(
         broker: BrokerProcess) -> None:
-    """The Java client's transactional producer and consumer, through Kafka's own system-test tool:
-    it copies a partition in transactions of 50 records, committing the consumed offsets in each,
-    and aborts some at random (then rewinds to its last committed offset and copies again)."""
-    source, target = unique_topic("copier-in"), unique_topic("copier-out")
-    create_topic(broker.bootstrap, source, 1)
-    create_topic(broker.bootstrap, target, 1)
-    records = 2000
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
-    for i in range(records):
-        producer.produce(source, str(i).encode(), partition=0)
-    assert producer.flush(60) == 0
-    done = subprocess.run(
-        [java_executable(), "-cp", java_classpath(), *JVM_OPTIONS, "org.apache.kafka.tools.TransactionalMessageCopier",
-         "--broker-list", broker.bootstrap, "--input-topic", source, "--input-partition", "0",
-         "--output-topic", target, "--consumer-group", f"copier-{source}", "--transactional-id", f"copier-{source}",
-         "--transaction-size", "50", "--enable-random-aborts", "--use-group-metadata"],
-        capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    reader = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"check-{target}",
-                       "isolation.level": "read_committed", "enable.auto.commit": False})
-    try:
-        reader.assign([TopicPartition(target, 0, 0)])
-        got: list[bytes] = []
-        deadline = time.monotonic() + 60
-        while len(got) < records and time.monotonic() < deadline:
-            msg = reader.poll(0.2)
-            if msg is not None and msg.error() is None:
-                got.append(msg.value())
-        for _ in range(5):
-            msg = reader.poll(0.3)
-            if msg is not None and msg.error() is None:
-                got.append(msg.value())
-    finally:
-        reader.close()
-    assert sorted(got, key=int) == [str(i).encode() for i in range(records)]
+    """The Java client's transactional producer and consumer, through Kafka's own system-test tool,
+    in transactions of 50 records with random aborts (transaction version 2, as the shared broker
+    finalizes it)."""
+    run_transactional_copier(broker, records=2000, transaction_size=50)

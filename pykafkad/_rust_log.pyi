@@ -237,6 +237,9 @@ class PartitionLog:
         """Every producer as (id, epoch, last sequence, last timestamp, coordinator epoch, first
         offset of its open transaction or -1), by id."""
 
+    def producer_state_of(self, producer_id: int) -> tuple[int, int] | None:
+        """(epoch, first offset of its open transaction or -1), or None for an unknown producer."""
+
     def open_transactions(self) -> list[tuple[int, int]]:
         """Open transactions as (producer id, first offset), oldest first."""
 

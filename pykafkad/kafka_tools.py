@@ -32,6 +32,7 @@ SCRIPTS: dict[str, str] = {
     "kafka-broker-api-versions.sh": "org.apache.kafka.tools.BrokerApiVersionsCommand",
     "kafka-acls.sh": "org.apache.kafka.tools.AclCommand",
     "kafka-transactions.sh": "org.apache.kafka.tools.TransactionsCommand",
+    "kafka-features.sh": "org.apache.kafka.tools.FeatureCommand",
     "kafka-reassign-partitions.sh": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-leader-election.sh": "org.apache.kafka.tools.LeaderElectionCommand",
     "kafka-verifiable-producer.sh": "org.apache.kafka.tools.VerifiableProducer",

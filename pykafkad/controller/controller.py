@@ -25,7 +25,7 @@ from pykafkad.config import BrokerConfig
 from pykafkad.controller.replica_placement import assign_replicas
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
-from pykafkad.metadata import znodes
+from pykafkad.metadata import features, znodes
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo, topic_name_problem
 from pykafkad.metadata.store import Create, Delete, NodeExistsError, NoNodeError, Op, SetData
 from pykafkad.metadata.znodes import PartitionState
@@ -347,6 +347,21 @@ class Controller:
             except NodeExistsError:
                 version = await self.store.set(path, data)
         await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
+
+    async def set_features(self, levels: dict[str, int]) -> None:
+        """Make ``levels`` the cluster's finalized feature levels (level 0 features left out);
+        returns once this broker's cache has them.  Kafka's ZooKeeper mode kept them in
+        ``/feature``."""
+        data = features.encode({name: level for name, level in levels.items() if level > 0})
+        try:
+            version = await self.store.set(features.FEATURE_ZNODE, data)
+        except NoNodeError:
+            try:
+                await self.store.create(features.FEATURE_ZNODE, data)
+                version = 0
+            except NodeExistsError:
+                version = await self.store.set(features.FEATURE_ZNODE, data)
+        await self.metadata.wait_for(lambda: self.metadata.features.epoch >= version + 1)
 
     def _check_partition_increase(self, topic: TopicInfo, count: int,
                                   assignments: list[list[int]] | None) -> None:

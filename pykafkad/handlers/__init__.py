@@ -25,6 +25,7 @@ from pykafkad.handlers import (
     produce,
     topics_admin,
     transactions,
+    update_features,
     write_txn_markers,
 )
 from pykafkad.handlers.api import Api
@@ -50,6 +51,7 @@ APIS: dict[int, Api] = {
         delete_records,
         elect_leaders,
         transactions,
+        update_features,
         write_txn_markers,
     )
     for api in module.APIS

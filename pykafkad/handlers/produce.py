@@ -3,7 +3,8 @@
 Records are never decoded here: each partition's batch goes to the replica manager as the
 request's buffer, and on to the Rust log, which validates it, assigns offsets in place and checks
 idempotent sequences.  A producer's first transactional batch in a partition is appended only if the
-transaction coordinator says the partition is in its transaction (KIP-890 part 1).  Versions
+transaction coordinator says the partition is in its transaction (KIP-890 part 1); from v12 the
+leader adds the partition to the transaction itself (part 2, transaction version 2).  Versions
 0-2 are advertised (librdkafka looks for them, as Kafka 4 keeps them advertised) but refused.
 """
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 VALID_ACKS = (-1, 0, 1)
 # Produce v11+ clients know TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE (KIP-890).
 ABORTABLE_FROM = 11
+# From v12 a transactional batch's partition is added to the transaction by its leader.
+IMPLICIT_ADD_FROM = 12
 NOT_IN_TRANSACTION = (ErrorCode.INVALID_TXN_STATE, ErrorCode.TRANSACTION_ABORTABLE)
 _BATCH_LENGTH = struct.Struct(">i")  # at byte 8 of a batch: its size after these 12 bytes
 _MAGIC_AT, _ATTRIBUTES_AT, _ZSTD, _CODEC_BITS = 16, 21, 4, 0x07
@@ -96,7 +99,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             txn = transactional_producer(records) if body["transactional_id"] is not None else None
             partition = broker.replicas.get(name, index) if txn is not None else None
             if txn is not None and partition is not None and partition.is_leader:
-                code = await broker.txn_verifier.verify(body["transactional_id"], txn, partition)
+                code = await broker.txn_verifier.verify(body["transactional_id"], txn, partition,
+                                                        add=ctx.api_version >= IMPLICIT_ADD_FROM)
                 if code == ErrorCode.INVALID_TXN_STATE and ctx.api_version >= ABORTABLE_FROM:
                     code = ErrorCode.TRANSACTION_ABORTABLE
                 if code != ErrorCode.NONE:
@@ -138,4 +142,4 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     return {"responses": responses, "throttle_time_ms": 0, "node_endpoints": hints.node_endpoints()}
 
 
-APIS = [Api(0, "Produce", 0, 11, handle, reject_below=3)]
+APIS = [Api(0, "Produce", 0, 12, handle, reject_below=3)]

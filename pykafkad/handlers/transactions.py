@@ -1,8 +1,9 @@
-"""The transactional producer's APIs, answered by the transaction coordinator (transaction version 1):
-AddPartitionsToTxn (24; v0-3 from clients, v4-5 from partition leaders verifying a
-transaction), AddOffsetsToTxn (25, v0-4), EndTxn (26, v0-4) and TxnOffsetCommit
-(28, v0-4, through the group coordinator); and what ``kafka-transactions.sh`` asks:
-ListTransactions (66, v0-1), DescribeTransactions (65) and DescribeProducers (61).
+"""The transactional producer's APIs, answered by the transaction coordinator:
+AddPartitionsToTxn (24; v0-3 from clients, v4-5 from partition leaders verifying a transaction
+or adding a partition to it), AddOffsetsToTxn (25, v0-4), EndTxn (26; v0-4 transaction version 1,
+v5 version 2, which bumps the epoch and answers the producer id and epoch to go on with) and
+TxnOffsetCommit (28, v0-5, through the group coordinator); and what ``kafka-transactions.sh``
+asks: ListTransactions (66, v0-1), DescribeTransactions (65) and DescribeProducers (61).
 
 Versions before 2 know no PRODUCER_FENCED: they get INVALID_PRODUCER_EPOCH instead, as from Kafka
 (librdkafka sends exactly those versions).  An AddPartitionsToTxn naming a partition that does not
@@ -16,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
-from pykafkad.coordinator.transaction.transaction_metadata import TransactionState
+from pykafkad.coordinator.transaction.transaction_metadata import TV_2, TransactionState
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 
 FENCED_FROM = 2
 BROKER_FORM_FROM = 4
+# EndTxn from this version is transaction version 2 (Kafka's transactionVersionForEndTxn).
+END_TXN_BUMPS_FROM = 5
+# TxnOffsetCommit v4+ clients know TRANSACTION_ABORTABLE; v5 adds the offsets partition itself.
+TXN_OFFSET_COMMIT_ABORTABLE_FROM = 4
+TXN_OFFSET_COMMIT_ADDS_FROM = 5
 
 
 def fenced_shim(code: ErrorCode, version: int, since: int = FENCED_FROM) -> ErrorCode:
@@ -69,7 +75,7 @@ async def _add_partitions_batched(broker: Broker, body: dict[str, Any]) -> dict[
                                                      txn["producer_epoch"], wanted)
         else:
             code = await broker.transactions.add_partitions(txn["transactional_id"], txn["producer_id"],
-                                                            txn["producer_epoch"], wanted)
+                                                            txn["producer_epoch"], wanted, TV_2)
             codes = dict.fromkeys(wanted, code)
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for (name, index), code in sorted(codes.items()):
@@ -87,9 +93,11 @@ async def add_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any])
 
 
 async def end_txn(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    code = await broker.transactions.end_transaction(body["transactional_id"], body["producer_id"],
-                                                     body["producer_epoch"], body["committed"])
-    return {"throttle_time_ms": 0, "error_code": fenced_shim(code, ctx.api_version)}
+    code, producer_id, epoch = await broker.transactions.end_transaction(
+        body["transactional_id"], body["producer_id"], body["producer_epoch"], body["committed"],
+        bump_epoch=ctx.api_version >= END_TXN_BUMPS_FROM)
+    return {"throttle_time_ms": 0, "error_code": fenced_shim(code, ctx.api_version),
+            "producer_id": producer_id, "producer_epoch": epoch}
 
 
 async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -97,12 +105,34 @@ async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str,
     COMMIT marker reaches the group's ``__consumer_offsets`` partition."""
     args = {**body, "version": ctx.api_version,
             "member_id": body.get("member_id") or "", "group_instance_id": body.get("group_instance_id")}
-    result = await broker.groups.call(body["group_id"], "txn_commit", args)
+    refused = await _offsets_partition_not_in_transaction(broker, ctx.api_version, body)
+    if refused is not None:
+        results = {(t["name"], p["partition_index"]): refused for t in body["topics"] for p in t["partitions"]}
+    else:
+        results = (await broker.groups.call(body["group_id"], "txn_commit", args))["results"]
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    for (name, index), code in result["results"].items():
+    for (name, index), code in results.items():
         by_topic.setdefault(name, []).append({"partition_index": index, "error_code": code})
     return {"throttle_time_ms": 0,
             "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()]}
+
+
+async def _offsets_partition_not_in_transaction(broker: Broker, version: int,
+                                                body: dict[str, Any]) -> ErrorCode | None:
+    """KIP-890 for TxnOffsetCommit, on the group's coordinator: up to v4 the group's offsets
+    partition must be in the transaction (AddOffsetsToTxn); v5 adds it (transaction version 2).
+    None when the offsets may be written (or another broker coordinates the group, which the
+    group coordinator answers), else the error for every partition."""
+    partition = broker.replicas.get(OFFSETS_TOPIC, broker.groups.partition_for(body["group_id"]))
+    if partition is None or not partition.is_leader:
+        return None
+    code = await broker.txn_verifier.verify(body["transactional_id"], (body["producer_id"], body["producer_epoch"]),
+                                            partition, add=version >= TXN_OFFSET_COMMIT_ADDS_FROM)
+    if code == ErrorCode.NONE:
+        return None
+    if code == ErrorCode.INVALID_TXN_STATE and version >= TXN_OFFSET_COMMIT_ABORTABLE_FROM:
+        return ErrorCode.TRANSACTION_ABORTABLE
+    return code
 
 
 async def list_transactions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -174,8 +204,8 @@ async def describe_producers(broker: Broker, ctx: RequestContext, body: dict[str
 APIS = [
     Api(24, "AddPartitionsToTxn", 0, 5, add_partitions),
     Api(25, "AddOffsetsToTxn", 0, 4, add_offsets),
-    Api(26, "EndTxn", 0, 4, end_txn),
-    Api(28, "TxnOffsetCommit", 0, 4, txn_offset_commit),
+    Api(26, "EndTxn", 0, 5, end_txn),
+    Api(28, "TxnOffsetCommit", 0, 5, txn_offset_commit),
     Api(61, "DescribeProducers", 0, 0, describe_producers),
     Api(65, "DescribeTransactions", 0, 0, describe_transactions),
     Api(66, "ListTransactions", 0, 1, list_transactions),

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from pykafkad.metadata import znodes
+from pykafkad.metadata import features, znodes
 from pykafkad.metadata.model import INTERNAL_TOPICS, BrokerInfo, PartitionInfo, TopicInfo
 from pykafkad.metadata.store import MetadataStore, Node, NodeExistsError, Watch
 from pykafkad.metadata.znodes import PartitionState
@@ -94,6 +94,7 @@ class ClusterMetadata:
         self.topics_by_id: dict[uuid.UUID, TopicInfo] = {}
         # Dynamic broker configs by resource name: "" is the cluster default, "<id>" one broker.
         self.broker_configs: dict[str, dict[str, str]] = {}
+        self.features = features.FinalizedFeatures()
         self.partition_listeners: list[PartitionListener] = []
         self.topic_removed_listeners: list[TopicListener] = []
         self.topic_configs_listeners: list[TopicListener] = []
@@ -139,6 +140,7 @@ class ClusterMetadata:
             await store.watch_data(znodes.CONTROLLER_EPOCH, lambda n: post("controller_epoch", n)),
             await store.watch_children(znodes.CONFIG_BROKERS, lambda kids: post("broker_configs", kids)),
             await store.watch_children(znodes.TOPICS, lambda kids: post("topics", kids)),
+            await store.watch_data(features.FEATURE_ZNODE, lambda n: post("features", n)),
         ]
         await self.settled()
 
@@ -221,6 +223,8 @@ class ClusterMetadata:
             self._state_changed(*event[1:])
         elif kind == "topic_config":
             self._topic_config_changed(*event[1:])
+        elif kind == "features":
+            self.features = features.decode(event[1])
 
     async def _brokers_changed(self, ids: list[str]) -> None:
         live = {int(i) for i in ids if i.isdigit()}

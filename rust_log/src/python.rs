@@ -273,6 +273,16 @@ impl PyPartitionLog {
         self.with_log(py, |l| Ok(l.producer_state().describe()))
     }
 
+    /// One producer as (epoch, first offset of its open transaction or -1),
+    /// or None when the log knows no such producer.
+    fn producer_state_of(&self, py: Python<'_>, producer_id: i64) -> PyResult<Option<(i16, i64)>> {
+        self.with_log(py, |l| {
+            Ok(l.producer_state()
+                .get(producer_id)
+                .map(|e| (e.epoch, e.current_txn_first_offset.unwrap_or(-1))))
+        })
+    }
+
     /// Open transactions as (producer id, first offset), oldest first.
     fn open_transactions(&self, py: Python<'_>) -> PyResult<Vec<(i64, i64)>> {
         self.with_log(py, |l| Ok(l.open_transactions()))

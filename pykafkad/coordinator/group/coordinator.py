@@ -155,10 +155,9 @@ class GroupCoordinator:
             return coordinator_error(e.code)
         except LogError as e:
             log.error("writing group %s to %s failed: %s", group_id, OFFSETS_TOPIC, e)
-            code = getattr(e, "code", None)
-            if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
-                return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
-            return ErrorCode.UNKNOWN_SERVER_ERROR
+            # A storage failure (a log closed under the write included) is NOT_COORDINATOR, which
+            # clients retry after finding the coordinator again, as Kafka answers.
+            return coordinator_error(ErrorCode(e.code))
         self._written[group_id] = info.last_offset + 1
         if producer is not None:
             self._txn_groups.setdefault(producer[0], set()).add(group_id)

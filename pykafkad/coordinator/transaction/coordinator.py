@@ -1,6 +1,7 @@
 """The transaction coordinator: this broker coordinates the transactional ids of the
-``__transaction_state`` partitions it leads (transaction version 1, as librdkafka and Kafka's Java
-client without transaction version 2 speak it).
+``__transaction_state`` partitions it leads, in transaction version 1 (librdkafka, and Kafka's Java
+client when the cluster finalizes no version 2) and 2 (KIP-890 part 2: partitions added by their
+leaders, an epoch bump at every end), each request served in the version its API version says.
 
 Like the group coordinator it follows leadership of its topic's partitions: when this broker starts
 leading one it replays the partition on a worker thread (COORDINATOR_LOAD_IN_PROGRESS meanwhile) and
@@ -212,7 +213,7 @@ class TransactionCoordinator:
                 code = ErrorCode(e.code)
             except LogError as e:
                 log.error("writing %s to %s-%d failed: %s", meta.transactional_id, TRANSACTION_TOPIC, index, e)
-                code = ErrorCode.UNKNOWN_SERVER_ERROR
+                code = ErrorCode(e.code)
             code = coordinator_error(code)
             if code == ErrorCode.NONE and self._owned.get(index) != epoch:
                 code = ErrorCode.NOT_COORDINATOR  # the partition moved away (and maybe back) meanwhile
@@ -255,7 +256,7 @@ class TransactionCoordinator:
             transit = meta.prepare_init(timeout_ms, now_ms(), expected, lambda: spare)
             if transit is None:
                 # An open transaction: abort it at a new epoch; the producer retries meanwhile.
-                fence = meta.prepare_fence(now_ms())
+                fence = meta.prepare_fence(now_ms(), self.metadata.features.transaction_version)
                 code = await self._write(meta, fence)
                 if code == ErrorCode.NONE:
                     self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
@@ -271,13 +272,14 @@ class TransactionCoordinator:
         return ErrorCode.NONE, meta.producer_id, meta.producer_epoch
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                             partitions: set[tuple[str, int]]) -> ErrorCode:
-        """AddPartitionsToTxn and AddOffsetsToTxn (the group's offsets partition)."""
+                             partitions: set[tuple[str, int]], client_version: int = 0) -> ErrorCode:
+        """AddPartitionsToTxn and AddOffsetsToTxn (the group's offsets partition); a partition
+        leader's add for a TV2 producer (``client_version`` 2)."""
         meta = await self._existing(transactional_id)
         if isinstance(meta, ErrorCode):
             return meta
         try:
-            transit = meta.prepare_add_partitions(producer_id, producer_epoch, partitions, now_ms())
+            transit = meta.prepare_add_partitions(producer_id, producer_epoch, partitions, now_ms(), client_version)
         except TransactionError as e:
             return e.code
         if transit is None:
@@ -285,22 +287,30 @@ class TransactionCoordinator:
         return await self._write(meta, transit)
 
     async def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                              commit: bool) -> ErrorCode:
+                              commit: bool, bump_epoch: bool = False) -> tuple[ErrorCode, int, int]:
         """EndTxn: answered once the PrepareCommit / PrepareAbort state is written; the markers
-        and the Complete state follow."""
+        and the Complete state follow.  With ``bump_epoch`` (v5, transaction version 2) the epoch
+        moves on and the answer carries the producer id and epoch to continue with; else -1, -1."""
         meta = await self._existing(transactional_id)
         if isinstance(meta, ErrorCode):
-            return meta
+            return meta, -1, -1
+        spare = (await self.producer_ids.next_id()
+                 if bump_epoch and meta.producer_epoch >= EXHAUSTED_EPOCH else -1)
         try:
-            transit = meta.prepare_end(producer_id, producer_epoch, commit, now_ms())
+            if bump_epoch:
+                transit = meta.prepare_end_bumping(producer_id, producer_epoch, commit, now_ms(), lambda: spare)
+            else:
+                transit = meta.prepare_end(producer_id, producer_epoch, commit, now_ms())
         except TransactionError as e:
-            return e.code
-        if transit is None:
-            return ErrorCode.NONE
-        code = await self._write(meta, transit)
-        if code == ErrorCode.NONE:
+            return e.code, -1, -1
+        if transit is not None:
+            code = await self._write(meta, transit)
+            if code != ErrorCode.NONE:
+                return code, -1, -1
             self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
-        return code
+        if not bump_epoch:
+            return ErrorCode.NONE, -1, -1
+        return ErrorCode.NONE, *meta.answer()
 
     async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
                      partitions: set[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
@@ -371,7 +381,7 @@ class TransactionCoordinator:
                     log.info("transactional id %s: transaction of producer %d open for more than %d ms; "
                              "aborting it", meta.transactional_id, meta.producer_id, meta.timeout_ms)
                     try:
-                        fence = meta.prepare_fence(now)
+                        fence = meta.prepare_fence(now, self.metadata.features.transaction_version)
                     except TransactionError:
                         continue
                     if await self._write(meta, fence) == ErrorCode.NONE:

@@ -1,10 +1,13 @@
-"""KIP-890 part 1: before a partition's leader appends a producer's first transactional batch of a
-transaction there, it asks the transaction coordinator whether the partition was added to the
-transaction (AddPartitionsToTxn v4+, ``verify_only``).  A batch for a partition outside the
-transaction, which left hanging transactions in Kafka before (KAFKA-14402), is refused.
+"""KIP-890: before a partition's leader appends a producer's first transactional batch of a
+transaction there, it makes sure the partition is in the transaction, asking the transaction
+coordinator (AddPartitionsToTxn v4+).  Part 1 (Produce up to v11, TxnOffsetCommit up to v4): the
+coordinator only says whether the producer added it (``verify_only``); a batch for a partition
+outside the transaction, which left hanging transactions in Kafka before (KAFKA-14402), is
+refused.  Part 2 (Produce v12+, TxnOffsetCommit v5, transaction version 2): the leader adds the
+partition itself, retrying briefly while the producer's previous transaction is still completing.
 
 The coordinator is asked directly when this broker is it, else over a link to its listener.  A
-producer that already has a transaction open in the partition needs no question.
+producer that already has a transaction open in the partition at this epoch needs no question.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
+from pykafkad.coordinator.transaction.transaction_metadata import TV_2
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
 from wire.error_codes import ErrorCode
 
@@ -27,9 +33,14 @@ log = logging.getLogger(__name__)
 ADD_PARTITIONS_TO_TXN = 24
 VERIFY_VERSION = 4
 VERIFY_TIMEOUT_S = 10.0
+# Kafka's add.partitions.to.txn.retry.backoff.ms and .backoff.max.ms: how long a leader retries an
+# add while the producer's previous transaction is still writing its markers.
+ADD_RETRY_BACKOFF_S = 0.020
+ADD_RETRY_MAX_S = 0.100
 # A coordinator that cannot answer now: the produce is retried, as Kafka answers it.
 UNAVAILABLE = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.CONCURRENT_TRANSACTIONS})
+                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.CONCURRENT_TRANSACTIONS,
+                         ErrorCode.NETWORK_EXCEPTION})
 
 _ATTRIBUTES = 21
 _PRODUCER_ID = 43
@@ -57,34 +68,51 @@ class TransactionVerifier:
         self.metadata = metadata
         self.coordinator = coordinator
 
-    async def verify(self, transactional_id: str, producer: tuple[int, int], partition: Partition) -> ErrorCode:
+    async def verify(self, transactional_id: str, producer: tuple[int, int], partition: Partition,
+                     add: bool = False) -> ErrorCode:
         """NONE when the batch may be appended; INVALID_TXN_STATE when the partition is not in the
-        producer's transaction; NOT_ENOUGH_REPLICAS (retriable) when the coordinator cannot say."""
+        producer's transaction; NOT_ENOUGH_REPLICAS (retriable) when the coordinator cannot say.
+        With ``add`` (transaction version 2) the partition is added to the transaction, and
+        CONCURRENT_TRANSACTIONS (retriable) answers a previous transaction still completing."""
         producer_id, epoch = producer
-        if any(pid == producer_id for pid, _ in partition.log.open_transactions()):
+        known = partition.log.producer_state_of(producer_id)
+        if known is not None and known[0] == epoch and known[1] >= 0:
             return ErrorCode.NONE
         tp = (partition.topic, partition.index)
-        index = self.coordinator.partition_for(transactional_id)
-        topic = self.metadata.topics.get(TRANSACTION_TOPIC)
-        leader = topic.partitions[index].leader if topic is not None and index < len(topic.partitions) else -1
-        if leader == self.config.node_id:
-            code = (await self.coordinator.verify(transactional_id, producer_id, epoch, {tp}))[tp]
-        else:
-            code = await self._ask(leader, transactional_id, producer_id, epoch, tp)
+        deadline = trio.current_time() + ADD_RETRY_MAX_S
+        while True:
+            code = await self._coordinator_answer(transactional_id, producer_id, epoch, tp, add)
+            if not (add and code == ErrorCode.CONCURRENT_TRANSACTIONS
+                    and trio.current_time() + ADD_RETRY_BACKOFF_S < deadline):
+                break
+            await trio.sleep(ADD_RETRY_BACKOFF_S)
+        if add and code == ErrorCode.CONCURRENT_TRANSACTIONS:
+            return code
         if code in UNAVAILABLE:
             return ErrorCode.NOT_ENOUGH_REPLICAS
         if code == ErrorCode.PRODUCER_FENCED:
             return ErrorCode.INVALID_PRODUCER_EPOCH
         return code
 
+    async def _coordinator_answer(self, transactional_id: str, producer_id: int, epoch: int,
+                                  tp: tuple[str, int], add: bool) -> ErrorCode:
+        index = self.coordinator.partition_for(transactional_id)
+        topic = self.metadata.topics.get(TRANSACTION_TOPIC)
+        leader = topic.partitions[index].leader if topic is not None and index < len(topic.partitions) else -1
+        if leader != self.config.node_id:
+            return await self._ask(leader, transactional_id, producer_id, epoch, tp, add)
+        if add:
+            return await self.coordinator.add_partitions(transactional_id, producer_id, epoch, {tp}, TV_2)
+        return (await self.coordinator.verify(transactional_id, producer_id, epoch, {tp}))[tp]
+
     async def _ask(self, leader: int, transactional_id: str, producer_id: int, epoch: int,
-                   tp: tuple[str, int]) -> ErrorCode:
+                   tp: tuple[str, int], add: bool) -> ErrorCode:
         broker = self.metadata.brokers.get(leader)
         if broker is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         body: dict[str, Any] = {"transactions": [{
             "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": epoch,
-            "verify_only": True, "topics": [{"name": tp[0], "partitions": [tp[1]]}]}]}
+            "verify_only": not add, "topics": [{"name": tp[0], "partitions": [tp[1]]}]}]}
         try:
             link = await BrokerLink.connect(broker.host, broker.port, f"txn-verify-{self.config.node_id}", 10)
             try:
