@@ -5,7 +5,9 @@ the newest value of every key once the cleaner (every `log.cleaner.backoff.ms`) 
 offsets the producers were acknowledged; tombstones stay until `delete.retention.ms` has passed.
 `min.compaction.lag.ms`, `min.cleanable.dirty.ratio` and `max.compaction.lag.ms` hold back or
 force cleaning (a "canary" topic that does get cleaned shows the cleaner ran meanwhile).
-Keyless records are refused on compacted topics; `compact,delete` also applies retention;
+Transaction markers go too once their transaction's records are gone and `delete.retention.ms`
+has passed, and an abort leaves the `.txnindex` with its marker.  Keyless records are refused on
+compacted topics; `compact,delete` also applies retention;
 `__consumer_offsets` is compacted the same way and still answers OffsetFetch after a restart.
 Every outcome is checked on disk (records decoded from the segment files) and with clients.
 """
@@ -32,6 +34,7 @@ from compat_tests.clients import (
 )
 from compat_tests.storage_support import (
     alter_topic,
+    disk_batches,
     disk_records,
     ensure_running,
     module_broker,
@@ -140,6 +143,39 @@ def test_tombstones_removed_after_delete_retention(cb: BrokerProcess) -> None:
     wait_for("tombstones and what they deleted are gone", lambda: disk_records(part) == _expected(survivors))
     for name, view in _client_view(cb, topic, 10).items():
         assert view == _expected(survivors), name
+
+
+def test_transaction_markers_removed_after_delete_retention(cb: BrokerProcess) -> None:
+    """An aborted and a committed transaction over the same keys, then plain writes of those keys:
+    the cleaner removes the aborted records, then (delete.retention.ms=0 after the pass that found
+    it unneeded) the ABORT marker and its `.txnindex` entry.  The COMMIT marker stays: the
+    producer's last batch (kept, emptied, for its sequence state) is still in its transaction."""
+    topic = unique_topic("compact-markers")
+    create_topic(cb.bootstrap, topic, config={**COMPACT, "delete.retention.ms": "0"})
+    producer = confluent_kafka.Producer({"bootstrap.servers": cb.bootstrap, "transactional.id": f"tx-{topic}",
+                                         "linger.ms": 0})
+    producer.init_transactions(CLIENT_TIMEOUT_S)
+    for value, commit in ((b"aborted", False), (b"committed", True)):
+        producer.begin_transaction()
+        for k in range(10):
+            producer.produce(topic, value, key=f"k{k}".encode(), partition=0)
+        if commit:
+            producer.commit_transaction(CLIENT_TIMEOUT_S)
+        else:
+            producer.abort_transaction(CLIENT_TIMEOUT_S)
+    newest: Newest = {}
+    for r in range(4):
+        _write_round(cb, topic, range(10), f"r{r}", newest)
+    part = cb.partition_dir(topic)
+
+    def cleaned() -> bool:
+        controls = [h for h in disk_batches(part) if h["is_control"]]
+        txnindex = sum(p.stat().st_size for p in part.glob("*.txnindex"))
+        return len(controls) == 1 and txnindex == 0 and disk_records(part) == _expected(newest)
+
+    wait_for("the ABORT marker and its index entry are gone", cleaned)
+    for name, view in _client_view(cb, topic, 10).items():
+        assert view == _expected(newest), name
 
 
 def test_keyless_records_rejected_on_compacted_topic(cb: BrokerProcess) -> None:

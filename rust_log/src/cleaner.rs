@@ -11,7 +11,15 @@
 //!   key until its batch's delete horizon passes: the first cleaning that
 //!   sees a tombstone stamps the batch with `now + delete.retention.ms`
 //!   (attribute bit 6, stored in the base timestamp, record timestamp deltas
-//!   re-based) and later cleanings drop it once that time is reached.
+//!   re-based) and later cleanings drop it once that time is reached;
+//! - transaction markers go the same way once nothing of their transaction
+//!   is left (Kafka's rules): an ABORT marker is kept by the pass that
+//!   removes its transaction's records, a COMMIT marker while any batch of
+//!   its transaction remains; then it is stamped with a delete horizon and
+//!   dropped by a later pass after it (its abort leaves the `.txnindex`).
+//!   Markers of a producer whose state holds no batch (its last act was a
+//!   marker, as after a transaction version 2 epoch bump) are kept, so its
+//!   epoch survives a rebuild from the log.
 //!
 //! Everything here works on immutable inputs (closed segments opened via
 //! shared handles) so it runs without the partition lock; installing the
@@ -30,6 +38,7 @@ use crate::recompress::{build_batch, raw_records};
 use crate::record_batch::{BatchHeader, HEADER_SIZE};
 use crate::record_view::{RecordView, encode_record, parse_records};
 use crate::segment::Segment;
+use crate::txn_marker;
 use crate::validator::ValidatedBatch;
 
 /// Attribute bit 6: the batch's base timestamp is its delete horizon.
@@ -167,6 +176,8 @@ pub struct CleanPlan {
     /// producer: (first offset, marker offset). Their records are removed
     /// and never stand for their key.
     pub aborted: HashMap<i64, Vec<(i64, i64)>>,
+    /// Producers whose state holds no batch: their markers are kept.
+    pub producers_without_batches: HashSet<i64>,
 }
 
 impl CleanPlan {
@@ -191,6 +202,9 @@ pub struct CleanedGroup {
     pub replaced: Vec<(i64, u64)>,
     /// Upper bound of the replaced range (base of the segment after it).
     pub end_offset: i64,
+    /// Offsets of the ABORT markers this pass removed (their `.txnindex`
+    /// entries go with them).
+    pub dropped_aborts: HashSet<i64>,
 }
 
 /// Counters of a cleaning pass.
@@ -290,10 +304,26 @@ fn build_offset_map(plan: &CleanPlan) -> Result<HashMap<Vec<u8>, i64>> {
     Ok(map)
 }
 
+/// What the rewriting walk has seen of each producer's transaction since
+/// its last marker.
+#[derive(Default)]
+struct TxnWalk {
+    /// Producers whose aborted records this pass removed.
+    aborted_data: HashSet<i64>,
+    /// Producers with batches of a transaction that is not aborted.
+    committed_data: HashSet<i64>,
+}
+
 enum Outcome {
-    Keep { tombstones: bool },
+    /// `expiring`: the batch carries a delete horizon a later pass acts on.
+    Keep {
+        expiring: bool,
+    },
     Drop,
-    Rewrite { bytes: Vec<u8>, tombstones: bool },
+    Rewrite {
+        bytes: Vec<u8>,
+        expiring: bool,
+    },
 }
 
 fn put_i64(b: &mut [u8], at: usize, v: i64) {
@@ -355,9 +385,6 @@ fn filter_batch(
     plan: &CleanPlan,
     removed: &mut u64,
 ) -> Result<Outcome> {
-    if h.is_control() {
-        return Ok(Outcome::Keep { tombstones: false });
-    }
     let raw = raw_records(bytes, h)?;
     let records = parse_records(&raw)?;
     let horizon = (h.attributes & DELETE_HORIZON_BIT != 0).then_some(h.base_timestamp);
@@ -377,15 +404,59 @@ fn filter_batch(
     let set_horizon = (tombstones && horizon.is_none())
         .then(|| plan.now_ms.saturating_add(plan.config.delete_retention_ms));
     if kept.len() == records.len() && set_horizon.is_none() {
-        return Ok(Outcome::Keep { tombstones });
+        return Ok(Outcome::Keep {
+            expiring: tombstones,
+        });
     }
     if kept.is_empty() && !plan.producer_last_offsets.contains(&h.last_offset()) {
         return Ok(Outcome::Drop);
     }
     Ok(Outcome::Rewrite {
         bytes: rebuild(bytes, h, &kept, set_horizon)?,
-        tombstones,
+        expiring: tombstones,
     })
+}
+
+/// A control batch: kept while its transaction has records in the log
+/// (see the module doc), else stamped with a delete horizon, then dropped
+/// once it has passed. `dropped_abort` is set for a removed ABORT marker.
+fn filter_marker(
+    bytes: &[u8],
+    h: &BatchHeader,
+    plan: &CleanPlan,
+    walk: &mut TxnWalk,
+    dropped_abort: &mut bool,
+) -> Result<Outcome> {
+    let Some(marker) = txn_marker::parse(h, bytes)? else {
+        return Ok(Outcome::Keep { expiring: false });
+    };
+    let had_aborted = walk.aborted_data.remove(&h.producer_id);
+    let had_committed = walk.committed_data.remove(&h.producer_id);
+    let needed = if marker.commit {
+        had_committed
+    } else {
+        had_aborted
+    };
+    if needed
+        || plan.producers_without_batches.contains(&h.producer_id)
+        || plan.producer_last_offsets.contains(&h.last_offset())
+    {
+        return Ok(Outcome::Keep { expiring: false });
+    }
+    if h.attributes & DELETE_HORIZON_BIT == 0 {
+        let raw = raw_records(bytes, h)?;
+        let records = parse_records(&raw)?;
+        let horizon = plan.now_ms.saturating_add(plan.config.delete_retention_ms);
+        return Ok(Outcome::Rewrite {
+            bytes: rebuild(bytes, h, &records, Some(horizon))?,
+            expiring: true,
+        });
+    }
+    if plan.now_ms < h.base_timestamp {
+        return Ok(Outcome::Keep { expiring: true });
+    }
+    *dropped_abort = !marker.commit;
+    Ok(Outcome::Drop)
 }
 
 fn append_batch(seg: &mut Segment, bytes: &[u8]) -> Result<()> {
@@ -408,6 +479,7 @@ pub fn run(plan: &CleanPlan) -> Result<CleanOutput> {
     let mut stats = CleanStats::default();
     let mut groups = Vec::new();
     let mut expiry: Option<i64> = None;
+    let mut walk = TxnWalk::default();
     let result = (|| -> Result<()> {
         for range in group_segments(&plan.segments, &plan.config) {
             let members = &plan.segments[range];
@@ -417,21 +489,39 @@ pub fn run(plan: &CleanPlan) -> Result<CleanOutput> {
             let mut out =
                 Segment::create_with_suffix(&plan.dir, first.base_offset, &scfg, ".cleaned")?;
             let mut replaced = Vec::with_capacity(members.len());
+            let mut dropped_aborts = HashSet::new();
             for seg in members {
                 stats.bytes_before += seg.size;
                 replaced.push((seg.base_offset, seg.size));
                 for_each_batch(seg, |h, bytes| {
                     let hz = (h.attributes & DELETE_HORIZON_BIT != 0).then_some(h.base_timestamp);
-                    match filter_batch(bytes, h, &map, plan, &mut stats.records_removed)? {
-                        Outcome::Keep { tombstones } => {
-                            if tombstones && let Some(t) = hz {
+                    let outcome = if h.is_control() {
+                        let mut dropped_abort = false;
+                        let o = filter_marker(bytes, h, plan, &mut walk, &mut dropped_abort)?;
+                        if dropped_abort {
+                            dropped_aborts.insert(h.base_offset);
+                        }
+                        o
+                    } else {
+                        if h.is_transactional() {
+                            if plan.is_aborted(h) {
+                                walk.aborted_data.insert(h.producer_id);
+                            } else {
+                                walk.committed_data.insert(h.producer_id);
+                            }
+                        }
+                        filter_batch(bytes, h, &map, plan, &mut stats.records_removed)?
+                    };
+                    match outcome {
+                        Outcome::Keep { expiring } => {
+                            if expiring && let Some(t) = hz {
                                 expiry = Some(expiry.map_or(t, |e| e.min(t)));
                             }
                             append_batch(&mut out, bytes)
                         }
                         Outcome::Drop => Ok(()),
-                        Outcome::Rewrite { bytes, tombstones } => {
-                            if tombstones {
+                        Outcome::Rewrite { bytes, expiring } => {
+                            if expiring {
                                 let nh = BatchHeader::parse(&bytes)?;
                                 let t = nh.base_timestamp;
                                 expiry = Some(expiry.map_or(t, |e| e.min(t)));
@@ -449,6 +539,7 @@ pub fn run(plan: &CleanPlan) -> Result<CleanOutput> {
                 segment: out,
                 replaced,
                 end_offset: last.upper,
+                dropped_aborts,
             });
         }
         Ok(())

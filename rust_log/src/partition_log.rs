@@ -1243,6 +1243,7 @@ impl PartitionLog {
             end: c.first_uncleanable.max(c.first_dirty),
             producer_last_offsets: self.producers.last_batch_offsets(),
             aborted: self.aborted_before(c.first_uncleanable.max(c.first_dirty)),
+            producers_without_batches: self.producers.producers_without_batches(),
         }))
     }
 
@@ -1286,11 +1287,12 @@ impl PartitionLog {
                 .ok_or_else(|| LogError::storage("cleaned segment vanished"))?;
             let n = group.replaced.len();
             let old: Vec<Segment> = self.segments.drain(pos..pos + n).collect();
-            // The cleaner keeps every marker, so the aborts the replaced
-            // segments indexed stay with the segment that replaces them.
+            // The aborts the replaced segments indexed stay with the segment
+            // that replaces them, but for those whose marker the pass removed.
             let aborts: Vec<AbortedTxn> = old
                 .iter()
                 .flat_map(|s| s.txn_index.entries().iter().copied())
+                .filter(|a| !group.dropped_aborts.contains(&a.last_offset))
                 .collect();
             let mut group = group;
             if !aborts.is_empty() {

@@ -154,6 +154,16 @@ impl ProducerStateManager {
             .collect()
     }
 
+    /// Producers whose state holds no batch (their last act was a marker):
+    /// the cleaner keeps their markers, which carry their epoch.
+    pub fn producers_without_batches(&self) -> std::collections::HashSet<i64> {
+        self.producers
+            .iter()
+            .filter(|(_, e)| e.batches.is_empty())
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
     /// The first offset of the oldest open transaction.
     pub fn first_open_offset(&self) -> Option<i64> {
         self.ongoing.first().map(|&(first, _)| first)

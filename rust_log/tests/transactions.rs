@@ -282,3 +282,65 @@ fn compaction_stops_below_an_open_transaction() {
     assert!(values_of(&log, "k").contains(&b"open".to_vec()));
     assert!(values_of(&log, "k").contains(&b"newest".to_vec()));
 }
+
+#[test]
+fn markers_outlive_their_transactions_records_by_delete_retention_then_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = _rust_log::LogConfig {
+        delete_retention_ms: 1000,
+        ..compact_cfg()
+    };
+    let mut log = open(dir.path(), config, true);
+    let fill = |log: &mut _rust_log::PartitionLog, prefix: &str| {
+        for i in 0..20 {
+            let b = build(&BatchSpec::new(vec![keyed(
+                1000,
+                &format!("{prefix}{i}"),
+                Some("x"),
+            )]));
+            log.append(b, 0, Some(1000)).unwrap();
+        }
+    };
+    let marker_at = |log: &_rust_log::PartitionLog, offset: i64| {
+        batches_in(&log.read(0, 1 << 20, true).unwrap())
+            .iter()
+            .any(|&(base, _)| base == offset)
+    };
+    log.append(keyed_txn(2, 0, "a", "x"), 0, Some(1000))
+        .unwrap(); // 0
+    log.append_marker(2, 0, ABORT, 0, Some(1000)).unwrap(); // 1
+    log.append(keyed_txn(2, 1, "b", "y"), 0, Some(1000))
+        .unwrap(); // 2 (the producer's last batch: kept, emptied)
+    log.append_marker(2, 0, ABORT, 0, Some(1000)).unwrap(); // 3
+    fill(&mut log, "first");
+    log.clean(5000).unwrap().expect("a cleaning pass");
+    assert!(
+        marker_at(&log, 1),
+        "kept by the pass that removed its records"
+    );
+    assert_eq!(
+        log.aborted_transactions(0, log.log_end_offset()),
+        vec![(2, 0), (2, 2)]
+    );
+    fill(&mut log, "second");
+    log.clean(6000).unwrap().expect("a second pass");
+    assert!(marker_at(&log, 1), "stamped, kept until its delete horizon");
+    assert!(log.clean(6500).unwrap().is_none(), "nothing due before it");
+    log.clean(8000).unwrap().expect("a pass at the horizon");
+    assert!(
+        !marker_at(&log, 1),
+        "gone once delete.retention.ms has passed"
+    );
+    assert!(marker_at(&log, 3), "its transaction's batch is still there");
+    assert_eq!(
+        log.aborted_transactions(0, log.log_end_offset()),
+        vec![(2, 2)],
+        "the abort left the transaction index with its marker"
+    );
+    drop(log);
+    let log = open(dir.path(), config, true);
+    assert_eq!(
+        log.aborted_transactions(0, log.log_end_offset()),
+        vec![(2, 2)]
+    );
+}
