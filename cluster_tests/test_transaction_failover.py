@@ -4,7 +4,8 @@ coordinator is killed -9 the new leader of the id's partition takes over: commit
 stay committed, the producer goes on committing, and read_committed consumers see every committed
 record once and nothing aborted.
 
-Three brokers on a real ZooKeeper; confluent-kafka's transactional producer and consumers.
+Three brokers on a real ZooKeeper; confluent-kafka's transactional producer and consumers, and
+Kafka's TransactionalMessageCopier (the Java clients, in transaction version 2).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from cluster_tests.clients import create_topic
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
+from compat_tests.java_copier import copy_exactly_once
 from compat_tests.raw_kafka import RawConnection
 from pykafkad.coordinator.transaction.transaction_log import partition_for
 from wire.error_codes import ErrorCode
@@ -152,3 +154,28 @@ def test_the_coordinator_killed_in_the_middle_of_a_commit_the_transaction_commit
         if stopped is not None:
             os.kill(stopped.pid, signal.SIGCONT)
         view.close()
+
+
+@pytest.mark.cluster_timeout(240)
+def test_java_clients_in_transaction_version_2_across_the_cluster(cluster: Cluster) -> None:
+    """Kafka's TransactionalMessageCopier (Java 4.1 clients, transaction version 2) with random
+    aborts, writing to partitions led by every broker: their leaders add them to the transaction
+    through the coordinator on another broker (AddPartitionsToTxn v4+ between brokers), and the
+    group coordinator adds the offsets partition for TxnOffsetCommit v5."""
+    for node_id in (1, 2, 3):
+        cluster.start_broker(node_id, SETTINGS)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+    finally:
+        view.close()
+    source, target = f"copy-in-{uuid.uuid4().hex[:6]}", f"copy-out-{uuid.uuid4().hex[:6]}"
+    create_topic(cluster, source, partitions=1)
+    create_topic(cluster, target, partitions=TOPIC_PARTITIONS)
+    txn_id = copy_exactly_once(cluster.bootstrap, source, target, TOPIC_PARTITIONS, records=1000,
+                               transaction_size=50)
+    with RawConnection(cluster.brokers[1].port) as conn:
+        coordinator = conn.request(10, 3, {"key": txn_id, "key_type": 1})["node_id"]
+    with RawConnection(cluster.brokers[coordinator].port) as conn:
+        [state] = conn.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [txn_id]})["transaction_states"]
+    assert state["producer_epoch"] >= 20, f"an epoch bump per transaction (version 2): {state}"
