@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import NoReturn
 
 from pykafkad.coordinator.transaction.transaction_log import StoredTransaction
 from wire.error_codes import ErrorCode
@@ -233,6 +234,11 @@ class TransactionMetadata:
             return self._transit(same, now_ms)
         if self.state == done:
             return None
+        self._refuse_end(same, commit)
+
+    def _refuse_end(self, same: TransactionState, commit: bool) -> NoReturn:
+        """An end this state cannot take: CONCURRENT_TRANSACTIONS while the same end is under way
+        (the client retries), else INVALID_TXN_STATE."""
         if self.state == same:
             raise TransactionError(ErrorCode.CONCURRENT_TRANSACTIONS,
                                    f"{self.transactional_id} is completing this transaction")
@@ -270,12 +276,7 @@ class TransactionMetadata:
         if self.state == TransactionState.ONGOING:
             return self._bumped(same, now_ms, new_producer_id)
         if self.state in PREPARING:
-            if self.state == same:
-                raise TransactionError(ErrorCode.CONCURRENT_TRANSACTIONS,
-                                       f"{self.transactional_id} is completing this transaction")
-            raise TransactionError(ErrorCode.INVALID_TXN_STATE,
-                                   f"cannot {'commit' if commit else 'abort'}: {self.transactional_id} is "
-                                   f"{self.state.kafka_name}")
+            self._refuse_end(same, commit)
         if not current:  # a retry: NONE if it asked for what happened
             if self.state == done:
                 return None
