@@ -43,6 +43,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         # 10 ms: what each broker delivers when librdkafka does not stop for a second (see NOTES.md).
         Throughput("librdkafka", 100, 8, "1", "none", 1_000_000,
                    consumer_config=(("fetch.queue.backoff.ms", "10"),)),
+        # Transactions (version 2 on both brokers): a commit every 100 ms, read back read_committed.
+        Throughput("java", 1024, 8, "all", "none", 200_000, consumer_config=(("isolation.level", "read_committed"),),
+                   transaction_ms=100),
         Latency("librdkafka", 100, 1000, 10.0, "1"),
         Latency("librdkafka", 1024, 5000, 10.0, "all"),
         Latency("librdkafka", 1024, 2000, 10.0, "all"),
@@ -66,6 +69,8 @@ PROFILES: dict[str, dict[str, Any]] = {
     # Tiny sizes for the harness's own smoke test: does every path run and report.
     "smoke": {"rounds": 1, "out": REPO_ROOT / ".cache" / "bench" / "smoke", "workloads": [
         Throughput("java", 100, 1, "1", "none", 2000),
+        Throughput("java", 100, 2, "all", "none", 2000, consumer_config=(("isolation.level", "read_committed"),),
+                   transaction_ms=100),
         Throughput("librdkafka", 1024, 2, "all", "lz4", 1000, consumer_config=(("fetch.queue.backoff.ms", "10"),)),
         Latency("librdkafka", 100, 200, 1.0, "1"),
         Latency("java", 100, 50, 1.0, "1"),

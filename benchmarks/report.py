@@ -227,6 +227,8 @@ def _workload_sentence(d: dict[str, Any]) -> str:
                 "librdkafka (confluent-kafka) producer as fast as it takes records, then an assign() consumer")
         return (f"{tool}: {d['records']:,} {size}, {d['partitions']} partition(s), acks={d['acks']}, "
                 f"compression {d['compression']}; "
+                + (f"in transactions committed every {d['transaction_ms']} ms (`--transaction-duration-ms`); "
+                   if d.get("transaction_ms") else "")
                 + (f"consumer {', '.join(f'`{k}={v}`' for k, v in d['consumer_config'])}; "
                    if d.get("consumer_config") else "")
                 + "client defaults otherwise. An unmeasured warm-up of "

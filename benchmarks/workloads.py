@@ -22,6 +22,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -120,13 +121,16 @@ def create_topic(bootstrap: str, name: str, partitions: int, timeout: float = 30
 
 
 def produce_records(client: str, bootstrap: str, topic: str, records: int, record_size: int, acks: str,
-                    compression: str, lib: Path) -> dict[str, float]:
+                    compression: str, lib: Path, transaction_ms: int = 0) -> dict[str, float]:
     """Produce ``records`` as fast as the client goes: Kafka's ProducerPerformance ("java") or the
-    rdkafka client; its report (``records_s``, and latencies when the client gives them)."""
+    rdkafka client; its report (``records_s``, and latencies when the client gives them).  With
+    ``transaction_ms`` (java only) the records go in transactions committed every that many ms."""
     if client == "java":
+        transactions = (["--transactional-id", f"bench-{topic}", "--transaction-duration-ms", str(transaction_ms)]
+                        if transaction_ms else [])
         out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ProducerPerformance", [
             "--topic", topic, "--num-records", str(records), "--record-size", str(record_size),
-            "--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}",
+            "--throughput", "-1", *transactions, "--producer-props", f"bootstrap.servers={bootstrap}",
             f"acks={acks}", f"compression.type={compression}"], lib))
         return parse_producer_perf(out)
     return rdkafka("produce", {"bootstrap": bootstrap, "topic": topic, "records": records,
@@ -135,12 +139,16 @@ def produce_records(client: str, bootstrap: str, topic: str, records: int, recor
 
 def consume_records(client: str, bootstrap: str, topic: str, records: int, record_size: int, partitions: int,
                     consumer_config: dict[str, str], lib: Path) -> dict[str, float]:
-    """Consume ``records`` from ``topic``: Kafka's ConsumerPerformance ("java", which ignores
-    ``consumer_config``) or the rdkafka client; its report (``records``, ``records_s``)."""
+    """Consume ``records`` from ``topic``: Kafka's ConsumerPerformance ("java") or the rdkafka
+    client, with ``consumer_config`` over the client's defaults; its report (``records``,
+    ``records_s``)."""
     if client == "java":
-        out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ConsumerPerformance", [
-            "--bootstrap-server", bootstrap, "--topic", topic, "--messages", str(records),
-            "--timeout", "60000"], lib))
+        with tempfile.NamedTemporaryFile("w", suffix=".properties") as config:
+            config.write("".join(f"{k}={v}\n" for k, v in consumer_config.items()))
+            config.flush()
+            out = run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ConsumerPerformance", [
+                "--bootstrap-server", bootstrap, "--topic", topic, "--messages", str(records),
+                "--timeout", "60000", "--consumer.config", config.name], lib))
         return parse_consumer_perf(out)
     return rdkafka("consume", {"bootstrap": bootstrap, "topic": topic, "records": records,
                                "record_size": record_size, "partitions": partitions,
@@ -162,8 +170,10 @@ class Throughput:
     compression: str     # "none" or "lz4"
     records: int
     kind: str = "throughput"
-    # librdkafka consumer settings other than the defaults, as (key, value) pairs
+    # consumer settings other than the defaults, as (key, value) pairs
     consumer_config: tuple[tuple[str, str], ...] = ()
+    # Java only: produce in transactions committed every this many ms (0: no transactions)
+    transaction_ms: int = 0
 
     def __post_init__(self) -> None:
         if self.kind != "throughput":
@@ -175,6 +185,8 @@ class Throughput:
     def key(self) -> str:
         size = f"{self.record_size // 1024}KiB" if self.record_size >= 1024 else f"{self.record_size}B"
         key = f"{self.client} {size} x{self.partitions}p acks={self.acks} {self.compression}"
+        if self.transaction_ms:
+            key += f" transactions/{self.transaction_ms}ms"
         if self.consumer_config:
             key += ", consumer " + " ".join(f"{k}={v}" for k, v in self.consumer_config)
         return key
@@ -193,7 +205,7 @@ class Throughput:
         result: dict[str, Any] = {}
         with ProcessWatch(broker.pid) as watch:
             produced = produce_records(self.client, broker.bootstrap, topic, self.records, self.record_size,
-                                       self.acks, self.compression, lib)
+                                       self.acks, self.compression, lib, self.transaction_ms)
         result.update({
             "produce_records_s": produced["records_s"],
             "produce_mb_s": produced["records_s"] * self.record_size / 1e6,
