@@ -62,6 +62,7 @@ from benchmarks.workloads import (
     measure_latency,
     produce_records,
     rdkafka,
+    size_label,
 )
 from cluster_tests.zookeeper_server import ZooKeeperServer
 
@@ -385,7 +386,7 @@ class ClusterThroughput:
 
     @property
     def key(self) -> str:
-        size = f"{self.record_size // 1024}KiB" if self.record_size >= 1024 else f"{self.record_size}B"
+        size = size_label(self.record_size)
         return f"{self.client} {size} x{self.partitions}p RF3 acks={self.acks}"
 
     def describe(self) -> dict[str, Any]:
@@ -436,7 +437,7 @@ class ClusterLatency:
 
     @property
     def key(self) -> str:
-        size = f"{self.record_size // 1024}KiB" if self.record_size >= 1024 else f"{self.record_size}B"
+        size = size_label(self.record_size)
         if self.client == "java":
             return f"e2e EndToEndLatency {size} RF3 acks={self.acks} {int(self.rate * self.seconds)} records"
         return f"e2e librdkafka {size} RF3 acks={self.acks} @{self.rate}/s"

@@ -161,6 +161,11 @@ def _per_gb(usage: Usage, nbytes: float) -> float:
 
 # -- workloads ---------------------------------------------------------------------------------
 
+def size_label(record_size: int) -> str:
+    """A record size as workload keys name it: 100B, 1KiB."""
+    return f"{record_size // 1024}KiB" if record_size >= 1024 else f"{record_size}B"
+
+
 @dataclass(frozen=True)
 class Throughput:
     client: str          # "java" (Kafka's perf tools) or "librdkafka"
@@ -183,7 +188,7 @@ class Throughput:
 
     @property
     def key(self) -> str:
-        size = f"{self.record_size // 1024}KiB" if self.record_size >= 1024 else f"{self.record_size}B"
+        size = size_label(self.record_size)
         key = f"{self.client} {size} x{self.partitions}p acks={self.acks} {self.compression}"
         if self.transaction_ms:
             key += f" transactions/{self.transaction_ms}ms"
@@ -256,7 +261,7 @@ class Latency:
 
     @property
     def key(self) -> str:
-        size = f"{self.record_size // 1024}KiB" if self.record_size >= 1024 else f"{self.record_size}B"
+        size = size_label(self.record_size)
         if self.client == "java":
             return f"e2e EndToEndLatency {size} acks={self.acks} {int(self.rate * self.seconds)} records"
         return f"e2e librdkafka {size} acks={self.acks} @{self.rate}/s"

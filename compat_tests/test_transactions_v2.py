@@ -229,5 +229,9 @@ def test_kafka_features_tool_moves_java_producers_between_transaction_versions(
     out = run_tool("kafka-features", [*features, "downgrade", "--feature", "transaction.version=1"]).stdout
     assert "transaction.version was downgraded to 1." in out, out
     assert "FinalizedVersionLevel: 1" in run_tool("kafka-features", [*features, "describe"]).stdout
+    dry = run_tool("kafka-features", [*features, "upgrade", "--feature", "transaction.version=2", "--dry-run"]).stdout
+    assert "transaction.version can be upgraded to 2." in dry, dry
+    assert "FinalizedVersionLevel: 1" in run_tool("kafka-features", [*features, "describe"]).stdout, \
+        "a dry run changes nothing"
     v1_id = run_transactional_copier(broker, records=500, transaction_size=50)
     assert _transactions_tool_epoch(broker, v1_id) < 3, "version 1 keeps the epoch across transactions"

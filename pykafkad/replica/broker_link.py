@@ -1,4 +1,6 @@
-"""A connection from this broker to another, for inter-broker requests (the replica fetcher's).
+"""Connections from this broker to others, for inter-broker requests: the replica fetcher's
+link to a leader, and a pool of links for one-off requests (transaction markers, the leaders'
+questions to a transaction coordinator).
 
 Requests go one at a time over one TCP connection, encoded by the same ``wire`` codec the
 server uses.  Any failure (refused, reset, a frame that does not decode) closes the link; the
@@ -72,3 +74,41 @@ class BrokerLink:
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):
             await self._stream.aclose()
+
+
+class BrokerLinkPool:
+    """Idle links to other brokers, reused by one-off requests so each does not pay a TCP
+    connect; a request takes an idle link (or makes one) and gives it back once answered.  A
+    reused link the other broker has closed meanwhile is replaced once."""
+
+    MAX_IDLE_PER_BROKER = 4
+
+    def __init__(self, client_id: str, connect_timeout_s: float = 10.0) -> None:
+        self._client_id = client_id
+        self._connect_timeout_s = connect_timeout_s
+        self._idle: dict[tuple[str, int], list[BrokerLink]] = {}
+
+    async def request(self, host: str, port: int, api_key: int, version: int, body: dict[str, Any],
+                      timeout_s: float) -> dict[str, Any]:
+        """One request to the broker at ``host:port``; BrokerLinkError when it cannot be answered."""
+        idle = self._idle.setdefault((host, port), [])
+        if idle:
+            try:
+                return await self._on(idle.pop(), idle, api_key, version, body, timeout_s)
+            except BrokerLinkError:
+                pass  # most likely closed by the other broker while idle: one fresh try
+        link = await BrokerLink.connect(host, port, self._client_id, self._connect_timeout_s)
+        return await self._on(link, idle, api_key, version, body, timeout_s)
+
+    async def _on(self, link: BrokerLink, idle: list[BrokerLink], api_key: int, version: int,
+                  body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        try:
+            answer = await link.request(api_key, version, body, timeout_s)
+        except BaseException:
+            await link.aclose()  # cut off mid-request: its stream is out of step
+            raise
+        if len(idle) < self.MAX_IDLE_PER_BROKER:
+            idle.append(link)
+        else:
+            await link.aclose()
+        return answer

@@ -20,6 +20,7 @@ they do (it took a third off single-partition acks=all throughput).  The partiti
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -273,9 +274,15 @@ class ReplicaManager:
     def _due_checkpoints(self) -> dict[Path, HighWatermarks]:
         """Each log directory's high watermarks, where they changed since last written."""
         by_dir: dict[Path, HighWatermarks] = {d.resolve(): {} for d in self.config.log_dirs}
+        # Resolved once per log directory, not per partition: this runs every few seconds over
+        # every partition, and resolving a path is several system calls.
+        resolved: dict[str, Path] = {}
         for partition in self._partitions.values():
-            by_dir.setdefault(Path(partition.log.dir).parent.resolve(), {})[(partition.topic, partition.index)] = \
-                partition.high_watermark
+            parent = os.path.dirname(partition.log.dir)
+            d = resolved.get(parent)
+            if d is None:
+                d = resolved[parent] = Path(parent).resolve()
+            by_dir.setdefault(d, {})[(partition.topic, partition.index)] = partition.high_watermark
         return {d: hws for d, hws in by_dir.items() if self._written_checkpoints.get(d) != hws}
 
     def _write_checkpoints(self, due: dict[Path, HighWatermarks]) -> None:
@@ -522,7 +529,9 @@ def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_byt
         partition, entry = target
         limit = max(0, min(entry.max_bytes, remaining))
         high_watermark = partition.high_watermark
-        last_stable = partition.log.last_stable_offset(high_watermark)
+        # Followers read to the log end and have no use for the last stable offset: replication
+        # skips computing it.
+        last_stable = high_watermark if follower else partition.log.last_stable_offset(high_watermark)
         bound = None if follower else last_stable if read_committed else high_watermark
         aborted = None
         try:

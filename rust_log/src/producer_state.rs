@@ -275,18 +275,18 @@ impl ProducerStateManager {
                 ),
             ));
         }
+        if h.producer_epoch < entry.epoch {
+            return Err(LogError::new(
+                codes::INVALID_PRODUCER_EPOCH,
+                format!(
+                    "producer {} epoch {} is older than the current epoch {}",
+                    h.producer_id, h.producer_epoch, entry.epoch
+                ),
+            ));
+        }
         if h.base_sequence == NO_SEQUENCE && h.is_transactional() {
             // A coordinator's write (transactional offsets in __consumer_offsets): Kafka checks
             // only the epoch of such batches, never a sequence.
-            if h.producer_epoch < entry.epoch {
-                return Err(LogError::new(
-                    codes::INVALID_PRODUCER_EPOCH,
-                    format!(
-                        "producer {} epoch {} is older than the current epoch {}",
-                        h.producer_id, h.producer_epoch, entry.epoch
-                    ),
-                ));
-            }
             return Ok(SequenceCheck::Append);
         }
         let first = h.base_sequence;
@@ -298,15 +298,6 @@ impl ProducerStateManager {
                 .find(|b| b.first_seq == first && b.last_seq == last)
         {
             return Ok(SequenceCheck::Duplicate(*dup));
-        }
-        if h.producer_epoch < entry.epoch {
-            return Err(LogError::new(
-                codes::INVALID_PRODUCER_EPOCH,
-                format!(
-                    "producer {} epoch {} is older than the current epoch {}",
-                    h.producer_id, h.producer_epoch, entry.epoch
-                ),
-            ));
         }
         if h.producer_epoch != entry.epoch {
             if first != 0 {

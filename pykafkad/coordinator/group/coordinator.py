@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from pykafkad._rust_log import LogError
+from pykafkad.coordinator.coordinator_partitions import CoordinatorPartitions
 from pykafkad.coordinator.group.group import GroupActor, GroupConfig, error_reply, now_ms
 from pykafkad.coordinator.group.offsets_store import (
     OFFSETS_TOPIC,
     OFFSETS_TOPIC_CONFIGS,
     LoadedGroups,
+    PendingOffsets,
     group_key,
     offset_key,
     partition_for,
@@ -46,9 +48,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC_WAIT_S = 30.0
-# A request for a group whose partition is being loaded waits this long before it is answered
-# COORDINATOR_LOAD_IN_PROGRESS (a partition just created or small loads in milliseconds).
-LOAD_WAIT_S = 1.0
 # Group requests that may write to ``__consumer_offsets`` (and so need it to exist).
 WRITING_REQUESTS = frozenset({"join", "sync", "heartbeat", "leave", "commit", "delete", "offset_delete",
                               "txn_commit"})
@@ -90,9 +89,8 @@ class GroupCoordinator:
         )
         self._actors: dict[str, GroupActor] = {}
         self._nursery: trio.Nursery | None = None
-        # Offsets partitions whose groups this broker coordinates, and those being loaded (set when done).
-        self._owned: set[int] = set()
-        self._loading: dict[int, trio.Event] = {}
+        # The offsets partitions whose groups this broker coordinates.
+        self.partitions = CoordinatorPartitions(OFFSETS_TOPIC, read_groups, self._loaded, self._dropped)
         # Per group, the offset its last append ends at, until the high watermark passes it.
         self._written: dict[str, int] = {}
         # Producers with transactional offsets not yet ended, and the groups holding them.
@@ -195,34 +193,11 @@ class GroupCoordinator:
 
     def on_leadership(self, partition: Partition, leads: bool) -> None:
         """The replica manager's news that this broker started or stopped leading ``partition``."""
-        if partition.topic != OFFSETS_TOPIC:
-            return
-        if not leads:
-            self._resign(partition.index)
-        elif self._nursery is not None:  # before ``run``, it loads what this broker leads then
-            self._begin_load(partition)
+        self.partitions.on_leadership(partition, leads)
 
-    def _begin_load(self, partition: Partition) -> None:
-        assert self._nursery is not None
-        self._resign(partition.index)
-        done = trio.Event()
-        self._loading[partition.index] = done
-        self._nursery.start_soon(self._load, partition, done, name=f"load {OFFSETS_TOPIC}-{partition.index}")
-
-    async def _load(self, partition: Partition, done: trio.Event) -> None:
-        index = partition.index
-        try:
-            groups, pending, records = await trio.to_thread.run_sync(read_groups, partition.log)
-        except (LogError, OSError, ValueError) as e:
-            # Not owned, so its groups' requests get NOT_COORDINATOR until leadership changes.
-            log.error("loading %s-%d failed: %s", OFFSETS_TOPIC, index, e)
-            if self._loading.get(index) is done:
-                del self._loading[index]
-            done.set()
-            return
-        if self._loading.get(index) is not done or not partition.is_leader:
-            done.set()
-            return  # resigned (or elected again) meanwhile: that took over
+    def _loaded(self, partition: Partition, read: tuple[LoadedGroups, PendingOffsets, int], _epoch: int) -> None:
+        """An offsets partition this broker now leads was replayed: an actor per group found."""
+        groups, pending, records = read
         self._drop_offsets_of_deleted_topics(groups)
         loaded = 0
         for group_id, (stored, offsets) in groups.items():
@@ -235,18 +210,12 @@ class GroupCoordinator:
             for producer_id in pending.get(group_id, {}):
                 self._txn_groups.setdefault(producer_id, set()).add(group_id)
             loaded += 1
-        del self._loading[index]
-        self._owned.add(index)
-        done.set()
         if records:
-            log.info("loaded %d group(s) from %d record(s) of %s-%d", loaded, records, OFFSETS_TOPIC, index)
+            log.info("loaded %d group(s) from %d record(s) of %s-%d", loaded, records, OFFSETS_TOPIC,
+                     partition.index)
 
-    def _resign(self, index: int) -> None:
-        """Stop coordinating the groups of offsets partition ``index``: their actors end."""
-        self._owned.discard(index)
-        loading = self._loading.pop(index, None)
-        if loading is not None:
-            loading.set()
+    def _dropped(self, index: int) -> None:
+        """This broker stopped coordinating the groups of offsets partition ``index``: their actors end."""
         unloaded = 0
         for group_id, actor in list(self._actors.items()):
             if self.partition_for(group_id) == index:
@@ -273,14 +242,7 @@ class GroupCoordinator:
         if OFFSETS_TOPIC not in self.metadata.topics:
             # Nothing was ever written: a read sees an empty group; a write waits for the topic.
             return ErrorCode.COORDINATOR_NOT_AVAILABLE if kind in WRITING_REQUESTS else None
-        index = self.partition_for(group_id)
-        loading = self._loading.get(index)
-        if loading is not None:
-            with trio.move_on_after(LOAD_WAIT_S):
-                await loading.wait()
-            if index in self._loading:
-                return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        return None if index in self._owned else ErrorCode.NOT_COORDINATOR
+        return await self.partitions.check(self.partition_for(group_id))
 
     # -- transactional offsets --------------------------------------------------------------------
 
@@ -350,11 +312,7 @@ class GroupCoordinator:
         """Load the offsets partitions this broker leads, then follow leadership until cancelled."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            for partition in self.replicas.partitions():
-                if partition.topic == OFFSETS_TOPIC and partition.is_leader:
-                    self._begin_load(partition)
-            for done in list(self._loading.values()):
-                await done.wait()
+            await self.partitions.load_led(nursery, self.replicas)
             task_status.started()
             await trio.sleep_forever()
 

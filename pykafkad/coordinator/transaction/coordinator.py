@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from pykafkad._rust_log import LogError
+from pykafkad.coordinator.coordinator_partitions import CoordinatorPartitions
 from pykafkad.coordinator.group.coordinator import coordinator_error
 from pykafkad.coordinator.internal_topic_log import encode_batch, read_partition
 from pykafkad.coordinator.transaction.transaction_log import (
@@ -49,6 +50,7 @@ from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
+    from pykafkad._rust_log import PartitionLog
     from pykafkad.config import BrokerConfig
     from pykafkad.controller import Controller
     from pykafkad.metadata.cluster_metadata import ClusterMetadata
@@ -58,7 +60,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LOAD_WAIT_S = 1.0
 COMPLETE_RETRY_S = 0.5
 
 
@@ -66,11 +67,11 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _load(plog: object) -> dict[str, TransactionMetadata | None]:
+def read_states(plog: PartitionLog) -> dict[str, TransactionMetadata | None]:
     """Replay one ``__transaction_state`` partition: each id's last state (None: removed).  Touches
     nothing but the log, so it runs on a worker thread."""
     states: dict[str, TransactionMetadata | None] = {}
-    for rec in read_partition(plog):  # type: ignore[arg-type]
+    for rec in read_partition(plog):
         if rec.key is None or rec.control:
             continue
         try:
@@ -94,9 +95,8 @@ class TransactionCoordinator:
         self.producer_ids = producer_ids
         self.markers = TransactionMarkers(config, metadata, replicas)
         self._txns: dict[str, TransactionMetadata] = {}
-        # Partitions whose ids this broker coordinates, with the coordinator epoch of each.
-        self._owned: dict[int, int] = {}
-        self._loading: dict[int, trio.Event] = {}
+        # The partitions whose ids this broker coordinates, with the coordinator epoch of each.
+        self.partitions = CoordinatorPartitions(TRANSACTION_TOPIC, read_states, self._loaded, self._dropped)
         self._nursery: trio.Nursery | None = None
 
     # -- the internal topic ------------------------------------------------------------------------
@@ -125,53 +125,24 @@ class TransactionCoordinator:
     # -- leadership ----------------------------------------------------------------------------------
 
     def on_leadership(self, partition: Partition, leads: bool) -> None:
-        if partition.topic != TRANSACTION_TOPIC:
-            return
-        if not leads:
-            self._resign(partition.index)
-        elif self._nursery is not None:
-            self._begin_load(partition)
+        self.partitions.on_leadership(partition, leads)
 
-    def _begin_load(self, partition: Partition) -> None:
-        assert self._nursery is not None
-        self._resign(partition.index)
-        done = trio.Event()
-        self._loading[partition.index] = done
-        self._nursery.start_soon(self._load, partition, done, name=f"load {TRANSACTION_TOPIC}-{partition.index}")
-
-    async def _load(self, partition: Partition, done: trio.Event) -> None:
-        index = partition.index
-        try:
-            states = await trio.to_thread.run_sync(_load, partition.log)
-        except (LogError, OSError, ValueError) as e:
-            log.error("loading %s-%d failed: %s", TRANSACTION_TOPIC, index, e)
-            states = None
-        if self._loading.get(index) is not done or not partition.is_leader or states is None:
-            if self._loading.get(index) is done:
-                del self._loading[index]
-            done.set()
-            return
-        epoch = partition.leader_epoch
+    def _loaded(self, partition: Partition, states: dict[str, TransactionMetadata | None], epoch: int) -> None:
+        """A ``__transaction_state`` partition this broker now leads was replayed: its ids' states,
+        and every commit or abort found under way is finished."""
         for txn_id, meta in states.items():
             if meta is None:
                 self._txns.pop(txn_id, None)
             else:
                 self._txns[txn_id] = meta
-        del self._loading[index]
-        self._owned[index] = epoch
-        done.set()
         loaded = [m for m in states.values() if m is not None]
         if loaded:
-            log.info("loaded %d transactional id(s) from %s-%d", len(loaded), TRANSACTION_TOPIC, index)
+            log.info("loaded %d transactional id(s) from %s-%d", len(loaded), TRANSACTION_TOPIC, partition.index)
         for meta in loaded:
             if meta.state in PREPARING:
                 self._start_completion(meta, epoch)
 
-    def _resign(self, index: int) -> None:
-        self._owned.pop(index, None)
-        loading = self._loading.pop(index, None)
-        if loading is not None:
-            loading.set()
+    def _dropped(self, index: int) -> None:
         for txn_id in [t for t in self._txns if self.partition_for(t) == index]:
             del self._txns[txn_id]
 
@@ -179,14 +150,7 @@ class TransactionCoordinator:
         """None when this broker coordinates ``transactional_id`` now, else the error to answer."""
         if TRANSACTION_TOPIC not in self.metadata.topics:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        index = self.partition_for(transactional_id)
-        loading = self._loading.get(index)
-        if loading is not None:
-            with trio.move_on_after(LOAD_WAIT_S):
-                await loading.wait()
-            if index in self._loading:
-                return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        return None if index in self._owned else ErrorCode.NOT_COORDINATOR
+        return await self.partitions.check(self.partition_for(transactional_id))
 
     # -- writing states --------------------------------------------------------------------------
 
@@ -195,7 +159,7 @@ class TransactionCoordinator:
         """Write ``transit`` (or the id's removal) and wait until it is replicated; then it becomes
         the id's state, or, on failure, nothing changes.  Kafka's error mapping."""
         index = self.partition_for(meta.transactional_id)
-        epoch = self._owned.get(index)
+        epoch = self.partitions.epoch(index)
         partition = self.replicas.get(TRANSACTION_TOPIC, index)
         code = ErrorCode.NONE
         if epoch is None or partition is None:
@@ -215,7 +179,7 @@ class TransactionCoordinator:
                 log.error("writing %s to %s-%d failed: %s", meta.transactional_id, TRANSACTION_TOPIC, index, e)
                 code = ErrorCode(e.code)
             code = coordinator_error(code)
-            if code == ErrorCode.NONE and self._owned.get(index) != epoch:
+            if code == ErrorCode.NONE and self.partitions.epoch(index) != epoch:
                 code = ErrorCode.NOT_COORDINATOR  # the partition moved away (and maybe back) meanwhile
         if transit is not None:
             if code == ErrorCode.NONE:
@@ -259,7 +223,7 @@ class TransactionCoordinator:
                 fence = meta.prepare_fence(now_ms(), self.metadata.features.transaction_version)
                 code = await self._write(meta, fence)
                 if code == ErrorCode.NONE:
-                    self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
+                    self._start_completion(meta)
                     code = ErrorCode.CONCURRENT_TRANSACTIONS
                 return code, -1, -1
         except TransactionError as e:
@@ -307,7 +271,7 @@ class TransactionCoordinator:
             code = await self._write(meta, transit)
             if code != ErrorCode.NONE:
                 return code, -1, -1
-            self._start_completion(meta, self._owned.get(self.partition_for(transactional_id), -1))
+            self._start_completion(meta)
         if not bump_epoch:
             return ErrorCode.NONE, -1, -1
         return ErrorCode.NONE, *meta.answer()
@@ -337,12 +301,16 @@ class TransactionCoordinator:
 
     def transactions(self) -> list[TransactionMetadata]:
         """The states of every id coordinated here (ListTransactions)."""
-        return [m for t, m in self._txns.items() if self.partition_for(t) in self._owned]
+        return [m for t, m in self._txns.items() if self.partitions.owns(self.partition_for(t))]
 
     # -- completing: markers, then the Complete state --------------------------------------------
 
-    def _start_completion(self, meta: TransactionMetadata, coordinator_epoch: int) -> None:
-        if self._nursery is not None:
+    def _start_completion(self, meta: TransactionMetadata, coordinator_epoch: int | None = None) -> None:
+        """Write the markers of ``meta``'s ended transaction, then its Complete state, as the
+        coordinator of its partition (at ``coordinator_epoch``, by default the current one)."""
+        if coordinator_epoch is None:
+            coordinator_epoch = self.partitions.epoch(self.partition_for(meta.transactional_id))
+        if self._nursery is not None and coordinator_epoch is not None:
             self._nursery.start_soon(self._complete, meta, coordinator_epoch,
                                      name=f"complete {meta.transactional_id}")
 
@@ -351,7 +319,7 @@ class TransactionCoordinator:
         await self.markers.write(meta.producer_id, meta.producer_epoch, commit, coordinator_epoch,
                                  set(meta.partitions))
         index = self.partition_for(meta.transactional_id)
-        while self._owned.get(index) == coordinator_epoch and self._txns.get(meta.transactional_id) is meta:
+        while self.partitions.epoch(index) == coordinator_epoch and self._txns.get(meta.transactional_id) is meta:
             if meta.pending is not None:
                 await trio.sleep(COMPLETE_RETRY_S)
                 continue
@@ -385,8 +353,7 @@ class TransactionCoordinator:
                     except TransactionError:
                         continue
                     if await self._write(meta, fence) == ErrorCode.NONE:
-                        self._start_completion(meta, self._owned.get(self.partition_for(meta.transactional_id),
-                                                                     -1))
+                        self._start_completion(meta)
 
     async def _remove_expired(self) -> None:
         """Forget ids idle (no transaction open or ending) for ``transactional.id.expiration.ms``:
@@ -414,11 +381,7 @@ class TransactionCoordinator:
         transactions until cancelled."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            for partition in self.replicas.partitions():
-                if partition.topic == TRANSACTION_TOPIC and partition.is_leader:
-                    self._begin_load(partition)
-            for done in list(self._loading.values()):
-                await done.wait()
+            await self.partitions.load_led(nursery, self.replicas)
             nursery.start_soon(self._abort_timed_out)
             nursery.start_soon(self._remove_expired)
             task_status.started()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
+from pykafkad.replica.broker_link import BrokerLinkError, BrokerLinkPool
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class TransactionMarkers:
         self.config = config
         self.metadata = metadata
         self.replicas = replicas
+        self._links = BrokerLinkPool(f"txn-markers-{config.node_id}")
 
     async def write(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
                     partitions: set[tuple[str, int]]) -> None:
@@ -84,12 +85,8 @@ class TransactionMarkers:
             "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()],
             "coordinator_epoch": coordinator_epoch}]}
         try:
-            link = await BrokerLink.connect(broker.host, broker.port, f"txn-markers-{self.config.node_id}", 10)
-            try:
-                answer = await link.request(WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, body,
-                                            MARKER_TIMEOUT_S + 5)
-            finally:
-                await link.aclose()
+            answer = await self._links.request(broker.host, broker.port, WRITE_TXN_MARKERS,
+                                               WRITE_TXN_MARKERS_VERSION, body, MARKER_TIMEOUT_S + 5)
         except BrokerLinkError as e:
             log.info("markers for producer %d at broker %d: %s; retrying", producer_id, leader, e)
             return

@@ -19,7 +19,7 @@ import trio
 
 from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
 from pykafkad.coordinator.transaction.transaction_metadata import TV_2
-from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
+from pykafkad.replica.broker_link import BrokerLinkError, BrokerLinkPool
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ class TransactionVerifier:
         self.config = config
         self.metadata = metadata
         self.coordinator = coordinator
+        self._links = BrokerLinkPool(f"txn-verify-{config.node_id}")
 
     async def verify(self, transactional_id: str, producer: tuple[int, int], partition: Partition,
                      add: bool = False) -> ErrorCode:
@@ -114,11 +115,8 @@ class TransactionVerifier:
             "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": epoch,
             "verify_only": not add, "topics": [{"name": tp[0], "partitions": [tp[1]]}]}]}
         try:
-            link = await BrokerLink.connect(broker.host, broker.port, f"txn-verify-{self.config.node_id}", 10)
-            try:
-                answer = await link.request(ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, body, VERIFY_TIMEOUT_S)
-            finally:
-                await link.aclose()
+            answer = await self._links.request(broker.host, broker.port, ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, body,
+                                               VERIFY_TIMEOUT_S)
         except BrokerLinkError as e:
             log.info("verifying %s with broker %d: %s", transactional_id, leader, e)
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
