@@ -43,10 +43,11 @@ def create_topic(cluster: Cluster, topic: str, partitions: int = 1, replication_
         view.close()
 
 
-def produce(bootstrap: str, topic: str, values: list[int], partition: int | None = None,
+def produce(bootstrap: str, topic: str, values: list[int], partition: int | None = None, size: int = 0,
             **settings: Any) -> dict[int, tuple[int, int]]:
-    """Write each value (keyed by itself) and return where each was acknowledged: value ->
-    (partition, offset).  ``settings`` are librdkafka's (acks=all by default)."""
+    """Write each value (keyed by itself; padded with spaces to ``size`` bytes, which the readers'
+    ``int()`` ignores) and return where each was acknowledged: value -> (partition, offset).
+    ``settings`` are librdkafka's (acks=all by default)."""
     acked: dict[int, tuple[int, int]] = {}
     errors: list[str] = []
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2,
@@ -60,7 +61,8 @@ def produce(bootstrap: str, topic: str, values: list[int], partition: int | None
 
     for value in values:
         extra = {} if partition is None else {"partition": partition}
-        producer.produce(topic, str(value).encode(), key=str(value).encode(), on_delivery=report, **extra)
+        producer.produce(topic, str(value).rjust(size).encode(), key=str(value).encode(), on_delivery=report,
+                         **extra)
         producer.poll(0)
     assert producer.flush(60) == 0
     assert not errors, errors

@@ -72,7 +72,6 @@ def test_every_other_script_runs_against_the_broker(broker: BrokerProcess, tmp_p
 # succeeds instead.
 UNSERVED_CALLS = {
     "kafka-acls.sh": (["--list"], "DESCRIBE_ACLS"),
-    "kafka-reassign-partitions.sh": (["--list"], "LIST_PARTITION_REASSIGNMENTS"),
 }
 
 

@@ -21,6 +21,7 @@ from pykafkad.controller.controlled_shutdown import controlled_shutdown
 from pykafkad.controller.election import ControllerElection
 from pykafkad.controller.leader_election import LeaderElections
 from pykafkad.controller.leadership import PartitionLeadership
+from pykafkad.controller.reassignment import PartitionReassignments
 from pykafkad.coordinator.group import GroupCoordinator
 from pykafkad.coordinator.transaction.coordinator import TransactionCoordinator
 from pykafkad.coordinator.transaction.verification import TransactionVerifier
@@ -63,6 +64,7 @@ class Broker:
         self.election = ControllerElection(self.store, self.metadata, config.node_id)
         self.leadership = PartitionLeadership(config, self.metadata, self.election)
         self.elections = LeaderElections(config, self.metadata, self.election)
+        self.reassignments = PartitionReassignments(self.metadata, self.election)
         self.producer_ids = ProducerIdAllocator(self.store, config.node_id)
         self.shutting_down = trio.Event()
         self.housekeeping = LogHousekeeper(config, self.logs)
@@ -148,6 +150,7 @@ class Broker:
         await nursery.start(self.election.run)
         await nursery.start(self.leadership.run)
         await nursery.start(self.elections.run)
+        await nursery.start(self.reassignments.run)
         await nursery.start(self.housekeeping.run)
         await nursery.start(self.groups.run)
         await nursery.start(self.transactions.run)

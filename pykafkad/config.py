@@ -130,6 +130,12 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("replica.fetch.backoff.ms", "int", 1000, at_least(0)),
         ConfigKey("replica.high.watermark.checkpoint.interval.ms", "long", 5000, at_least(1)),
         ConfigKey("num.replica.fetchers", "int", 1, at_least(1)),
+        # Replication quotas (replica/replication_quota.py): bytes/s for the replicas a topic's
+        # leader/follower.replication.throttled.replicas names, as kafka-reassign-partitions sets them.
+        ConfigKey("leader.replication.throttled.rate", "long", LONG_MAX, at_least(0)),
+        ConfigKey("follower.replication.throttled.rate", "long", LONG_MAX, at_least(0)),
+        ConfigKey("replication.quota.window.num", "int", 11, at_least(1)),
+        ConfigKey("replication.quota.window.size.seconds", "int", 1, at_least(1)),
         # Group coordinator (pykafkad.coordinator.group)
         ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
         ConfigKey("offsets.topic.replication.factor", "short", 3, at_least(1)),

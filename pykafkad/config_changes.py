@@ -26,8 +26,9 @@ TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
 
 # Broker keys that may change at run time: the broker-wide defaults of topic configs
-# (Kafka's dynamic log configs).
-DYNAMIC_BROKER_KEYS = frozenset(k for key in TOPIC_KEYS.values() for k in key.broker_synonyms)
+# (Kafka's dynamic log configs), and the replication quotas.
+DYNAMIC_BROKER_KEYS = frozenset(k for key in TOPIC_KEYS.values() for k in key.broker_synonyms) | {
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate"}
 
 
 async def set_topic_configs(broker: Broker, name: str, overrides: dict[str, str | None], validate_only: bool) -> None:

@@ -74,6 +74,17 @@ def _gzip_level(value: Any) -> str | None:
     return None if value == -1 or 1 <= value <= 9 else "Value must be between 1 and 9 or equal to -1"
 
 
+_THROTTLED_REPLICA = re.compile(r"\*|[0-9]+:[0-9]+")
+
+
+def _throttled_replica(value: Any) -> str | None:
+    """Kafka's ``ThrottledReplicaListValidator``: ``*`` or ``partition:broker`` items."""
+    if _THROTTLED_REPLICA.fullmatch(str(value).strip()):
+        return None
+    return ("Must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
 def _number(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else str(n)
 
@@ -89,6 +100,8 @@ class TopicConfigKey:
     check: Check | None = None
     # Kafka's internal keys (``internal.segment.bytes``): accepted, never described.
     internal: bool = False
+    # The value of a key no broker key stands behind, when the topic does not set it.
+    default: str | None = None
 
     @property
     def config_type(self) -> ConfigType:
@@ -140,6 +153,8 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
         TopicConfigKey("segment.index.bytes", "int", ("log.index.size.max.bytes",), check=_at_least(4)),
         TopicConfigKey("segment.ms", "long", ("log.roll.ms", "log.roll.hours"), check=_at_least(1)),
         TopicConfigKey("unclean.leader.election.enable", "boolean", ("unclean.leader.election.enable",)),
+        TopicConfigKey("leader.replication.throttled.replicas", "list", (), check=_throttled_replica, default=""),
+        TopicConfigKey("follower.replication.throttled.replicas", "list", (), check=_throttled_replica, default=""),
         # As Kafka: segments smaller than segment.bytes allows, for tests; wins over segment.bytes.
         TopicConfigKey("internal.segment.bytes", "int", (), internal=True),
     ]
@@ -284,7 +299,7 @@ def topic_setting(overrides: dict[str, str], broker: BrokerConfig, name: str) ->
         found = _broker_value(broker, broker_key, in_ms=True)
         if found is not None:
             return found[0]
-    return None
+    return key.default
 
 
 def topic_int(overrides: dict[str, str], broker: BrokerConfig, name: str, default: int = LONG_MAX) -> int:

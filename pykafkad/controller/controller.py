@@ -278,8 +278,10 @@ class Controller:
             node = await self.store.get(znodes.topic_path(name))
             if node is None:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            _, existing = znodes.decode_assignment(node.data)
-            replicas = existing + (assignments or self._more_replicas(existing, count - current))
+            assignment = znodes.decode_assignment(node.data)
+            existing = [[r for r in replicas if r not in assignment.removing.get(i, ())]
+                        for i, replicas in enumerate(assignment.replicas)]
+            replicas = assignment.replicas + (assignments or self._more_replicas(existing, count - current))
             hosted = [i for i in range(current, count) if self.config.node_id in replicas[i]]
             paths = self.logs.plan_new(name, hosted)
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
@@ -288,7 +290,10 @@ class Controller:
             # assignment is written only if nobody else changed it since it was read.
             try:
                 await self.store.commit([
-                    SetData(znodes.topic_path(name), znodes.encode_assignment(topic.topic_id, replicas),
+                    # A reassignment under way keeps its adding and removing replicas.
+                    SetData(znodes.topic_path(name),
+                            znodes.encode_assignment(topic.topic_id, replicas, assignment.adding,
+                                                     assignment.removing),
                             version=node.version),
                     *self._new_partition_nodes(name, replicas, current),
                 ])

@@ -215,6 +215,21 @@ class LogManager:
             for d in self.config.log_dirs:
                 shutil.rmtree(d / f"{topic.name}-{p.index}", ignore_errors=True)
 
+    def detach(self, topic: str, partition: int) -> PartitionLog | None:
+        """Stop serving one partition's log (a replica moved off this broker); `remove_log` disposes of it."""
+        plog = self.logs.pop((topic, partition), None)
+        if plog is not None and not any(name == topic for name, _ in self.logs):
+            self.topic_settings.pop(topic, None)
+        return plog
+
+    def remove_log(self, plog: PartitionLog) -> None:
+        """Close a detached log and remove its directory (on a worker thread)."""
+        try:
+            plog.close()
+        except Exception:  # noqa: BLE001 - its files are removed next
+            log.exception("closing the log in %s failed", plog.dir)
+        shutil.rmtree(plog.dir, ignore_errors=True)
+
     def close_all(self) -> None:
         """Flush and close every log, then mark each log dir as cleanly shut down."""
         failed = False

@@ -63,6 +63,9 @@ class _TopicNodes:
 
     topic_id: uuid.UUID | None = None
     replicas: list[list[int]] = field(default_factory=list)
+    # The partitions being reassigned: the replicas each is adding and removing.
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
     # Partition index -> (state, node version); a key is present once its first read came back.
     states: dict[int, tuple[PartitionState | None, int]] = field(default_factory=dict)
     configs: dict[str, str] | None = None
@@ -279,7 +282,8 @@ class ClusterMetadata:
     async def _assignment_changed(self, name: str, nodes: _TopicNodes, node: Node | None) -> None:
         if self._topic_nodes.get(name) is not nodes or node is None:
             return  # the topic is gone (or going): the children watch removes it
-        topic_id, replicas = znodes.decode_assignment(node.data)
+        assignment = znodes.decode_assignment(node.data)
+        topic_id, replicas = assignment.topic_id, assignment.replicas
         if nodes.topic_id is not None and topic_id != nodes.topic_id:
             # Deleted and created again between two notifications: the old topic goes first.
             for watch in nodes.state_watches.values():
@@ -292,6 +296,7 @@ class ClusterMetadata:
                 nodes.info = None
         nodes.topic_id = topic_id or uuid.uuid5(uuid.NAMESPACE_URL, name)
         nodes.replicas = replicas
+        nodes.adding, nodes.removing = assignment.adding, assignment.removing
         for index in range(len(replicas)):
             if index not in nodes.state_watches:
                 nodes.state_watches[index] = await self.store.watch_data(
@@ -350,6 +355,8 @@ class ClusterMetadata:
                 isr=[] if state is None else list(state.isr),
                 controller_epoch=0 if state is None else state.controller_epoch,
                 state_version=version,
+                adding_replicas=list(nodes.adding.get(index, ())),
+                removing_replicas=list(nodes.removing.get(index, ())),
             )
             if index >= len(info.partitions):
                 info.partitions.append(new)

@@ -29,6 +29,8 @@ class PartitionInfo:
 
     ``leader`` is -1 while the controller has not elected one (or none is alive); ``state_version``
     is the state node's version, which an ISR change must name to win (-1 while there is no node).
+    While the partition is being reassigned, ``replicas`` is the full set (the target replicas,
+    then the old ones leaving), and ``adding_replicas`` / ``removing_replicas`` say which is which.
     """
 
     index: int
@@ -38,6 +40,22 @@ class PartitionInfo:
     isr: list[int]
     controller_epoch: int = 0
     state_version: int = -1
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def target_replicas(self) -> list[int]:
+        """The replicas the partition will have once its reassignment completes."""
+        return [r for r in self.replicas if r not in self.removing_replicas]
+
+    @property
+    def original_replicas(self) -> list[int]:
+        """The replicas the partition had before its reassignment (what a cancellation restores)."""
+        return [r for r in self.replicas if r not in self.adding_replicas]
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pykafkad.metadata.model import BrokerInfo
 
@@ -110,22 +110,45 @@ def decode_broker(node_id: int, data: bytes) -> BrokerInfo:
 
 # -- /brokers/topics/<t> --------------------------------------------------------------------------
 
-def encode_assignment(topic_id: uuid.UUID, replicas: list[list[int]]) -> bytes:
-    return _json({
-        "version": 3,
-        "topic_id": kafka_uuid(topic_id),
-        "partitions": {str(i): r for i, r in enumerate(replicas)},
-        "adding_replicas": {},
-        "removing_replicas": {},
-    })
+@dataclass
+class Assignment:
+    """A topic's ``/brokers/topics/<t>`` node: its id, each partition's replicas and, for the
+    partitions being reassigned (KIP-455), the replicas being added and removed.  While a
+    reassignment runs, a partition's replicas are the full set: the target replicas first, then
+    the old ones that are leaving."""
+
+    topic_id: uuid.UUID | None
+    replicas: list[list[int]]
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
 
 
-def decode_assignment(data: bytes) -> tuple[uuid.UUID | None, list[list[int]]]:
+def encode_assignment(topic_id: uuid.UUID | None, replicas: list[list[int]],
+                      adding: dict[int, list[int]] | None = None,
+                      removing: dict[int, list[int]] | None = None) -> bytes:
+    doc: dict[str, object] = {"version": 3}
+    if topic_id is not None:
+        doc["topic_id"] = kafka_uuid(topic_id)
+    doc["partitions"] = {str(i): r for i, r in enumerate(replicas)}
+    doc["adding_replicas"] = {str(p): r for p, r in sorted((adding or {}).items()) if r}
+    doc["removing_replicas"] = {str(p): r for p, r in sorted((removing or {}).items()) if r}
+    return _json(doc)
+
+
+def encode(assignment: Assignment) -> bytes:
+    return encode_assignment(assignment.topic_id, assignment.replicas, assignment.adding, assignment.removing)
+
+
+def decode_assignment(data: bytes) -> Assignment:
     doc = json.loads(data)
     partitions = {int(p): list(r) for p, r in doc.get("partitions", {}).items()}
     topic_id = doc.get("topic_id")
-    return (parse_kafka_uuid(topic_id) if topic_id else None,
-            [partitions[p] for p in sorted(partitions)])
+    return Assignment(
+        parse_kafka_uuid(topic_id) if topic_id else None,
+        [partitions[p] for p in sorted(partitions)],
+        {int(p): list(r) for p, r in (doc.get("adding_replicas") or {}).items() if r},
+        {int(p): list(r) for p, r in (doc.get("removing_replicas") or {}).items() if r},
+    )
 
 
 # -- /brokers/topics/<t>/partitions/<p>/state -----------------------------------------------------

@@ -102,8 +102,28 @@ class Partition:
             now = _now_ms()
             self._follower_caught_up_ms = {r: now for r in replicas if r != self.local_id}
             self._follower_previous_fetch_leo = {}
+        else:
+            self._track(replicas)
         self.pending_isr = None
         self._maybe_increment_high_watermark()
+
+    def set_replicas(self, replicas: list[int], isr: list[int]) -> None:
+        """The assignment or ISR changed within the leader's epoch (a reassignment adds or removes
+        replicas): a leader starts tracking the followers that are new, and forgets those that left."""
+        self.replicas = list(replicas)
+        self.isr = list(isr)
+        if self.is_leader:
+            self._track(replicas)
+            self._maybe_increment_high_watermark()
+
+    def _track(self, replicas: list[int]) -> None:
+        """Follow the fetch state of exactly ``replicas``' followers, keeping what is known of each."""
+        now = _now_ms()
+        followers = [r for r in replicas if r != self.local_id]
+        self._follower_end_offsets = {r: self._follower_end_offsets.get(r, -1) for r in followers}
+        self._follower_caught_up_ms = {r: self._follower_caught_up_ms.get(r, now) for r in followers}
+        self._follower_previous_fetch_leo = {r: leo for r, leo in self._follower_previous_fetch_leo.items()
+                                             if r in followers}
 
     def make_follower(self, leader_id: int, leader_epoch: int, replicas: list[int], isr: list[int]) -> None:
         """Stop leading: another broker leads (or none, -1) from ``leader_epoch`` on.  Produces and

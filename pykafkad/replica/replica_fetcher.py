@@ -9,7 +9,9 @@ Divergence (KIP-320/KIP-595 style, Fetch v12+): when the follower's last epoch e
 leader, the leader answers with a diverging epoch and end offset, and the follower truncates to
 that point before fetching again, so replicas never diverge.  A follower behind the leader's log
 start starts its log over there.  A partition whose epoch the leader calls fenced is dropped until
-the metadata names its leader again.  One the leader cannot serve yet (it has not applied the new
+the metadata names its leader again.  Replicas named in the topic's
+``follower.replication.throttled.replicas`` and out of the ISR (being moved here) are held back
+while the follower quota is exceeded.  One the leader cannot serve yet (it has not applied the new
 topic or leadership from ZooKeeper, which each broker does on its own) is asked for again soon:
 after 10 ms, doubling each time up to ``replica.fetch.backoff.ms``, so the first acks=all writes on a
 new partition are not held for the whole backoff.  Other errors wait the whole backoff.
@@ -29,6 +31,7 @@ from pykafkad.config import BrokerConfig
 from pykafkad.metadata.model import BrokerInfo
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, Partition
+from pykafkad.replica.replication_quota import ReplicationQuota
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -44,10 +47,13 @@ FIRST_RETRY_S = 0.01
 class ReplicaFetcher:
     """Fetches from broker ``leader_id`` for the partitions added to it."""
 
-    def __init__(self, leader_id: int, config: BrokerConfig, broker: Callable[[int], BrokerInfo | None]) -> None:
+    def __init__(self, leader_id: int, config: BrokerConfig, broker: Callable[[int], BrokerInfo | None],
+                 quota: ReplicationQuota | None = None) -> None:
         self.leader_id = leader_id
         self.config = config
         self._broker = broker
+        # follower.replication.throttled.*: replicas out of the ISR that are being moved here.
+        self._quota = quota
         self.partitions: dict[tuple[str, int], Partition] = {}
         # Partitions the leader could not serve yet, and when to ask again (trio clock).
         self._delayed: dict[tuple[str, int], float] = {}
@@ -109,6 +115,17 @@ class ReplicaFetcher:
         """One fetch, its answers applied; False when it was cut short (the link is then mid-frame)."""
         now = trio.current_time()
         asked = {key: p for key, p in self.partitions.items() if self._delayed.get(key, 0) <= now}
+        if self._quota is not None and self._quota.is_exceeded():
+            # Over the follower quota: throttled replicas sit this fetch out (Kafka leaves them out
+            # of the request) and are asked for again once the rate is back under it.
+            held = [key for key, p in asked.items() if self._throttled(p)]
+            if held:
+                due_at = now + self._quota.delay_s()
+                for key in held:
+                    self._delayed[key] = due_at
+                    del asked[key]
+                if not asked:
+                    return True
         epochs = {key: p.leader_epoch for key, p in asked.items()}
         offsets = {key: p.log.log_end_offset for key, p in asked.items()}
         topics: dict[str, list[dict[str, Any]]] = {}
@@ -175,6 +192,8 @@ class ReplicaFetcher:
                         await trio.to_thread.run_sync(plog.append_as_follower, records)
                     else:
                         plog.append_as_follower(records)
+                    if self._quota is not None and self._throttled(partition):
+                        self._quota.record(len(records))
                 partition.follower_appended(answer["high_watermark"])
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 if fetch_offset < answer["log_start_offset"]:
@@ -201,6 +220,11 @@ class ReplicaFetcher:
             log.error("%s-%d: replicating from broker %d failed: %s", partition.topic, partition.index,
                       self.leader_id, e)
             self.remove(partition)
+
+    def _throttled(self, partition: Partition) -> bool:
+        assert self._quota is not None
+        return self.config.node_id not in partition.isr and self._quota.is_throttled(partition.topic,
+                                                                                    partition.index)
 
     def _truncate_to_divergence(self, partition: Partition, epoch: int, end_offset: int) -> None:
         """Truncate to where this log and the leader's part: the end of ``epoch`` on the leader, or on

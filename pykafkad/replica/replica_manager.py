@@ -38,6 +38,7 @@ from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_chec
 from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, Partition, check_leader_epoch
 from pykafkad.replica.replica_fetcher import ReplicaFetcher
+from pykafkad.replica.replication_quota import ReplicationQuota
 from pykafkad.replica.watchers import Watchers, parked_on
 from pykafkad.topic_config import topic_int
 from wire.error_codes import ErrorCode
@@ -96,6 +97,10 @@ class ReplicaManager:
         self._topics = metadata.topics.get
         self._brokers = metadata.brokers
         self._isr = IsrWriter(metadata, config.node_id)
+        # Replication quotas (kafka-reassign-partitions --throttle): what this broker sends to
+        # followers being moved, and what it copies as one.
+        self.leader_quota = ReplicationQuota("leader", config, metadata.topics.get)
+        self.follower_quota = ReplicationQuota("follower", config, metadata.topics.get)
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._nursery: trio.Nursery | None = None
         self._creating: set[tuple[str, int]] = set()
@@ -127,6 +132,10 @@ class ReplicaManager:
         for state in topic.partitions if changed is None else changed:
             key = (topic.name, state.index)
             partition = self._partitions.get(key)
+            if partition is not None and self.config.node_id not in state.replicas:
+                # A reassignment moved the partition off this broker (Kafka's StopReplica with deletion).
+                self._stop_replica(partition)
+                continue
             if partition is None:
                 plog = self.logs.get(topic.name, state.index)
                 if plog is None:
@@ -149,8 +158,9 @@ class ReplicaManager:
                 if was_leader:
                     self._leadership_changed(partition, False)
             else:
-                # Same leader and epoch (an ISR change): a fetcher that dropped it takes it back.
-                partition.replicas, partition.isr = list(state.replicas), list(state.isr)
+                # Same leader and epoch (an ISR or assignment change): a fetcher that dropped it
+                # takes it back.
+                partition.set_replicas(state.replicas, state.isr)
                 self._start_fetching(partition)
         missing = [i for i in missing if (topic.name, i) not in self._creating]
         if missing and self._nursery is not None:
@@ -207,6 +217,34 @@ class ReplicaManager:
                 if was_leader:
                     self._leadership_changed(partition, False)
 
+    def _stop_replica(self, partition: Partition) -> None:
+        """Stop serving a replica this broker no longer holds, and remove its log in the background."""
+        key = (partition.topic, partition.index)
+        del self._partitions[key]
+        self._stop_fetching(partition)
+        was_leader = partition.is_leader
+        partition.leader_id = -1
+        partition.watchers.wake_all()
+        if was_leader:
+            self._leadership_changed(partition, False)
+        plog = self.logs.detach(partition.topic, partition.index)
+        if plog is None:
+            return
+        done = trio.Event()
+        self._removals.setdefault(partition.topic, []).append(done)
+        if self._nursery is not None:
+            self._nursery.start_soon(self._remove_replica_log, partition, plog, done)
+        else:
+            self.logs.remove_log(plog)
+            self._removed(partition.topic, done)
+
+    async def _remove_replica_log(self, partition: Partition, plog: PartitionLog, done: trio.Event) -> None:
+        try:
+            await trio.to_thread.run_sync(self.logs.remove_log, plog)
+        finally:
+            self._removed(partition.topic, done)
+        log.info("removed the replica of %s-%d: it was moved off this broker", partition.topic, partition.index)
+
     async def _remove_logs(self, topic: TopicInfo, detached: list[PartitionLog], done: trio.Event) -> None:
         try:
             await trio.to_thread.run_sync(self.logs.remove_logs, topic, detached)
@@ -241,7 +279,8 @@ class ReplicaManager:
         key = (leader, fetcher_id(partition.topic, partition.index, self.config["num.replica.fetchers"]))
         fetcher = self._fetchers.get(key)
         if fetcher is None:
-            fetcher = self._fetchers[key] = ReplicaFetcher(leader, self.config, self._brokers.get)
+            fetcher = self._fetchers[key] = ReplicaFetcher(leader, self.config, self._brokers.get,
+                                                           self.follower_quota)
             self._nursery.start_soon(fetcher.run, name=f"replica fetcher from {leader}")
         if (partition.topic, partition.index) not in fetcher.partitions:
             fetcher.add(partition)
@@ -429,16 +468,29 @@ class ReplicaManager:
         while True:
             with parked_on(watched) as waiter:
                 targets = [self._fetch_target(e, replica_id) for e in entries]
+                throttled = self._leader_throttled(targets, replica_id) if follower else []
+                if throttled and self.leader_quota.is_exceeded():
+                    # Over the leader quota: replicas being moved get nothing this time (Kafka
+                    # leaves their bytes out of the response).
+                    targets = [_nothing_read(t) if i in throttled else t for i, t in enumerate(targets)]
                 if _read_may_block(targets):
                     results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
                                                                    follower, read_committed)
                 else:
                     results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed)
+                for i in throttled:
+                    self.leader_quota.record(len(results[i].records))
                 left = deadline - trio.current_time()
                 errored = any(r.error != ErrorCode.NONE for r in results)
                 if total >= min_bytes or errored or left <= 0 or self.shutting_down:
                     return results
                 await waiter.wait(left)
+
+    def _leader_throttled(self, targets: list[tuple[Partition, FetchEntry] | FetchedData],
+                          replica_id: int) -> list[int]:
+        """The targets a follower out of the ISR reads under this broker's leader quota."""
+        return [i for i, t in enumerate(targets) if not isinstance(t, FetchedData)
+                and replica_id not in t[0].isr and self.leader_quota.is_throttled(t[0].topic, t[0].index)]
 
     def _fetch_target(self, entry: FetchEntry, replica_id: int) -> tuple[Partition, FetchEntry] | FetchedData:
         partition = self._partitions.get((entry.topic, entry.index))
@@ -507,6 +559,15 @@ def _append_all(batches: list[tuple[object, bytes | memoryview, int]],
         except LogError as e:
             results.append(e)
     return results
+
+
+def _nothing_read(target: tuple[Partition, FetchEntry] | FetchedData) -> FetchedData:
+    """A partition's answer with no records: its watermarks only."""
+    if isinstance(target, FetchedData):
+        return target
+    partition = target[0]
+    hw = partition.high_watermark
+    return FetchedData(ErrorCode.NONE, hw, hw, partition.log.log_start_offset, b"")
 
 
 def _read_may_block(targets: list[tuple[Partition, FetchEntry] | FetchedData]) -> bool:
