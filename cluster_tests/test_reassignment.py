@@ -19,8 +19,11 @@ from cluster_tests.clients import Load, produce, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.java_tools import run_tool
+from compat_tests.raw_kafka import RawConnection
 
 STATE = "/brokers/topics/{topic}/partitions/{partition}/state"
+ALTER_PARTITION_REASSIGNMENTS = 45
+INVALID_REPLICATION_FACTOR = 38
 REMOVAL_TIMEOUT_S = 30.0
 
 
@@ -132,6 +135,10 @@ def test_replicas_move_onto_a_new_broker_under_load(cluster: Cluster, tmp_path: 
         for node_id, partition in ((1, 0), (2, 0), (2, 1)):
             _wait_gone(_replica_dir(cluster, node_id, "moving", partition))
 
+        # Broker 1 holds nothing now: decommissioned, it stops and the load goes on.
+        load.wait_acked(len(load.acked) + 300)
+        cluster.brokers[1].stop()
+        view.wait_children("/brokers/ids", lambda live: live == ["2", "3", "4"])
         load.wait_acked(len(load.acked) + 300)
         load.stop()
         _check_no_loss(cluster.bootstrap, "moving", 2, load.acked)
@@ -146,6 +153,15 @@ def test_replication_factor_raised_then_the_old_leader_killed(cluster: Cluster, 
         _create(cluster, view, "grow", "1")
         acked = produce(cluster.bootstrap, "grow", list(range(500)))
         targets = {0: [1, 2, 3]}
+        # KIP-860: a request that may not change the replication factor is refused.
+        with RawConnection(cluster.brokers[2].port) as conn:
+            answer = conn.request(ALTER_PARTITION_REASSIGNMENTS, 1, {
+                "timeout_ms": 10000, "allow_replication_factor_change": False,
+                "topics": [{"name": "grow", "partitions": [{"partition_index": 0, "replicas": [1, 2, 3]}]}]})
+        refused = answer["responses"][0]["partitions"][0]
+        assert (refused["error_code"], refused["error_message"]) == (
+            INVALID_REPLICATION_FACTOR, "The replication factor is changed from 1 to 3")
+        assert "--disallow-replication-factor-change" in _reassign(cluster, "--help", check=False)
         out = _reassign(cluster, "--reassignment-json-file", _plan(tmp_path / "plan.json", "grow", targets),
                         "--execute")
         assert "Successfully started partition reassignment for grow-0" in out, out

@@ -22,7 +22,7 @@ from contextlib import asynccontextmanager
 import trio
 
 from pykafkad.config import BrokerConfig
-from pykafkad.controller.replica_placement import assign_replicas
+from pykafkad.controller.replica_placement import assign_replicas, manual_assignment_problem
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata import features, znodes
@@ -387,20 +387,9 @@ class Controller:
                              f"{len(assignments)} assignment(s) were specified.")
         replication_factor = len(topic.partitions[0].replicas)
         for replicas in assignments:
-            if not replicas:
-                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 "The manual partition assignment includes an empty replica list.")
-            previous = None
-            for broker_id in sorted(replicas):
-                if broker_id not in self.metadata.brokers:
-                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                     f"The manual partition assignment includes broker {broker_id}, "
-                                     f"but no such broker is registered.")
-                if broker_id == previous:
-                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                     f"The manual partition assignment includes the broker {previous} "
-                                     f"more than once.")
-                previous = broker_id
+            problem = manual_assignment_problem(replicas, self.metadata.brokers)
+            if problem:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
             if len(replicas) != replication_factor:
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  f"The manual partition assignment includes a partition with "

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from pykafkad.controller.replica_placement import manual_assignment_problem
 from pykafkad.metadata import znodes
 from pykafkad.metadata.model import NO_LEADER
 from pykafkad.metadata.store import BadVersionError, NoNodeError, SetData, StoreError
@@ -84,7 +85,8 @@ class PartitionReassignments:
             outcomes: dict[int, Outcome] = {}
             node = await self.store.get(znodes.topic_path(name))
             if topic is None or node is None:
-                return {i: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find topic {name}") for i in wanted}
+                return {i: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
+                        for i in wanted}
             assignment = znodes.decode_assignment(node.data)
             ops: list[SetData] = []
             changed: dict[int, PartitionState | None] = {}
@@ -100,6 +102,10 @@ class PartitionReassignments:
                            else self._start(assignment, index, target, allow_rf_change))
                 if problem is not None:
                     outcomes[index] = problem
+                    continue
+                if (assignment.replicas[index] == before and (assignment.adding.get(index) or None) == adding
+                        and (assignment.removing.get(index) or None) == removing):
+                    outcomes[index] = (ErrorCode.NONE, None)  # already so: nothing to write
                     continue
                 state = None
                 if set(before) - set(assignment.replicas[index]):
@@ -147,20 +153,15 @@ class PartitionReassignments:
     def _start(self, assignment: znodes.Assignment, index: int, target: list[int],
                allow_rf_change: bool) -> Outcome | None:
         """Make ``target`` the partition's reassignment in ``assignment`` (in place); None, or the error."""
-        if not target:
-            return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    "The manual partition assignment includes an empty replica list.")
-        if len(set(target)) != len(target):
-            return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"The manual partition assignment includes duplicate brokers {target}.")
-        unknown = [b for b in target if b not in self.metadata.brokers]
-        if unknown:
-            return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"The manual partition assignment includes broker(s) {unknown}, but no such broker is registered.")
+        problem = manual_assignment_problem(target, self.metadata.brokers)
+        if problem:
+            return ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem
         original = [r for r in assignment.replicas[index] if r not in assignment.adding.get(index, ())]
-        if not allow_rf_change and len(target) != len(original):
+        # Measured, as Kafka does, against an ongoing reassignment's target if there is one.
+        current = [r for r in assignment.replicas[index] if r not in assignment.removing.get(index, ())]
+        if not allow_rf_change and len(target) != len(current):
             return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"The replication factor is changed from {len(original)} to {len(target)}")
+                    f"The replication factor is changed from {len(current)} to {len(target)}")
         # As Kafka's ZooKeeper-mode controller: a new target replaces an ongoing one, measured from
         # the original replicas.
         assignment.replicas[index] = target + [r for r in original if r not in target]
@@ -173,7 +174,7 @@ class PartitionReassignments:
         adding = assignment.adding.pop(index, [])
         removing = assignment.removing.pop(index, [])
         if not adding and not removing:
-            return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, f"No ongoing reassignment for partition {index}."
+            return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None
         assignment.replicas[index] = [r for r in assignment.replicas[index] if r not in adding]
         return None
 

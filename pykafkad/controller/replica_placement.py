@@ -14,6 +14,7 @@ for CreatePartitions.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 
 NO_RACK = ""
 
@@ -71,3 +72,19 @@ def rack_alternated(rack_of: dict[int, str]) -> list[int]:
 def _replica_index(first: int, shift: int, replica: int, count: int) -> int:
     step = 1 + (shift + replica) % (count - 1)
     return (first + step) % count
+
+
+def manual_assignment_problem(replicas: list[int], registered: Collection[int]) -> str | None:
+    """Kafka's check of one partition's replicas given by hand (CreatePartitions, a reassignment):
+    its message for an empty list, an unregistered broker or a broker named twice (brokers taken
+    in ascending order), or None."""
+    if not replicas:
+        return "The manual partition assignment includes an empty replica list."
+    previous = None
+    for broker_id in sorted(replicas):
+        if broker_id not in registered:
+            return f"The manual partition assignment includes broker {broker_id}, but no such broker is registered."
+        if broker_id == previous:
+            return f"The manual partition assignment includes the broker {previous} more than once."
+        previous = broker_id
+    return None

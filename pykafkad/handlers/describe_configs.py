@@ -29,6 +29,9 @@ _BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": Config
 # pykafkad's own keys with no KafkaConfig counterpart (Kafka keeps its cluster id in
 # meta.properties, not in a config): read at start-up, but Kafka describes no such config.
 _NOT_KAFKA_CONFIGS = frozenset({"cluster.id"})
+# Kafka's replication quotas are dynamic-only configs (QuotaConfig), not KafkaConfig keys: described
+# only when set as dynamic broker configs.
+_DYNAMIC_ONLY = frozenset({"leader.replication.throttled.rate", "follower.replication.throttled.rate"})
 
 
 def _render(value: object) -> str | None:
@@ -56,6 +59,10 @@ def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
         if name in _NOT_KAFKA_CONFIGS:
             continue
         layers = broker.config.synonyms_of(name, broker_synonym_group(name))
+        if name in _DYNAMIC_ONLY:
+            layers = [layer for layer in layers if layer[0].startswith("DYNAMIC")]
+            if not layers:
+                continue
         synonyms = [Synonym(k, _render(v), ConfigSource[src]) for src, k, v in layers]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
         config_type = _BROKER_TYPES.get(key.type, ConfigType.UNKNOWN)
