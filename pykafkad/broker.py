@@ -28,6 +28,7 @@ from pykafkad.coordinator.transaction.verification import TransactionVerifier
 from pykafkad.errors import StartupError
 from pykafkad.log.housekeeping import LogHousekeeper
 from pykafkad.log.manager import LogManager
+from pykafkad.log.meta_properties import MetaPropertiesMismatch, check_or_write
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo
 from pykafkad.metadata.local_store import LocalMetadataStore
 from pykafkad.metadata.model import BrokerInfo
@@ -133,6 +134,10 @@ class Broker:
         except StoreUnavailableError as e:
             raise StartupError(f"zookeeper.connect={config['zookeeper.connect']}: cannot reach ZooKeeper "
                                f"({e}); start ZooKeeper or fix zookeeper.connect") from e
+        try:
+            check_or_write(config.log_dirs, config.node_id, self.metadata.cluster_id)
+        except MetaPropertiesMismatch as e:
+            raise StartupError(str(e)) from e
         apply_dynamic_broker_configs(config, self.metadata.broker_configs)
         self.logs.load_all(self.metadata)
         await nursery.start(self.replicas.run)

@@ -20,6 +20,7 @@ they do (it took a third off single-partition acks=all throughput).  The partiti
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -184,6 +185,10 @@ class ReplicaManager:
             await trio.to_thread.run_sync(self.logs.remove_logs, topic, opened)
             return
         self.logs.register(topic.name, dict(zip(indexes, opened, strict=True)), settings)
+        if self.shutting_down or trio.current_effective_deadline() == -math.inf:
+            # Stopping (the worker thread cannot be cancelled): the logs close with the others, and
+            # nothing starts serving them, or loading groups from them, now.
+            return
         self.apply(topic, [topic.partitions[i] for i in indexes])
         log.info("created logs of %s partition(s) %s placed on this broker", topic.name, indexes)
 
@@ -298,7 +303,7 @@ class ReplicaManager:
             now = int(time.time() * 1000)
             for partition in list(self._partitions.values()):
                 isr = partition.lagging_isr(now, max_lag_ms)
-                if isr is not None and self._nursery is not None:
+                if isr is not None and replica_id in self._brokers and self._nursery is not None:
                     self._nursery.start_soon(self._isr.propose, partition, isr, "followers fell behind")
 
     # -- high watermark checkpoint -------------------------------------------------------------
@@ -519,7 +524,9 @@ class ReplicaManager:
                                      < entry.fetch_offset):
                 continue  # a diverging follower's offset says nothing about what it shares
             isr = partition.follower_fetched(replica_id, entry.fetch_offset, now)
-            if isr is not None and self._nursery is not None:
+            # Only a registered broker joins the ISR: one in its controlled shutdown still fetches
+            # until it stops, and would otherwise be added back after the controller took it out.
+            if isr is not None and replica_id in self._brokers and self._nursery is not None:
                 self._nursery.start_soon(self._isr.propose, partition, isr, f"broker {replica_id} caught up")
 
     # -- which log work leaves the event loop -------------------------------------------------------
