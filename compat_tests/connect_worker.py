@@ -1,0 +1,90 @@
+"""A Kafka Connect worker in distributed mode (``connect-runtime`` 4.1.1, unchanged) as a subprocess,
+driven through its REST API as an operator would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from compat_tests.broker_process import free_port
+from compat_tests.java_tools import java_classpath, java_executable
+
+CONNECT_DISTRIBUTED = "org.apache.kafka.connect.cli.ConnectDistributed"
+MIRROR_MAKER = "org.apache.kafka.connect.mirror.MirrorMaker"
+READY_TIMEOUT_S = 120.0
+
+
+def java_process(main_class: str, args: list[str], stderr: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [java_executable(), "-Xmx384m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+         "-Dlog4j2.level=WARN", "-cp", java_classpath(), main_class, *args],
+        stdout=stderr.open("ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+class ConnectWorker:
+    """One distributed worker of group ``group``; its internal topics are named after the group."""
+
+    def __init__(self, bootstrap: str, group: str, work: Path, name: str, replication_factor: int = 1) -> None:
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.stderr_path = work / f"connect-{name}.log"
+        self.config_path = work / f"connect-{name}.properties"
+        settings = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "config.storage.topic": f"{group}-configs",
+            "offset.storage.topic": f"{group}-offsets",
+            "status.storage.topic": f"{group}-status",
+            "config.storage.replication.factor": str(replication_factor),
+            "offset.storage.replication.factor": str(replication_factor),
+            "status.storage.replication.factor": str(replication_factor),
+            "offset.flush.interval.ms": "500",
+            "listeners": self.url,
+            "rest.advertised.host.name": "127.0.0.1",
+            "rest.advertised.port": str(self.port),
+            # A worker that left is given up on quickly, so its work moves within the test.
+            "scheduled.rebalance.max.delay.ms": "3000",
+        }
+        self.config_path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ConnectWorker:
+        self.proc = java_process(CONNECT_DISTRIBUTED, [str(self.config_path)], self.stderr_path)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            assert self.proc.poll() is None, f"connect worker {self.name} exited\n{self.log_tail()}"
+            try:
+                if self.request("GET", "/connectors") is not None:
+                    return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            assert time.monotonic() < deadline, f"connect worker {self.name} never served REST\n{self.log_tail()}"
+            time.sleep(0.2)
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as response:
+            text = response.read()
+        return json.loads(text) if text else {}
+
+    def log_tail(self) -> str:
+        return self.stderr_path.read_text(errors="replace")[-4000:] if self.stderr_path.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
