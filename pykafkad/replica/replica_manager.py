@@ -303,7 +303,7 @@ class ReplicaManager:
             now = int(time.time() * 1000)
             for partition in list(self._partitions.values()):
                 isr = partition.lagging_isr(now, max_lag_ms)
-                if isr is not None and replica_id in self._brokers and self._nursery is not None:
+                if isr is not None and self._nursery is not None:
                     self._nursery.start_soon(self._isr.propose, partition, isr, "followers fell behind")
 
     # -- high watermark checkpoint -------------------------------------------------------------
