@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pykafkad.handlers import (
     alter_configs,
+    alter_replica_log_dirs,
     api_versions,
     delete_records,
     describe_cluster,
@@ -49,6 +50,7 @@ APIS: dict[int, Api] = {
         group_offsets,
         alter_configs,
         describe_log_dirs,
+        alter_replica_log_dirs,
         delete_records,
         elect_leaders,
         partition_reassignments,

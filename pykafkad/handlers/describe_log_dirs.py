@@ -24,6 +24,12 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             topic, partition = replica.topic, replica.index
             if wanted is not None and (topic not in wanted or partition not in wanted[topic]):
                 continue
+            moving_to = broker.replicas.moving_to(topic, partition)
+            if moving_to is not None and moving_to == log_dir:
+                # The copy being made here (Kafka's future replica): behind by the whole log until done.
+                by_topic.setdefault(topic, []).append({
+                    "partition_index": partition, "partition_size": 0, "offset_lag": replica.log_end_offset,
+                    "is_future_key": True})
             if Path(replica.log.dir).parent != log_dir:
                 continue
             by_topic.setdefault(topic, []).append({

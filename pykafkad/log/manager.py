@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import uuid
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -229,6 +230,34 @@ class LogManager:
         except Exception:  # noqa: BLE001 - its files are removed next
             log.exception("closing the log in %s failed", plog.dir)
         shutil.rmtree(plog.dir, ignore_errors=True)
+
+    def relocate(self, source: Path, dest_dir: Path) -> Path:
+        """Move a closed log's directory into log dir ``dest_dir`` (on a worker thread): a rename on
+        the same filesystem; else a copy to ``<name>.<id>-future`` renamed once complete, then the
+        source removed, so a crash leaves either the whole old directory or the whole new one (a
+        leftover ``-future`` copy is ignored, as Kafka ignores an unfinished future log)."""
+        target = dest_dir / source.name
+        if os.stat(source).st_dev == os.stat(dest_dir).st_dev:
+            os.rename(source, target)
+        else:
+            future = dest_dir / f"{source.name}.{uuid.uuid4().hex}-future"
+            shutil.copytree(source, future)
+            for path in future.iterdir():
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            _fsync_dir(future)
+            os.rename(future, target)
+            shutil.rmtree(source)
+        _fsync_dir(dest_dir)
+        _fsync_dir(source.parent)
+        return target
+
+    def replace(self, topic: str, partition: int, plog: PartitionLog) -> None:
+        """Serve ``plog`` (the same partition reopened elsewhere) from now on."""
+        self.logs[(topic, partition)] = plog
 
     def close_all(self) -> None:
         """Flush and close every log, then mark each log dir as cleanly shut down."""

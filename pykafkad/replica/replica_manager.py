@@ -123,6 +123,8 @@ class ReplicaManager:
         self._written_checkpoints: dict[Path, HighWatermarks] = {}
         # Per topic name, the removals of a deleted topic's logs still under way.
         self._removals: dict[str, list[trio.Event]] = {}
+        # Replicas being moved to another log dir, and where to.
+        self._moving: dict[tuple[str, int], Path] = {}
 
     # -- partition states ----------------------------------------------------------------------
 
@@ -249,6 +251,59 @@ class ReplicaManager:
         finally:
             self._removed(partition.topic, done)
         log.info("removed the replica of %s-%d: it was moved off this broker", partition.topic, partition.index)
+
+    # -- moving a replica between log dirs (AlterReplicaLogDirs) -------------------------------------
+
+    def moving_to(self, topic: str, index: int) -> Path | None:
+        """The log dir a replica is being moved to, if it is."""
+        return self._moving.get((topic, index))
+
+    def move_replica(self, topic: str, index: int, dest: Path) -> ErrorCode:
+        """Start moving this broker's replica of ``topic``-``index`` into log dir ``dest``."""
+        partition = self._partitions.get((topic, index))
+        if partition is None:
+            return (ErrorCode.REPLICA_NOT_AVAILABLE if self._topics(topic) is not None
+                    else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if Path(partition.log.dir).parent.resolve() == dest.resolve() or (topic, index) in self._moving:
+            return ErrorCode.NONE
+        if self._nursery is None:
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        self._moving[(topic, index)] = dest
+        self._nursery.start_soon(self._move_replica, partition, dest)
+        return ErrorCode.NONE
+
+    async def _move_replica(self, partition: Partition, dest: Path) -> None:
+        """Close the replica's log, move its directory, open it there and serve it again.  Meanwhile
+        requests on it get KAFKA_STORAGE_ERROR, which clients retry (Kafka copies into a future log
+        while serving; this closes the log for the move: a rename on one filesystem)."""
+        key = (partition.topic, partition.index)
+        old = partition.log
+        topic = self._topics(partition.topic)
+        settings = self.logs.topic_settings.get(partition.topic) or (self.logs.log_settings(topic) if topic else {})
+        source = Path(old.dir)
+        try:
+            await trio.to_thread.run_sync(old.close)
+            try:
+                moved = await trio.to_thread.run_sync(self.logs.relocate, source, dest)
+            except OSError as e:
+                log.error("moving %s-%d to %s failed: %s; it stays in %s", *key, dest, e, source.parent)
+                moved = source
+            new = await trio.to_thread.run_sync(lambda: PartitionLog(str(moved), clean_shutdown=True, **settings))
+        except (LogError, OSError) as e:
+            log.error("moving %s-%d to %s failed: %s", *key, dest, e)
+            return
+        finally:
+            self._moving.pop(key, None)
+        if self._partitions.get(key) is not partition:
+            # Stopped or deleted meanwhile: nobody serves it from here.
+            await trio.to_thread.run_sync(new.close)
+            return
+        partition.log = new
+        self.logs.replace(partition.topic, partition.index, new)
+        partition.watchers.wake_all()
+        # A follower's fetcher drops a partition whose log failed under it: take it back.
+        self._start_fetching(partition)
+        log.info("moved the replica of %s-%d from %s to %s", *key, source.parent, dest)
 
     async def _remove_logs(self, topic: TopicInfo, detached: list[PartitionLog], done: trio.Event) -> None:
         try:
