@@ -62,7 +62,7 @@ class ConnectWorker:
         while True:
             assert self.proc.poll() is None, f"connect worker {self.name} exited\n{self.log_tail()}"
             try:
-                if self.request("GET", "/connectors") is not None:
+                with urllib.request.urlopen(self.url + "/connectors", timeout=5):
                     return self
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
@@ -70,12 +70,28 @@ class ConnectWorker:
             time.sleep(0.2)
 
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """One REST call; tried again while the workers' group is rebalancing (Connect answers 409,
+        or holds the request) until READY_TIMEOUT_S.  A connector created by an earlier try that
+        timed out counts as created."""
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as response:
-            text = response.read()
-        return json.loads(text) if text else {}
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            req = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as response:
+                    text = response.read()
+                return json.loads(text) if text else {}
+            except urllib.error.HTTPError as e:
+                detail = e.read().decode(errors="replace")
+                if e.code == 409 and "already exists" in detail:
+                    return {}
+                if e.code != 409 or time.monotonic() > deadline:
+                    raise AssertionError(f"{method} {path}: HTTP {e.code} {detail}\n{self.log_tail()}") from None
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.5)
 
     def log_tail(self) -> str:
         return self.stderr_path.read_text(errors="replace")[-4000:] if self.stderr_path.exists() else ""
