@@ -228,3 +228,31 @@ def test_throttled_reassignment_cancelled_then_completed_across_a_controller_kil
         _check_no_loss(cluster.bootstrap, "slow", 1, acked)
     finally:
         view.close()
+
+
+@pytest.mark.cluster_timeout(240)
+def test_a_broker_down_while_its_replicas_left_removes_them_when_it_returns(
+        cluster: Cluster, tmp_path: Path) -> None:
+    view = _start(cluster, [1, 2, 3])
+    try:
+        _create(cluster, view, "left", "1:2")
+        _create(cluster, view, "dropped", "2:3")
+        acked = produce(cluster.bootstrap, "left", list(range(300)))
+        cluster.brokers[2].stop()
+        view.wait_children("/brokers/ids", lambda live: live == ["1", "3"])
+
+        # While broker 2 is down, its replica of left-0 is moved to broker 3 and "dropped" is deleted.
+        targets = {0: [1, 3]}
+        _reassign(cluster, "--reassignment-json-file", _plan(tmp_path / "plan.json", "left", targets), "--execute")
+        _wait_assigned(view, "left", targets)
+        run_tool("kafka-topics", ["--bootstrap-server", cluster.bootstrap, "--delete", "--topic", "dropped"])
+        view.wait_children("/brokers/topics", lambda topics: "dropped" not in topics)
+        assert _replica_dir(cluster, 2, "left", 0).exists() and _replica_dir(cluster, 2, "dropped", 0).exists()
+
+        cluster.start_broker(2, {"auto.leader.rebalance.enable": "false"})
+        assert not _replica_dir(cluster, 2, "left", 0).exists()
+        assert not _replica_dir(cluster, 2, "dropped", 0).exists()
+        assert "removing " in cluster.brokers[2].stderr_tail(40)
+        _check_no_loss(cluster.bootstrap, "left", 1, acked)
+    finally:
+        view.close()

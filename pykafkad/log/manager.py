@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import uuid
 from collections import Counter
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from pykafkad.metadata.cluster_metadata import ClusterMetadata
 
 log = logging.getLogger(__name__)
+
+# A partition's directory, as Kafka names it: ``<topic>-<partition>``.
+_PARTITION_DIR = re.compile(r"(?P<topic>[a-zA-Z0-9._-]+)-(?P<partition>[0-9]+)")
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
@@ -129,8 +133,39 @@ class LogManager:
             if plog is not None and hasattr(plog, "update_config"):
                 plog.update_config(**settings)
 
+    def remove_strays(self, metadata: ClusterMetadata) -> None:
+        """Remove the partition directories that belong to no replica of this broker: a topic deleted
+        while this broker was down (or a deletion a crash cut short), a replica moved off it while it
+        was down, an unfinished ``-future`` copy.  Kafka removes such stray logs too.  The metadata
+        is complete here (read before the logs are opened)."""
+        for d in self.config.log_dirs:
+            for child in sorted(d.iterdir()) if d.is_dir() else []:
+                if not child.is_dir():
+                    continue
+                reason = self._stray_reason(child.name, metadata)
+                if reason:
+                    log.warning("removing %s: %s", child, reason)
+                    shutil.rmtree(child, ignore_errors=True)
+
+    def _stray_reason(self, name: str, metadata: ClusterMetadata) -> str | None:
+        if name.endswith("-future"):
+            return "an unfinished copy of a replica being moved between log dirs"
+        match = _PARTITION_DIR.fullmatch(name)
+        if match is None:
+            return None
+        topic = metadata.topics.get(match["topic"])
+        index = int(match["partition"])
+        if topic is None:
+            return f"topic {match['topic']} does not exist (deleted)"
+        if index >= len(topic.partitions):
+            return None  # a partition not shown yet: never removed on a guess
+        if self.config.node_id not in topic.partitions[index].replicas:
+            return f"broker {self.config.node_id} is not a replica of {name} (moved off it)"
+        return None
+
     def load_all(self, metadata: ClusterMetadata) -> None:
         """Open (and, after a crash, recover) every partition the model places on this broker."""
+        self.remove_strays(metadata)
         hosted = [(topic, p) for topic in metadata.topics.values() for p in topic.partitions
                   if self.config.node_id in p.replicas]
         total = len(hosted)
