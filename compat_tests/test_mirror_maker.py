@@ -1,132 +1,24 @@
-"""MirrorMaker 2 (``connect-mirror`` 4.1.1, its dedicated ``MirrorMaker`` driver, unchanged) between
-two pykafkad clusters: a topic is mirrored to ``A.<topic>`` with its records, its configs and
-partitions added later; a consumer group's committed offsets are translated through checkpoints,
-so the group moved to the target cluster resumes where it stopped, with nothing skipped."""
+"""MirrorMaker 2 between two pykafkad brokers, each its own cluster: records, topic configs, a
+partition added later, and a consumer group's offsets translated through checkpoints
+(``compat_tests/mirror_maker.py``)."""
 
 from __future__ import annotations
 
-import time
-import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions
 
 from compat_tests.broker_process import BrokerProcess
-from compat_tests.clients import create_topic
-from compat_tests.connect_worker import MIRROR_MAKER, java_process
-
-WAIT_S = 120.0
-RECORDS = 1000
-CONSUMED_ON_SOURCE = 600
-
-
-def _wait(predicate: Callable[[], bool], what: str, log: Path) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        assert time.monotonic() < deadline, f"{what} never happened\n{log.read_text(errors='replace')[-4000:]}"
-        time.sleep(0.25)
-
-
-def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    found = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
-    if found is None or found.error is not None:
-        return {}
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks"})
-    try:
-        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in found.partitions}
-    finally:
-        consumer.close()
+from compat_tests.mirror_maker import mirror_and_move_a_group
 
 
 @pytest.mark.compat_timeout(300)
 def test_mirror_maker_2_mirrors_records_configs_partitions_and_group_offsets(
         broker: BrokerProcess, tmp_path: Path) -> None:
-    source = broker
     target = BrokerProcess(tmp_path / "target", {"auto.create.topics.enable": "false",
                                                  "group.initial.rebalance.delay.ms": "0"}, name="target")
     target.start()
-    suffix = uuid.uuid4().hex[:8]
-    topic, group, mirrored = f"orders-{suffix}", f"billing-{suffix}", f"A.orders-{suffix}"
-    create_topic(source.bootstrap, topic, 2, config={"retention.ms": "86400000"})
-    producer = Producer({"bootstrap.servers": source.bootstrap, "acks": "all"})
-    for n in range(RECORDS):
-        producer.produce(topic, str(n).encode(), key=str(n).encode())
-    assert producer.flush(60) == 0
-
-    # The group reads part of the topic on the source cluster and commits.
-    consumer = Consumer({"bootstrap.servers": source.bootstrap, "group.id": group, "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    consumed: list[int] = []
-    while len(consumed) < CONSUMED_ON_SOURCE:
-        msg = consumer.poll(1.0)
-        if msg is not None:
-            assert msg.error() is None, msg.error()
-            consumed.append(int(msg.value()))
-    consumer.commit(asynchronous=False)
-    consumer.close()
-
-    config = tmp_path / "mm2.properties"
-    config.write_text("\n".join([
-        "clusters=A,B", f"A.bootstrap.servers={source.bootstrap}", f"B.bootstrap.servers={target.bootstrap}",
-        "A->B.enabled=true", f"A->B.topics={topic}", f"A->B.groups={group}", "B->A.enabled=false",
-        "replication.factor=1", "checkpoints.topic.replication.factor=1", "heartbeats.topic.replication.factor=1",
-        "offset-syncs.topic.replication.factor=1", "offset.storage.replication.factor=1",
-        "status.storage.replication.factor=1", "config.storage.replication.factor=1",
-        "refresh.topics.interval.seconds=1", "refresh.groups.interval.seconds=1",
-        "sync.topic.configs.interval.seconds=1", "emit.checkpoints.interval.seconds=1",
-        "emit.heartbeats.interval.seconds=1", "sync.group.offsets.enabled=true",
-        "sync.group.offsets.interval.seconds=1", "offset.lag.max=0", ""]))
-    log = tmp_path / "mirror-maker.log"
-    mm2 = java_process(MIRROR_MAKER, [str(config)], log)
     try:
-        _wait(lambda: sum(_end_offsets(target.bootstrap, mirrored).values()) >= RECORDS, "records mirrored", log)
-
-        target_admin = AdminClient({"bootstrap.servers": target.bootstrap})
-
-        def retention_synced() -> bool:
-            resource = ConfigResource(ConfigResource.Type.TOPIC, mirrored)
-            configs = target_admin.describe_configs([resource])[resource].result(timeout=10)
-            return configs["retention.ms"].value == "86400000"
-        _wait(retention_synced, "retention.ms synced", log)
-
-        source_admin = AdminClient({"bootstrap.servers": source.bootstrap})
-        source_admin.create_partitions([NewPartitions(topic, 3)])[topic].result(timeout=30)
-        _wait(lambda: len(_end_offsets(target.bootstrap, mirrored)) == 3, "the new partition mirrored", log)
-
-        def translated() -> dict[int, int]:
-            [result] = target_admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()
-            return {tp.partition: tp.offset for tp in result.result(timeout=10).topic_partitions
-                    if tp.topic == mirrored and tp.offset >= 0}
-        _wait(lambda: sum(translated().values()) > 0, "the group's offsets translated to the target", log)
+        mirror_and_move_a_group(broker.bootstrap, target.bootstrap, tmp_path)
     finally:
-        mm2.terminate()
-        try:
-            mm2.wait(60)
-        except Exception:  # noqa: BLE001 - a stuck JVM is killed
-            mm2.kill()
-
-    # The group moved to the target cluster goes on from there: nothing it had not read is skipped,
-    # and it does not start over.
-    moved = Consumer({"bootstrap.servers": target.bootstrap, "group.id": group, "enable.auto.commit": False,
-                      "auto.offset.reset": "earliest"})
-    moved.subscribe([mirrored])
-    rest: list[int] = []
-    remaining = set(range(RECORDS)) - set(consumed)
-    deadline = time.monotonic() + WAIT_S
-    while not remaining <= set(rest):
-        assert time.monotonic() < deadline, f"never read {len(remaining - set(rest))} of the unread records"
-        msg = moved.poll(1.0)
-        if msg is not None:
-            assert msg.error() is None, msg.error()
-            rest.append(int(msg.value()))
-    moved.close()
-    # MM2 translates to the last offset sync at or below the committed offset (at least once): a
-    # bounded part is read again (about 100 here), never the whole.
-    reread = set(rest) & set(consumed)
-    assert len(reread) < CONSUMED_ON_SOURCE // 2, f"the moved group read {len(reread)} records again"
-    target.close()
+        target.close()
