@@ -49,6 +49,11 @@ KNOWN_DIFFERENCES: dict[str, str] = {
        for key in ("zookeeper.connect", "zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms",
                    "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms",
                    "leader.imbalance.per.broker.percentage")},
+    **{key: "the reference Kafka runs its KRaft controller on a listener of its own, so it is started with "
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT and "
+            "inter.broker.listener.name=PLAINTEXT (compat_tests/reference_kafka.py); pykafkad has no "
+            "controller listener and is given neither"
+       for key in ("listener.security.protocol.map", "inter.broker.listener.name")},
 }
 START_TIMEOUT_S = 120.0
 # Settings each setup adds to both brokers; the reference Kafka also sets these

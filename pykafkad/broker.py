@@ -59,7 +59,7 @@ class Broker:
         self.config = config
         self.logs = LogManager(config)
         self.store = metadata_store(config)
-        self.metadata = ClusterMetadata(self.store, config.node_id)
+        self.metadata = ClusterMetadata(self.store, config.node_id, config.inter_broker_listener.name)
         self.replicas = ReplicaManager(config, self.logs, self.metadata)
         self.controller = Controller(config, self.metadata, self.logs, self.replicas)
         self.election = ControllerElection(self.store, self.metadata, config.node_id)
@@ -144,7 +144,8 @@ class Broker:
         for topic in self.metadata.topics.values():
             self.replicas.apply(topic)
         host, port = config.advertised_endpoint
-        me = BrokerInfo(config.node_id, host, port, config["broker.rack"])
+        me = BrokerInfo(config.node_id, host, port, config["broker.rack"], config.advertised_endpoints,
+                        {lst.name: lst.security_protocol for lst in config.advertised})
         session_timeout_ms = config["zookeeper.session.timeout.ms"]
         try:
             await register_broker(self.store, me, session_timeout_ms)

@@ -34,6 +34,11 @@ class ConfigKey:
     check: Callable[[Any], str | None] | None = None  # returns a problem description, or None
 
 
+# The security protocols a listener may use today; SASL is not served yet.
+SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL")
+ALL_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
 def at_least(minimum: int) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         return None if value is None or value >= minimum else f"must be at least {minimum}"
@@ -66,6 +71,26 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("broker.id", "int", -1),
         ConfigKey("listeners", "list", ["PLAINTEXT://:9092"]),
         ConfigKey("advertised.listeners", "list", None),
+        # Kafka's default map, in the order Kafka 4.1 describes it.
+        ConfigKey("listener.security.protocol.map", "list",
+                  ["SASL_SSL:SASL_SSL", "PLAINTEXT:PLAINTEXT", "SSL:SSL", "SASL_PLAINTEXT:SASL_PLAINTEXT"]),
+        ConfigKey("inter.broker.listener.name", "string", None),
+        ConfigKey("security.inter.broker.protocol", "string", "PLAINTEXT", one_of(*ALL_PROTOCOLS)),
+        # TLS (network/tls.py): PEM key stores and trust stores, as Kafka's ssl.*.type=PEM.
+        ConfigKey("ssl.keystore.type", "string", "JKS"),
+        ConfigKey("ssl.keystore.location", "string", None),
+        ConfigKey("ssl.keystore.password", "password", None),
+        ConfigKey("ssl.keystore.key", "password", None),
+        ConfigKey("ssl.keystore.certificate.chain", "password", None),
+        ConfigKey("ssl.key.password", "password", None),
+        ConfigKey("ssl.truststore.type", "string", "JKS"),
+        ConfigKey("ssl.truststore.location", "string", None),
+        ConfigKey("ssl.truststore.password", "password", None),
+        ConfigKey("ssl.truststore.certificates", "password", None),
+        ConfigKey("ssl.client.auth", "string", "none", one_of("required", "requested", "none")),
+        ConfigKey("ssl.enabled.protocols", "list", ["TLSv1.2", "TLSv1.3"]),
+        ConfigKey("ssl.protocol", "string", "TLSv1.3"),
+        ConfigKey("ssl.endpoint.identification.algorithm", "string", "https"),
         ConfigKey("log.dirs", "list", None),
         ConfigKey("log.dir", "string", "/tmp/kafka-logs"),
         ConfigKey("num.partitions", "int", 1, at_least(1)),
@@ -164,7 +189,7 @@ KEYS: dict[str, ConfigKey] = {
 ACCEPTED_UNUSED = frozenset(
     {
         "process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
-        "controller.listener.names", "inter.broker.listener.name", "listener.security.protocol.map",
+        "controller.listener.names",
         "num.network.threads", "num.io.threads", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
         "num.recovery.threads.per.data.dir",
         "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
@@ -220,14 +245,28 @@ def read_properties(path: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Listener:
-    """A PLAINTEXT listener's address."""
+    """A listener: its name (``PLAINTEXT``, ``SSL`` or one of ``listener.security.protocol.map``),
+    address and security protocol."""
 
     name: str
     host: str
     port: int
+    security_protocol: str = "PLAINTEXT"
 
 
-def parse_listener(spec: str, key: str) -> Listener:
+def parse_protocol_map(items: list[str]) -> dict[str, str]:
+    """``listener.security.protocol.map``: listener name -> security protocol."""
+    mapping: dict[str, str] = {}
+    for item in items:
+        name, sep, protocol = item.partition(":")
+        if not sep or not name.strip() or protocol.strip().upper() not in ALL_PROTOCOLS:
+            raise ConfigError(f"listener.security.protocol.map: {item!r} is not NAME:PROTOCOL with PROTOCOL one "
+                              f"of {', '.join(ALL_PROTOCOLS)}")
+        mapping[name.strip().upper()] = protocol.strip().upper()
+    return mapping
+
+
+def parse_listener(spec: str, key: str, protocols: dict[str, str] | None = None) -> Listener:
     name, sep, address = spec.partition("://")
     if not sep:
         raise ConfigError(f"{key}: {spec!r} is not NAME://host:port")
@@ -235,9 +274,15 @@ def parse_listener(spec: str, key: str) -> Listener:
     if not colon or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise ConfigError(f"{key}: {spec!r} has no valid port")
     host = host.strip("[]")
-    if name.upper() not in ("PLAINTEXT",):
-        raise ConfigError(f"{key}: listener {name} is not supported yet; only PLAINTEXT")
-    return Listener(name.upper(), host, int(port_text))
+    name = name.strip().upper()
+    protocol = (protocols if protocols is not None else {p: p for p in ALL_PROTOCOLS}).get(name)
+    if protocol is None:
+        raise ConfigError(f"{key}: no security protocol defined for listener {name}; add {name}:<protocol> to "
+                          "listener.security.protocol.map")
+    if protocol not in SUPPORTED_PROTOCOLS:
+        raise ConfigError(f"{key}: listener {name} uses {protocol}, which pykafkad does not serve yet "
+                          f"(supported: {', '.join(SUPPORTED_PROTOCOLS)})")
+    return Listener(name, host, int(port_text), protocol)
 
 
 class BrokerConfig:
@@ -257,13 +302,23 @@ class BrokerConfig:
         values["node.id"] = values["broker.id"] = self.node_id
         if explicit & {"node.id", "broker.id"}:
             explicit |= {"node.id", "broker.id"}
-        self.listeners = [parse_listener(s, "listeners") for s in values["listeners"]]
+        self.protocol_map = parse_protocol_map(values["listener.security.protocol.map"])
+        self.listeners = [parse_listener(s, "listeners", self.protocol_map) for s in values["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners: at least one listener is needed, e.g. PLAINTEXT://127.0.0.1:9092")
+        names = [lst.name for lst in self.listeners]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"listeners: each listener needs a name of its own, got {', '.join(names)}")
         advertised = values["advertised.listeners"]
         self.advertised = (
-            [parse_listener(s, "advertised.listeners") for s in advertised] if advertised else self.listeners
+            [parse_listener(s, "advertised.listeners", self.protocol_map) for s in advertised]
+            if advertised else self.listeners
         )
+        unknown = [lst.name for lst in self.advertised if lst.name not in names]
+        if unknown:
+            raise ConfigError(f"advertised.listeners: {', '.join(unknown)} is not one of listeners "
+                              f"({', '.join(names)})")
+        self.inter_broker_listener = self._inter_broker_listener(values, explicit)
         dirs = values["log.dirs"] or [values["log.dir"]]
         self.log_dirs = [Path(d) for d in dirs]
 
@@ -308,13 +363,41 @@ class BrokerConfig:
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
 
-    @property
-    def advertised_endpoint(self) -> tuple[str, int]:
-        listener = self.advertised[0]
+    def _inter_broker_listener(self, values: dict[str, Any], explicit: set[str]) -> Listener:
+        """The advertised listener other brokers reach this one on: ``inter.broker.listener.name``,
+        or the listener named after ``security.inter.broker.protocol`` (Kafka's rule); a cluster of
+        one broker that advertises neither uses its first listener."""
+        name = values["inter.broker.listener.name"]
+        if name and "security.inter.broker.protocol" in explicit:
+            raise ConfigError("Only one of inter.broker.listener.name and security.inter.broker.protocol should be "
+                              "set.")
+        wanted = (name or values["security.inter.broker.protocol"]).strip().upper()
+        for listener in self.advertised:
+            if listener.name == wanted:
+                return listener
+        if not name and "security.inter.broker.protocol" not in explicit and not values["zookeeper.connect"]:
+            return self.advertised[0]
+        key = "inter.broker.listener.name" if name else "security.inter.broker.protocol"
+        raise ConfigError(f"{key}: {wanted} must be a listener name defined in advertised.listeners "
+                          f"({', '.join(lst.name for lst in self.advertised)})")
+
+    @staticmethod
+    def endpoint(listener: Listener) -> tuple[str, int]:
+        """Where clients reach ``listener``: its host (127.0.0.1 for an unspecified one) and port."""
         host = listener.host or "127.0.0.1"
         if host == "0.0.0.0":
             host = "127.0.0.1"
         return host, listener.port
+
+    @property
+    def advertised_endpoint(self) -> tuple[str, int]:
+        """The inter-broker listener's endpoint."""
+        return self.endpoint(self.inter_broker_listener)
+
+    @property
+    def advertised_endpoints(self) -> dict[str, tuple[str, int]]:
+        """Every advertised listener's endpoint, by listener name."""
+        return {lst.name: self.endpoint(lst) for lst in self.advertised}
 
     @property
     def retention_ms(self) -> int:

@@ -19,6 +19,8 @@ class RequestContext:
     correlation_id: int
     client_id: str | None
     peer: str
+    # The listener the request came in on (its name, e.g. PLAINTEXT or SSL).
+    listener: str = "PLAINTEXT"
 
 
 Handler = Callable[["Broker", RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]

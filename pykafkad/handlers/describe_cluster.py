@@ -28,8 +28,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         "cluster_id": md.cluster_id,
         "controller_id": md.controller_id,
         "brokers": [
-            {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack, "is_fenced": False}
-            for b in md.brokers.values()
+            {"broker_id": b.node_id, "host": e[0], "port": e[1], "rack": b.rack, "is_fenced": False}
+            for b in md.brokers.values() if (e := b.endpoint(ctx.listener)) is not None
         ],
         "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }

@@ -25,7 +25,7 @@ BROKER_LOGGER = 8
 
 _BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": ConfigType.SHORT,
                  "double": ConfigType.DOUBLE, "boolean": ConfigType.BOOLEAN, "string": ConfigType.STRING,
-                 "list": ConfigType.LIST}
+                 "list": ConfigType.LIST, "password": ConfigType.PASSWORD}
 # pykafkad's own keys with no KafkaConfig counterpart (Kafka keeps its cluster id in
 # meta.properties, not in a config): read at start-up, but Kafka describes no such config.
 _NOT_KAFKA_CONFIGS = frozenset({"cluster.id"})
@@ -45,11 +45,13 @@ def _render(value: object) -> str | None:
 
 
 def _entry(c: EffectiveConfig, read_only: bool, synonyms: bool) -> dict[str, Any]:
+    # Passwords and keys (ssl.key.password, ssl.keystore.key...) are never shown, as Kafka hides them.
+    sensitive = c.config_type == ConfigType.PASSWORD
     return {
-        "name": c.name, "value": c.value, "read_only": read_only, "config_source": c.source,
-        "is_sensitive": False, "config_type": c.config_type, "documentation": None,
-        "synonyms": [{"name": s.name, "value": s.value, "source": s.source} for s in c.synonyms]
-        if synonyms else [],
+        "name": c.name, "value": None if sensitive else c.value, "read_only": read_only,
+        "config_source": c.source, "is_sensitive": sensitive, "config_type": c.config_type, "documentation": None,
+        "synonyms": [{"name": s.name, "value": None if sensitive else s.value, "source": s.source}
+                     for s in c.synonyms] if synonyms else [],
     }
 
 

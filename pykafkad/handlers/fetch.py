@@ -72,7 +72,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id,
         read_committed=body["isolation_level"] == 1)
     responses = []
-    hints = LeaderHints(broker, FETCH_HINTED)
+    hints = LeaderHints(broker, FETCH_HINTED, ctx.listener)
     for (entry, slots), wanted in zip(layout, body["topics"], strict=True):
         entry["partitions"] = []
         topic = broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id else broker.topic(wanted["topic"])

@@ -25,7 +25,7 @@ GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 
 
-async def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
+async def _lookup(broker: Broker, key: str, key_type: int, listener: str) -> dict[str, Any]:
     if key_type == GROUP_KEY_TYPE:
         try:
             await broker.groups.create_offsets_topic()
@@ -36,26 +36,27 @@ async def _lookup(broker: Broker, key: str, key_type: int) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - cannot host the offsets topic: no coordinator to offer
             log.exception("creating the offsets topic failed")
             return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        return _leader_of(broker, key, OFFSETS_TOPIC, broker.groups.partition_for(key))
+        return _leader_of(broker, key, OFFSETS_TOPIC, broker.groups.partition_for(key), listener)
     if key_type == TRANSACTION_KEY_TYPE:
         try:
             await broker.transactions.create_topic()
         except KafkaError as e:
             log.info("transaction state topic not ready for %s: %s", key, e)
             return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        return _leader_of(broker, key, TRANSACTION_TOPIC, broker.transactions.partition_for(key))
+        return _leader_of(broker, key, TRANSACTION_TOPIC, broker.transactions.partition_for(key), listener)
     return _error(key, ErrorCode.INVALID_REQUEST, f"Unsupported key type {key_type}.")
 
 
-def _leader_of(broker: Broker, key: str, topic_name: str, index: int) -> dict[str, Any]:
+def _leader_of(broker: Broker, key: str, topic_name: str, index: int, listener: str) -> dict[str, Any]:
     """The coordinator of ``key``: the leader of its partition of the internal topic."""
     topic = broker.metadata.topics.get(topic_name)
     leader = topic.partitions[index].leader if topic is not None and index < len(topic.partitions) else -1
     coordinator = broker.metadata.brokers.get(leader)
-    if coordinator is None:
+    endpoint = coordinator.endpoint(listener) if coordinator is not None else None
+    if coordinator is None or endpoint is None:
         # No leader elected yet, or its broker is down: retriable.
         return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-    return {"key": key, "node_id": coordinator.node_id, "host": coordinator.host, "port": coordinator.port,
+    return {"key": key, "node_id": coordinator.node_id, "host": endpoint[0], "port": endpoint[1],
             "error_code": ErrorCode.NONE, "error_message": None}
 
 
@@ -66,9 +67,10 @@ def _error(key: str, code: ErrorCode, message: str) -> dict[str, Any]:
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     key_type = body["key_type"] if ctx.api_version >= 1 else GROUP_KEY_TYPE
     if ctx.api_version >= 4:
-        return {"throttle_time_ms": 0,
-                "coordinators": [await _lookup(broker, key, key_type) for key in body["coordinator_keys"]]}
-    found = await _lookup(broker, body["key"], key_type)
+        keys = body["coordinator_keys"]
+        return {"throttle_time_ms": 0, "coordinators": [await _lookup(broker, key, key_type, ctx.listener)
+                                                        for key in keys]}
+    found = await _lookup(broker, body["key"], key_type, ctx.listener)
     return {"throttle_time_ms": 0, "error_code": found["error_code"], "error_message": found["error_message"],
             "node_id": found["node_id"], "host": found["host"], "port": found["port"]}
 

@@ -19,7 +19,8 @@ FETCH_HINTED = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEA
 class LeaderHints:
     """Collects the leaders named in one response, for its ``node_endpoints``."""
 
-    def __init__(self, broker: Broker, hinted: frozenset[ErrorCode]) -> None:
+    def __init__(self, broker: Broker, hinted: frozenset[ErrorCode], listener: str = "PLAINTEXT") -> None:
+        self.listener = listener
         self.broker = broker
         self.hinted = hinted
         self.leaders: set[int] = set()
@@ -39,5 +40,5 @@ class LeaderHints:
 
     def node_endpoints(self) -> list[dict[str, Any]]:
         brokers = self.broker.metadata.brokers
-        return [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-                for b in (brokers[n] for n in sorted(self.leaders) if n in brokers)]
+        found = [(b, b.endpoint(self.listener)) for b in (brokers[n] for n in sorted(self.leaders) if n in brokers)]
+        return [{"node_id": b.node_id, "host": e[0], "port": e[1], "rack": b.rack} for b, e in found if e is not None]

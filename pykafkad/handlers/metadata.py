@@ -86,8 +86,10 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     md = broker.metadata
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-                    for b in md.brokers.values()],
+        # Each broker's endpoint on the listener this request came in on; a broker without that
+        # listener is left out, as Kafka does.
+        "brokers": [{"node_id": b.node_id, "host": e[0], "port": e[1], "rack": b.rack}
+                    for b in md.brokers.values() if (e := b.endpoint(ctx.listener)) is not None],
         "cluster_id": md.cluster_id,
         "controller_id": md.controller_id,
         "topics": topics,

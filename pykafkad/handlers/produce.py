@@ -115,7 +115,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     if acks == 0:
         return None
     responses = []
-    hints = LeaderHints(broker, PRODUCE_HINTED)
+    hints = LeaderHints(broker, PRODUCE_HINTED, ctx.listener)
     for name, results in answers:
         partition_responses = []
         for result in results:

@@ -86,9 +86,11 @@ class _TopicNodes:
 class ClusterMetadata:
     """The cluster as the store last told this broker."""
 
-    def __init__(self, store: MetadataStore, node_id: int) -> None:
+    def __init__(self, store: MetadataStore, node_id: int, inter_broker_listener: str | None = None) -> None:
         self.store = store
         self.node_id = node_id
+        # The listener brokers reach each other on: a broker's host and port are its endpoint there.
+        self.inter_broker_listener = inter_broker_listener
         self.cluster_id = ""
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = -1
@@ -198,7 +200,7 @@ class ClusterMetadata:
             if node is None:
                 self.brokers.pop(node_id, None)
             else:
-                self.brokers[node_id] = znodes.decode_broker(node_id, node.data)
+                self.brokers[node_id] = znodes.decode_broker(node_id, node.data, self.inter_broker_listener)
         elif kind == "controller":
             node = event[1]
             self.controller_id = -1 if node is None else znodes.decode_controller(node.data)

@@ -17,10 +17,23 @@ NO_LEADER = -1
 
 @dataclass
 class BrokerInfo:
+    """A registered broker.  ``host``/``port`` is its endpoint on the inter-broker listener (where
+    other brokers reach it); ``endpoints`` holds every listener's, by name, for clients."""
+
     node_id: int
     host: str
     port: int
     rack: str | None = None
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Listener name -> security protocol, as the broker registered them.
+    protocols: dict[str, str] = field(default_factory=dict)
+
+    def endpoint(self, listener: str) -> tuple[str, int] | None:
+        """The broker's address on ``listener``; its only address for a broker that registered none
+        by name; None when it has no such listener."""
+        if not self.endpoints:
+            return self.host, self.port
+        return self.endpoints.get(listener)
 
 
 @dataclass

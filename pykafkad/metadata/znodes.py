@@ -83,10 +83,12 @@ def parse_kafka_uuid(text: str) -> uuid.UUID:
 # -- /brokers/ids/<id> ----------------------------------------------------------------------------
 
 def encode_broker(broker: BrokerInfo, timestamp_ms: int) -> bytes:
+    endpoints = broker.endpoints or {"PLAINTEXT": (broker.host, broker.port)}
+    protocols = broker.protocols or {name: name for name in endpoints}
     return _json({
         "features": {},
-        "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
-        "endpoints": [f"PLAINTEXT://{broker.host}:{broker.port}"],
+        "listener_security_protocol_map": protocols,
+        "endpoints": [f"{name}://{_host(host)}:{port}" for name, (host, port) in endpoints.items()],
         "rack": broker.rack,
         "jmx_port": -1,
         "port": broker.port,
@@ -96,16 +98,26 @@ def encode_broker(broker: BrokerInfo, timestamp_ms: int) -> bytes:
     })
 
 
-def decode_broker(node_id: int, data: bytes) -> BrokerInfo:
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def decode_broker(node_id: int, data: bytes, inter_broker_listener: str | None = None) -> BrokerInfo:
+    """The broker a registration describes; its host and port are those of
+    ``inter_broker_listener`` (else of its first endpoint)."""
     doc = json.loads(data)
-    host, port = doc.get("host"), doc.get("port", -1)
+    endpoints: dict[str, tuple[str, int]] = {}
     for endpoint in doc.get("endpoints", []):
-        # PLAINTEXT://host:port; a bracketed IPv6 host keeps its colons.
-        address = endpoint.split("://", 1)[1]
+        # NAME://host:port; a bracketed IPv6 host keeps its colons.
+        name, _, address = endpoint.partition("://")
         host, _, port_text = address.rpartition(":")
-        host, port = host.strip("[]"), int(port_text)
-        break
-    return BrokerInfo(node_id, host or "", int(port), doc.get("rack"))
+        endpoints[name] = (host.strip("[]"), int(port_text))
+    host, port = doc.get("host") or "", int(doc.get("port", -1))
+    chosen = endpoints.get(inter_broker_listener or "") or next(iter(endpoints.values()), None)
+    if chosen is not None:
+        host, port = chosen
+    protocols = {str(k): str(v) for k, v in (doc.get("listener_security_protocol_map") or {}).items()}
+    return BrokerInfo(node_id, host, port, doc.get("rack"), endpoints, protocols)
 
 
 # -- /brokers/topics/<t> --------------------------------------------------------------------------

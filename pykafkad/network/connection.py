@@ -47,10 +47,12 @@ class ConnectionClosed(Exception):
 class Connection:
     """A client's socket and the loop serving it."""
 
-    def __init__(self, stream: trio.SocketStream, broker: Broker, peer: str) -> None:
+    def __init__(self, stream: trio.abc.Stream, broker: Broker, peer: str, listener: str = "PLAINTEXT") -> None:
         self.stream = stream
         self.broker = broker
         self.peer = peer
+        # The listener the client connected to: answers name the brokers' endpoints on it.
+        self.listener = listener
         self._buffer = bytearray()
         self._start = 0  # bytes of _buffer already handed out as frames
         self.idle_scope = trio.CancelScope()
@@ -230,7 +232,8 @@ class Connection:
             body = wire.decode_request(header.api_key, version, frame, header.body_offset)
         except (wire.DecodeError, wire.UnsupportedVersion) as e:
             raise ConnectionClosed(f"malformed {api.name} v{version} request: {e}") from None
-        ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer)
+        ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
+                             self.listener)
         try:
             result = await api.handle(self.broker, ctx, body)
         except trio.Cancelled:

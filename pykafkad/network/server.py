@@ -15,19 +15,23 @@ import errno
 import logging
 import signal
 import socket
+import ssl
 import time
 
 import trio
 
 from pykafkad.broker import Broker
-from pykafkad.config import BrokerConfig, Listener
+from pykafkad.config import BrokerConfig, ConfigError, Listener
 from pykafkad.errors import StartupError
 from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
+from pykafkad.network import tls
 from pykafkad.network.connection import Connection
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 30.0
+# A TLS client that has not finished its handshake by then is dropped.
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
 # Bind failures in words an operator acts on; others use the system's own text.
 _BIND_PROBLEMS = {
@@ -96,7 +100,7 @@ async def _bind(spec: Listener) -> list[trio.socket.SocketType]:
     return bound
 
 
-def start_listening(bound: list[tuple[Listener, trio.socket.SocketType]]) -> list[trio.SocketListener]:
+def start_listening(bound: list[tuple[Listener, trio.socket.SocketType]]) -> list[tuple[Listener, trio.SocketListener]]:
     """Let clients in: the broker is loaded and serves from here on.  StartupError if another
     process took the address since it was bound (both bound it with SO_REUSEADDR)."""
     for spec, sock in bound:
@@ -104,7 +108,7 @@ def start_listening(bound: list[tuple[Listener, trio.socket.SocketType]]) -> lis
             sock.listen(socket.SOMAXCONN)
         except OSError as e:
             raise StartupError(f"listener {_name(spec)}: {_bind_problem(e)}") from e
-    return [trio.SocketListener(sock) for _, sock in bound]
+    return [(spec, trio.SocketListener(sock)) for spec, sock in bound]
 
 
 class Server:
@@ -115,21 +119,37 @@ class Server:
         self.connections: set[Connection] = set()
         self.accept_scope = trio.CancelScope()
         self.bound: list[tuple[str, int]] = []
+        # The SSL listeners' context, made at start.
+        self.tls: ssl.SSLContext | None = None
 
-    async def _serve_connection(self, stream: trio.SocketStream, broker: Broker) -> None:
+    async def _serve_connection(self, stream: trio.SocketStream, broker: Broker, spec: Listener) -> None:
         try:
             host, port = stream.socket.getpeername()[:2]
             peer = f"{host}:{port}"
         except OSError:
             peer = "unknown peer"
-        conn = Connection(stream, broker, peer)
+        served: trio.abc.Stream = stream
+        if spec.security_protocol == "SSL":
+            assert self.tls is not None
+            served = trio.SSLStream(stream, self.tls, server_side=True)
+            # Each connection shakes hands in its own task, so a slow or silent client holds only itself.
+            try:
+                with trio.fail_after(TLS_HANDSHAKE_TIMEOUT_S):
+                    await served.do_handshake()
+            except (trio.BrokenResourceError, trio.TooSlowError, OSError) as e:
+                cause = e.__cause__ or e
+                log.info("TLS handshake with %s on %s failed: %s", peer, spec.name,
+                         "timed out" if isinstance(e, trio.TooSlowError) else cause)
+                await trio.aclose_forcefully(served)
+                return
+        conn = Connection(served, broker, peer, spec.name)
         self.connections.add(conn)
         try:
             await conn.serve()
         finally:
             self.connections.discard(conn)
 
-    async def _accept_loop(self, listener: trio.SocketListener, broker: Broker,
+    async def _accept_loop(self, spec: Listener, listener: trio.SocketListener, broker: Broker,
                            nursery: trio.Nursery) -> None:
         async with listener:
             while True:
@@ -140,7 +160,7 @@ class Server:
                     log.error("accept failed: %s", e)
                     await trio.sleep(0.1)
                     continue
-                nursery.start_soon(self._serve_connection, stream, broker)
+                nursery.start_soon(self._serve_connection, stream, broker, spec)
 
     async def run(self, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
         """Start (bind, lock, load), serve until a signal or ``stop``, then shut down cleanly.
@@ -150,6 +170,12 @@ class Server:
         broker is loaded, as before.
         """
         started = time.monotonic()
+        try:
+            tls.check(self.config)
+            if any(lst.security_protocol == "SSL" for lst in self.config.listeners):
+                self.tls = tls.server_context(self.config)
+        except ConfigError as e:
+            raise StartupError(str(e)) from e
         sockets = await bind_listeners(self.config.listeners)
         try:
             locks = LogDirLocks.acquire(self.config.log_dirs)
@@ -175,9 +201,9 @@ class Server:
             locks.release()
             log.info("pykafkad stopped")
 
-    async def _serve(self, broker: Broker, listeners: list[trio.SocketListener], started: float,
+    async def _serve(self, broker: Broker, listeners: list[tuple[Listener, trio.SocketListener]], started: float,
                      task_status: trio.TaskStatus[Server]) -> None:
-        self.bound = [tuple(lst.socket.getsockname()[:2]) for lst in listeners]  # type: ignore[misc]
+        self.bound = [tuple(lst.socket.getsockname()[:2]) for _, lst in listeners]  # type: ignore[misc]
         log.info(
             "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s, metadata in %s",
             time.monotonic() - started, self.config.node_id, broker.metadata.cluster_id,
@@ -188,8 +214,8 @@ class Server:
             with self.accept_scope:
                 async with trio.open_nursery() as acceptors:
                     acceptors.start_soon(self._wait_for_signal, broker)
-                    for lst in listeners:
-                        acceptors.start_soon(self._accept_loop, lst, broker, connections)
+                    for spec, lst in listeners:
+                        acceptors.start_soon(self._accept_loop, spec, lst, broker, connections)
                     task_status.started(self)
             # Accepting has stopped: close idle connections, give busy ones time to finish.
             broker.begin_shutdown()

@@ -10,6 +10,7 @@ caller backs off and makes a new one.
 from __future__ import annotations
 
 import itertools
+import ssl
 import struct
 from typing import Any
 
@@ -26,19 +27,27 @@ class BrokerLinkError(Exception):
 
 
 class BrokerLink:
-    def __init__(self, stream: trio.SocketStream, client_id: str) -> None:
+    def __init__(self, stream: trio.abc.Stream, client_id: str) -> None:
         self._stream = stream
         self._client_id = client_id
         self._correlation = itertools.count(1)
         self._buffer = bytearray()
 
     @classmethod
-    async def connect(cls, host: str, port: int, client_id: str, timeout_s: float) -> BrokerLink:
+    async def connect(cls, host: str, port: int, client_id: str, timeout_s: float,
+                      ssl_context: ssl.SSLContext | None = None) -> BrokerLink:
+        """A link to ``host:port``; over TLS with ``ssl_context`` (the inter-broker listener is SSL)."""
+        stream: trio.abc.Stream | None = None
         try:
             with trio.fail_after(timeout_s):
                 stream = await trio.open_tcp_stream(host, port)
-        except (OSError, trio.TooSlowError) as e:
-            raise BrokerLinkError(f"cannot connect to {host}:{port}: {e}") from e
+                if ssl_context is not None:
+                    stream = trio.SSLStream(stream, ssl_context, server_hostname=host)
+                    await stream.do_handshake()
+        except (OSError, trio.TooSlowError, trio.BrokenResourceError) as e:
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+            raise BrokerLinkError(f"cannot connect to {host}:{port}: {e.__cause__ or e}") from e
         return cls(stream, client_id)
 
     async def request(self, api_key: int, version: int, body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -83,9 +92,11 @@ class BrokerLinkPool:
 
     MAX_IDLE_PER_BROKER = 4
 
-    def __init__(self, client_id: str, connect_timeout_s: float = 10.0) -> None:
+    def __init__(self, client_id: str, connect_timeout_s: float = 10.0,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self._client_id = client_id
         self._connect_timeout_s = connect_timeout_s
+        self._ssl_context = ssl_context
         self._idle: dict[tuple[str, int], list[BrokerLink]] = {}
 
     async def request(self, host: str, port: int, api_key: int, version: int, body: dict[str, Any],
@@ -97,7 +108,7 @@ class BrokerLinkPool:
                 return await self._on(idle.pop(), idle, api_key, version, body, timeout_s)
             except BrokerLinkError:
                 pass  # most likely closed by the other broker while idle: one fresh try
-        link = await BrokerLink.connect(host, port, self._client_id, self._connect_timeout_s)
+        link = await BrokerLink.connect(host, port, self._client_id, self._connect_timeout_s, self._ssl_context)
         return await self._on(link, idle, api_key, version, body, timeout_s)
 
     async def _on(self, link: BrokerLink, idle: list[BrokerLink], api_key: int, version: int,

@@ -29,6 +29,7 @@ import trio
 from pykafkad._rust_log import LogError
 from pykafkad.config import BrokerConfig
 from pykafkad.metadata.model import BrokerInfo
+from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, Partition
 from pykafkad.replica.replication_quota import ReplicationQuota
@@ -99,7 +100,8 @@ class ReplicaFetcher:
                 try:
                     if link is None:
                         link = await BrokerLink.connect(leader.host, leader.port,
-                                                        f"replica-fetcher-{self.config.node_id}", 30)
+                                                        f"replica-fetcher-{self.config.node_id}", 30,
+                                                        inter_broker_context(self.config))
                     if not await self._fetch_once(link):
                         await link.aclose()
                         link = None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLinkError, BrokerLinkPool
 from wire.error_codes import ErrorCode
 
@@ -41,7 +42,7 @@ class TransactionMarkers:
         self.config = config
         self.metadata = metadata
         self.replicas = replicas
-        self._links = BrokerLinkPool(f"txn-markers-{config.node_id}")
+        self._links = BrokerLinkPool(f"txn-markers-{config.node_id}", ssl_context=inter_broker_context(config))
 
     async def write(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
                     partitions: set[tuple[str, int]]) -> None:

@@ -19,6 +19,7 @@ import trio
 
 from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
 from pykafkad.coordinator.transaction.transaction_metadata import TV_2
+from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLinkError, BrokerLinkPool
 from wire.error_codes import ErrorCode
 
@@ -67,7 +68,7 @@ class TransactionVerifier:
         self.config = config
         self.metadata = metadata
         self.coordinator = coordinator
-        self._links = BrokerLinkPool(f"txn-verify-{config.node_id}")
+        self._links = BrokerLinkPool(f"txn-verify-{config.node_id}", ssl_context=inter_broker_context(config))
 
     async def verify(self, transactional_id: str, producer: tuple[int, int], partition: Partition,
                      add: bool = False) -> ErrorCode:

@@ -1,0 +1,209 @@
+"""TLS listeners: one broker with a PLAINTEXT and an SSL listener (Kafka's ``ssl.keystore.type=PEM``),
+and stock clients over SSL with the settings they use against Kafka: confluent-kafka, kafka-python,
+kcat and Kafka's own Java tools.  Each listener advertises its own endpoints.  Mutual TLS
+(``ssl.client.auth=required``) admits a client certificate from the trusted CA only.  A plaintext
+client on the TLS port, garbage, a silent half-open handshake and a certificate from an unknown CA
+are refused, and the broker goes on serving everyone else.  A bad TLS setting stops the broker at
+start with one line."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaConsumer, KafkaProducer
+
+from compat_tests.broker_process import BrokerError, BrokerProcess, free_port
+from compat_tests.certificates import Authority
+from compat_tests.clients import create_topic
+from compat_tests.java_tools import run_tool
+
+
+class TlsBroker:
+    """A broker with PLAINTEXT and SSL listeners, and the files its clients need."""
+
+    def __init__(self, work: Path, client_auth: str = "requested") -> None:
+        self.ca = Authority(work / "pki")
+        _, _, keystore = self.ca.issue("broker")
+        self.ssl_port = free_port()
+        self.broker = BrokerProcess(work / "logs", name=f"tls-{client_auth}")
+        listeners = f"PLAINTEXT://127.0.0.1:{self.broker.port},SSL://127.0.0.1:{self.ssl_port}"
+        self.broker.overrides.update({
+            "listeners": listeners, "advertised.listeners": listeners, "auto.create.topics.enable": "false",
+            "ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore),
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": str(self.ca.cert_path),
+            "ssl.client.auth": client_auth, "ssl.keystore.password": "not-to-be-shown",
+        })
+
+    @property
+    def ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.ssl_port}"
+
+    def confluent(self, **extra: Any) -> dict[str, Any]:
+        return {"bootstrap.servers": self.ssl_bootstrap, "security.protocol": "SSL",
+                "ssl.ca.location": str(self.ca.cert_path), **extra}
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsBroker]:
+    server = TlsBroker(tmp_path_factory.mktemp("tls"))
+    server.broker.start()
+    yield server
+    server.broker.close()
+
+
+def _roundtrip_confluent(config: dict[str, Any], topic: str, count: int = 50) -> list[bytes]:
+    producer = Producer({**config, "acks": "all"})
+    for n in range(count):
+        producer.produce(topic, f"c{n}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer({**config, "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got: list[bytes] = []
+    try:
+        while len(got) < count:
+            msg = consumer.poll(10)
+            assert msg is not None, f"only {len(got)} of {count} records came back"
+            assert msg.error() is None, msg.error()
+            got.append(msg.value())
+    finally:
+        consumer.close()
+    return got
+
+
+def test_confluent_kafka_over_ssl_sees_the_ssl_endpoints(tls: TlsBroker) -> None:
+    topic = f"tls-{uuid.uuid4().hex[:8]}"
+    create_topic(tls.broker.bootstrap, topic)
+    metadata = AdminClient(tls.confluent()).list_topics(timeout=30)
+    assert [(b.host, b.port) for b in metadata.brokers.values()] == [("127.0.0.1", tls.ssl_port)]
+    plain = AdminClient({"bootstrap.servers": tls.broker.bootstrap}).list_topics(timeout=30)
+    assert [b.port for b in plain.brokers.values()] == [tls.broker.port]
+    assert _roundtrip_confluent(tls.confluent(), topic) == [f"c{n}".encode() for n in range(50)]
+
+
+def test_kafka_python_over_ssl(tls: TlsBroker) -> None:
+    topic = f"tls-kp-{uuid.uuid4().hex[:8]}"
+    create_topic(tls.broker.bootstrap, topic)
+    settings = {"bootstrap_servers": tls.ssl_bootstrap, "security_protocol": "SSL",
+                "ssl_cafile": str(tls.ca.cert_path), "ssl_check_hostname": True}
+    producer = KafkaProducer(acks="all", **settings)
+    for n in range(30):
+        producer.send(topic, f"k{n}".encode()).get(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=20000, **settings)
+    got = [m.value for m, _ in zip(consumer, range(30), strict=False)]
+    consumer.close()
+    assert got == [f"k{n}".encode() for n in range(30)]
+
+
+def test_kcat_over_ssl(tls: TlsBroker) -> None:
+    exe = shutil.which("kcat") or shutil.which("kafkacat")
+    if exe is None:
+        pytest.fail("kcat is not installed: run `make system-deps`", pytrace=False)
+    topic = f"tls-kcat-{uuid.uuid4().hex[:8]}"
+    create_topic(tls.broker.bootstrap, topic)
+    ssl_args = ["-b", tls.ssl_bootstrap, "-X", "security.protocol=ssl", "-X", f"ssl.ca.location={tls.ca.cert_path}"]
+    subprocess.run([exe, *ssl_args, "-P", "-t", topic], input="one\ntwo\nthree\n", text=True, check=True,
+                   timeout=60, capture_output=True)
+    out = subprocess.run([exe, *ssl_args, "-C", "-t", topic, "-o", "beginning", "-c", "3", "-e"], text=True,
+                         check=True, timeout=60, capture_output=True).stdout
+    assert out.split() == ["one", "two", "three"]
+
+
+def test_kafka_java_tools_over_ssl(tls: TlsBroker, tmp_path: Path) -> None:
+    topic = f"tls-java-{uuid.uuid4().hex[:8]}"
+    client = tmp_path / "client-ssl.properties"
+    client.write_text(f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={tls.ca.cert_path}\n")
+    run_tool("kafka-topics", ["--bootstrap-server", tls.ssl_bootstrap, "--command-config", str(client), "--create",
+                              "--topic", topic, "--partitions", "1"])
+    run_tool("kafka-console-producer", ["--bootstrap-server", tls.ssl_bootstrap, "--producer.config", str(client),
+                                        "--topic", topic], stdin="alpha\nbeta\n")
+    out = run_tool("kafka-console-consumer", ["--bootstrap-server", tls.ssl_bootstrap, "--consumer.config",
+                                              str(client), "--topic", topic, "--from-beginning",
+                                              "--max-messages", "2", "--timeout-ms", "30000"]).stdout
+    assert out.split() == ["alpha", "beta"]
+
+
+def test_bad_clients_are_refused_and_others_go_on(tls: TlsBroker, tmp_path: Path) -> None:
+    topic = f"tls-bad-{uuid.uuid4().hex[:8]}"
+    create_topic(tls.broker.bootstrap, topic)
+    # A silent client that never finishes its handshake holds nobody else up.
+    silent = socket.create_connection(("127.0.0.1", tls.ssl_port))
+    # Garbage in place of a ClientHello: the connection is closed.
+    with socket.create_connection(("127.0.0.1", tls.ssl_port), timeout=15) as garbage:
+        garbage.sendall(b"\x00\x00\x00\x10this is no tls")
+        assert _closed(garbage)
+    # A plaintext Kafka client on the TLS port gets no metadata.
+    with pytest.raises(KafkaException):
+        AdminClient({"bootstrap.servers": tls.ssl_bootstrap, "socket.timeout.ms": 3000}).list_topics(timeout=5)
+    # A certificate from a CA the broker does not trust is refused (ssl.client.auth=requested checks one given).
+    rogue = Authority(tmp_path / "rogue", "rogue")
+    key, cert, _ = rogue.issue("intruder", client=True)
+    with pytest.raises(KafkaException):
+        AdminClient(tls.confluent(**{"ssl.key.location": str(key), "ssl.certificate.location": str(cert),
+                                     "socket.timeout.ms": 3000})).list_topics(timeout=5)
+    try:
+        assert _roundtrip_confluent(tls.confluent(), topic, 10) == [f"c{n}".encode() for n in range(10)]
+    finally:
+        silent.close()
+    assert tls.broker.is_alive()
+
+
+def _closed(sock: socket.socket) -> bool:
+    try:
+        while sock.recv(1024):
+            pass
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def test_mutual_tls_admits_only_certificates_of_the_trusted_ca(tmp_path: Path) -> None:
+    server = TlsBroker(tmp_path, client_auth="required")
+    server.broker.start()
+    try:
+        topic = f"mtls-{uuid.uuid4().hex[:8]}"
+        create_topic(server.broker.bootstrap, topic)
+        with pytest.raises(KafkaException):
+            AdminClient(server.confluent(**{"socket.timeout.ms": 3000})).list_topics(timeout=5)
+        key, cert, _ = server.ca.issue("app", client=True)
+        with_cert = server.confluent(**{"ssl.key.location": str(key), "ssl.certificate.location": str(cert)})
+        assert _roundtrip_confluent(with_cert, topic, 10) == [f"c{n}".encode() for n in range(10)]
+    finally:
+        server.broker.close()
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"ssl.keystore.type": "JKS"}, "ssl.keystore.type=JKS: pykafkad reads PEM stores only; set ssl.keystore.type=PEM"),
+    ({"ssl.keystore.location": "/nonexistent/keystore.pem"}, "ssl.keystore.location=/nonexistent/keystore.pem: "
+                                                             "cannot load a PEM private key"),
+    ({"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, "listener SASL_PLAINTEXT uses SASL_PLAINTEXT, which pykafkad "
+                                                    "does not serve yet"),
+    ({"listeners": "INTERNAL://127.0.0.1:0"}, "no security protocol defined for listener INTERNAL"),
+])
+def test_a_bad_tls_setting_stops_the_start_with_one_line(tmp_path: Path, overrides: dict[str, str],
+                                                         message: str) -> None:
+    server = TlsBroker(tmp_path)
+    server.broker.overrides.update(overrides)
+    if "listeners" in overrides:
+        server.broker.overrides["advertised.listeners"] = overrides["listeners"]
+    with pytest.raises(BrokerError) as refused:
+        server.broker.start(timeout=30)
+    assert message in str(refused.value), str(refused.value)
+    assert "Traceback" not in str(refused.value)
+
+
+def test_describe_configs_hides_tls_secrets(tls: TlsBroker) -> None:
+    out = run_tool("kafka-configs", ["--bootstrap-server", tls.broker.bootstrap, "--describe", "--entity-type",
+                                     "brokers", "--entity-name", "1", "--all"]).stdout
+    assert "ssl.keystore.password=null sensitive=true" in out, out
+    assert "not-to-be-shown" not in out
+    assert "ssl.keystore.type=PEM sensitive=false" in out and "ssl.client.auth=requested sensitive=false" in out

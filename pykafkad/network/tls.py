@@ -1,0 +1,149 @@
+"""TLS for the SSL listeners and for links to other brokers: Kafka's ``ssl.*`` keys with PEM stores.
+
+Kafka's brokers read JKS or PKCS12 stores by default; pykafkad reads what Kafka reads with
+``ssl.keystore.type=PEM`` and ``ssl.truststore.type=PEM``: the private key and its certificate
+chain in one PEM file (``ssl.keystore.location``) or inline (``ssl.keystore.key`` and
+``ssl.keystore.certificate.chain``), an encrypted key's ``ssl.key.password``, and the trusted
+certificates in a PEM file (``ssl.truststore.location``) or inline (``ssl.truststore.certificates``).
+``ssl.client.auth`` asks clients for certificates (``required`` refuses a client without one from a
+trusted CA).  A bad setting stops the broker at start with one line saying which key to fix.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import ssl
+import tempfile
+
+from pykafkad.config import BrokerConfig, ConfigError
+
+_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
+_VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
+_CLIENT_AUTH = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL, "none": ssl.CERT_NONE}
+
+
+def _normalized_pem(text: str) -> str:
+    """PEM as the ssl module reads it, from Kafka's inline form (a properties value whose lines may
+    have been joined): each block's base64 rewrapped at 64 characters."""
+    blocks = []
+    for kind, body in _PEM_BLOCK.findall(text):
+        data = "".join(body.split())
+        lines = [data[i:i + 64] for i in range(0, len(data), 64)]
+        blocks.append(f"-----BEGIN {kind}-----\n" + "\n".join(lines) + f"\n-----END {kind}-----\n")
+    return "".join(blocks)
+
+
+def _check_pem_type(config: BrokerConfig, key: str) -> None:
+    if str(config[key]).upper() != "PEM":
+        raise ConfigError(f"{key}={config[key]}: pykafkad reads PEM stores only; set {key}=PEM")
+
+
+def _load_key_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
+    location, key, chain = (config["ssl.keystore.location"], config["ssl.keystore.key"],
+                            config["ssl.keystore.certificate.chain"])
+    password = config["ssl.key.password"]
+    if location:
+        _check_pem_type(config, "ssl.keystore.type")
+        try:
+            context.load_cert_chain(location, password=password)
+        except (OSError, ssl.SSLError) as e:
+            raise ConfigError(f"ssl.keystore.location={location}: cannot load a PEM private key and certificate "
+                              f"chain from it ({e})") from None
+        return
+    if key and chain:
+        _check_pem_type(config, "ssl.keystore.type")
+        # The ssl module loads key stores from files only: a private file, removed at once.
+        fd, path = tempfile.mkstemp(prefix="pykafkad-keystore-", suffix=".pem")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(_normalized_pem(key) + _normalized_pem(chain))
+            context.load_cert_chain(path, password=password)
+        except ssl.SSLError as e:
+            raise ConfigError(f"ssl.keystore.key / ssl.keystore.certificate.chain: not a PEM private key and "
+                              f"certificate chain ({e})") from None
+        finally:
+            os.unlink(path)
+        return
+    raise ConfigError("an SSL listener needs a key store: set ssl.keystore.type=PEM and ssl.keystore.location (a "
+                      "PEM file with the private key and certificate chain), or ssl.keystore.key and "
+                      "ssl.keystore.certificate.chain")
+
+
+def _load_trust_store(context: ssl.SSLContext, config: BrokerConfig) -> bool:
+    """Load the trusted certificates; False when none are configured."""
+    location, inline = config["ssl.truststore.location"], config["ssl.truststore.certificates"]
+    if location:
+        _check_pem_type(config, "ssl.truststore.type")
+        try:
+            context.load_verify_locations(cafile=location)
+        except (OSError, ssl.SSLError) as e:
+            raise ConfigError(f"ssl.truststore.location={location}: cannot load PEM certificates from it ({e})") \
+                from None
+        return True
+    if inline:
+        _check_pem_type(config, "ssl.truststore.type")
+        try:
+            context.load_verify_locations(cadata=_normalized_pem(inline))
+        except ssl.SSLError as e:
+            raise ConfigError(f"ssl.truststore.certificates: not PEM certificates ({e})") from None
+        return True
+    return False
+
+
+def _versions(context: ssl.SSLContext, config: BrokerConfig) -> None:
+    enabled = config["ssl.enabled.protocols"]
+    unknown = [v for v in enabled if v not in _VERSIONS]
+    if unknown or not enabled:
+        raise ConfigError(f"ssl.enabled.protocols: {', '.join(unknown) or '(empty)'} not supported; use TLSv1.2 "
+                          "and/or TLSv1.3")
+    context.minimum_version = min(_VERSIONS[v] for v in enabled)
+    context.maximum_version = max(_VERSIONS[v] for v in enabled)
+
+
+def server_context(config: BrokerConfig) -> ssl.SSLContext:
+    """The context of this broker's SSL listeners; ConfigError names the setting to fix."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    _versions(context, config)
+    _load_key_store(context, config)
+    client_auth = _CLIENT_AUTH[config["ssl.client.auth"]]
+    if client_auth != ssl.CERT_NONE:
+        if not _load_trust_store(context, config):
+            raise ConfigError(f"ssl.client.auth={config['ssl.client.auth']} needs a trust store for the clients' "
+                              "certificates: set ssl.truststore.type=PEM and ssl.truststore.location")
+        context.verify_mode = client_auth
+    return context
+
+
+def client_context(config: BrokerConfig) -> ssl.SSLContext:
+    """The context this broker connects to other brokers' SSL listeners with: their certificates
+    checked against the trust store (and their host name, with
+    ``ssl.endpoint.identification.algorithm=https``), this broker's own key store presented."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    _versions(context, config)
+    if not _load_trust_store(context, config):
+        context.load_default_certs()
+    context.check_hostname = str(config["ssl.endpoint.identification.algorithm"] or "").lower() == "https"
+    if config["ssl.keystore.location"] or (config["ssl.keystore.key"] and config["ssl.keystore.certificate.chain"]):
+        _load_key_store(context, config)
+    return context
+
+
+_inter_broker: dict[int, ssl.SSLContext | None] = {}
+
+
+def inter_broker_context(config: BrokerConfig) -> ssl.SSLContext | None:
+    """The context for links to other brokers when their listener is SSL, else None (made once)."""
+    key = id(config)
+    if key not in _inter_broker:
+        _inter_broker[key] = (client_context(config) if config.inter_broker_listener.security_protocol == "SSL"
+                              else None)
+    return _inter_broker[key]
+
+
+def check(config: BrokerConfig) -> None:
+    """Build every context the config calls for, so a bad TLS setting stops the broker at start."""
+    if any(lst.security_protocol == "SSL" for lst in config.listeners):
+        server_context(config)
+    if config.inter_broker_listener.security_protocol == "SSL":
+        client_context(config)
