@@ -185,8 +185,8 @@ def test_mutual_tls_admits_only_certificates_of_the_trusted_ca(tmp_path: Path) -
     ({"ssl.keystore.type": "JKS"}, "ssl.keystore.type=JKS: pykafkad reads PEM stores only; set ssl.keystore.type=PEM"),
     ({"ssl.keystore.location": "/nonexistent/keystore.pem"}, "ssl.keystore.location=/nonexistent/keystore.pem: "
                                                              "cannot load a PEM private key"),
-    ({"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, "listener SASL_PLAINTEXT uses SASL_PLAINTEXT, which pykafkad "
-                                                    "does not serve yet"),
+    ({"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, "sasl.enabled.mechanisms: GSSAPI not served; use PLAIN, "
+                                                    "SCRAM-SHA-256, SCRAM-SHA-512"),
     ({"listeners": "INTERNAL://127.0.0.1:0"}, "no security protocol defined for listener INTERNAL"),
 ])
 def test_a_bad_tls_setting_stops_the_start_with_one_line(tmp_path: Path, overrides: dict[str, str],

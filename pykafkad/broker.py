@@ -37,6 +37,8 @@ from pykafkad.metadata.store import MetadataStore, StoreUnavailableError
 from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
 from pykafkad.producer_ids import ProducerIdAllocator
 from pykafkad.replica.replica_manager import ReplicaManager
+from pykafkad.security import scram_credentials
+from pykafkad.security.scram_credentials import ScramCredential
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,11 @@ class Broker:
         self.metadata.topic_removed_listeners.append(self.groups.topic_removed)
         self.metadata.topic_configs_listeners.append(self.logs.apply_settings)
         self.metadata.broker_configs_listeners.append(self._broker_configs_changed)
+
+    def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
+        """``user``'s stored SCRAM credential for ``mechanism`` (``/config/users/<user>``), if any."""
+        text = self.metadata.user_configs.get(user, {}).get(mechanism)
+        return scram_credentials.decode(text) if text else None
 
     def _broker_configs_changed(self) -> None:
         apply_dynamic_broker_configs(self.config, self.metadata.broker_configs)

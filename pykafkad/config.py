@@ -34,8 +34,10 @@ class ConfigKey:
     check: Callable[[Any], str | None] | None = None  # returns a problem description, or None
 
 
-# The security protocols a listener may use today; SASL is not served yet.
-SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL")
+# The security protocols a listener may use.
+SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# The SASL mechanisms pykafkad serves.
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 ALL_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
@@ -91,6 +93,11 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("ssl.enabled.protocols", "list", ["TLSv1.2", "TLSv1.3"]),
         ConfigKey("ssl.protocol", "string", "TLSv1.3"),
         ConfigKey("ssl.endpoint.identification.algorithm", "string", "https"),
+        # SASL (security/sasl.py): PLAIN users from JAAS config, SCRAM users from /config/users.
+        ConfigKey("sasl.enabled.mechanisms", "list", ["GSSAPI"]),
+        ConfigKey("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI"),
+        ConfigKey("sasl.jaas.config", "password", None),
+        ConfigKey("connection.failed.authentication.delay.ms", "int", 100, at_least(0)),
         ConfigKey("log.dirs", "list", None),
         ConfigKey("log.dir", "string", "/tmp/kafka-logs"),
         ConfigKey("num.partitions", "int", 1, at_least(1)),
@@ -319,6 +326,18 @@ class BrokerConfig:
             raise ConfigError(f"advertised.listeners: {', '.join(unknown)} is not one of listeners "
                               f"({', '.join(names)})")
         self.inter_broker_listener = self._inter_broker_listener(values, explicit)
+        # Kafka's per-listener keys (``listener.name.<listener>.<mechanism>.sasl.jaas.config``...).
+        self.listener_props: dict[str, str] = {}
+        if any(lst.security_protocol.startswith("SASL") for lst in self.listeners):
+            unsupported = [m for m in values["sasl.enabled.mechanisms"] if m not in SASL_MECHANISMS]
+            if unsupported or not values["sasl.enabled.mechanisms"]:
+                raise ConfigError(f"sasl.enabled.mechanisms: {', '.join(unsupported) or '(none)'} not served; use "
+                                  f"{', '.join(SASL_MECHANISMS)} (Kafka's default is GSSAPI: set "
+                                  "sasl.enabled.mechanisms for a SASL listener)")
+        if self.inter_broker_listener.security_protocol.startswith("SASL"):
+            raise ConfigError(f"inter.broker.listener.name: {self.inter_broker_listener.name} is a SASL listener; "
+                              "brokers do not authenticate to each other with SASL yet: use a PLAINTEXT or SSL "
+                              "listener between brokers")
         dirs = values["log.dirs"] or [values["log.dir"]]
         self.log_dirs = [Path(d) for d in dirs]
 
@@ -431,15 +450,21 @@ def build_config(props: dict[str, str]) -> BrokerConfig:
     """Validate raw key/value strings into a BrokerConfig, or raise ConfigError naming the key."""
     values = {name: key.default for name, key in KEYS.items()}
     explicit: set[str] = set()
+    listener_props: dict[str, str] = {}
     for name, raw in props.items():
         key = KEYS.get(name)
+        if key is None and name.startswith("listener.name."):
+            listener_props[name] = raw.strip()
+            continue
         if key is None:
             if name not in ACCEPTED_UNUSED:
                 log.warning("unknown configuration key %s is ignored", name)
             continue
         values[name] = parse_value(name, raw)
         explicit.add(name)
-    return BrokerConfig(values, explicit)
+    config = BrokerConfig(values, explicit)
+    config.listener_props = listener_props
+    return config
 
 
 def load_config(path: Path | None, overrides: Iterable[str] = ()) -> BrokerConfig:

@@ -353,6 +353,28 @@ class Controller:
                 version = await self.store.set(path, data)
         await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
 
+    async def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
+        """Make ``configs`` the configs of ``user`` (its SCRAM credentials), removing the node when
+        none are left; returns once this broker's cache has them."""
+        path = znodes.user_config_path(user)
+        if not configs:
+            try:
+                await self.store.delete(path)
+            except NoNodeError:
+                pass
+            await self.metadata.wait_for(lambda: user not in self.metadata.user_configs)
+            return
+        data = znodes.encode_config(configs)
+        try:
+            version = await self.store.set(path, data)
+        except NoNodeError:
+            try:
+                await self.store.create(path, data)
+                version = 0
+            except NodeExistsError:
+                version = await self.store.set(path, data)
+        await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
+
     async def set_features(self, levels: dict[str, int]) -> None:
         """Make ``levels`` the cluster's finalized feature levels (level 0 features left out);
         returns once this broker's cache has them.  Kafka's ZooKeeper mode kept them in

@@ -25,6 +25,8 @@ from pykafkad.handlers import (
     offset_for_leader_epoch,
     partition_reassignments,
     produce,
+    sasl,
+    scram_credentials,
     topics_admin,
     transactions,
     update_features,
@@ -57,6 +59,8 @@ APIS: dict[int, Api] = {
         transactions,
         update_features,
         write_txn_markers,
+        sasl,
+        scram_credentials,
     )
     for api in module.APIS
 }

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
+    from pykafkad.security.sasl import SaslSession
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,8 @@ class RequestContext:
     peer: str
     # The listener the request came in on (its name, e.g. PLAINTEXT or SSL).
     listener: str = "PLAINTEXT"
+    # The connection's SASL authentication, on a SASL listener.
+    session: SaslSession | None = None
 
 
 Handler = Callable[["Broker", RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]

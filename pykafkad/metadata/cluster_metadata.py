@@ -99,6 +99,9 @@ class ClusterMetadata:
         self.topics_by_id: dict[uuid.UUID, TopicInfo] = {}
         # Dynamic broker configs by resource name: "" is the cluster default, "<id>" one broker.
         self.broker_configs: dict[str, dict[str, str]] = {}
+        # Each user's configs (``/config/users/<user>``): its SCRAM credentials.
+        self.user_configs: dict[str, dict[str, str]] = {}
+        self._user_watches: dict[str, Watch] = {}
         self.features = features.FinalizedFeatures()
         self.partition_listeners: list[PartitionListener] = []
         self.topic_removed_listeners: list[TopicListener] = []
@@ -144,6 +147,7 @@ class ClusterMetadata:
             await store.watch_data(znodes.CONTROLLER, lambda n: post("controller", n)),
             await store.watch_data(znodes.CONTROLLER_EPOCH, lambda n: post("controller_epoch", n)),
             await store.watch_children(znodes.CONFIG_BROKERS, lambda kids: post("broker_configs", kids)),
+            await store.watch_children(znodes.CONFIG_USERS, lambda kids: post("users", kids)),
             await store.watch_children(znodes.TOPICS, lambda kids: post("topics", kids)),
             await store.watch_data(features.FEATURE_ZNODE, lambda n: post("features", n)),
         ]
@@ -163,7 +167,8 @@ class ClusterMetadata:
         return self._config_versions.get(path, -1) >= version
 
     def close(self) -> None:
-        for watch in self._watches + list(self._broker_watches.values()) + list(self._broker_config_watches.values()):
+        for watch in (self._watches + list(self._broker_watches.values()) + list(self._broker_config_watches.values())
+                      + list(self._user_watches.values())):
             watch.cancel()
         for nodes in self._topic_nodes.values():
             nodes.cancel()
@@ -209,6 +214,15 @@ class ClusterMetadata:
             self.controller_epoch = int(node.data or b"0") if node is not None else 0
         elif kind == "broker_configs":
             await self._broker_config_entities_changed(event[1] or [])
+        elif kind == "users":
+            await self._users_changed(event[1] or [])
+        elif kind == "user":
+            _, user, node = event
+            self._config_versions[znodes.user_config_path(user)] = -1 if node is None else node.version
+            if node is None:
+                self.user_configs.pop(user, None)
+            else:
+                self.user_configs[user] = znodes.decode_config(node.data)
         elif kind == "broker_config":
             _, resource, node = event
             self._config_versions[znodes.broker_config_path(resource)] = -1 if node is None else node.version
@@ -240,6 +254,16 @@ class ClusterMetadata:
         for node_id in sorted(live - set(self._broker_watches)):
             self._broker_watches[node_id] = await self.store.watch_data(
                 znodes.broker_path(node_id), lambda n, i=node_id: self._post("broker", i, n))
+
+    async def _users_changed(self, users: list[str]) -> None:
+        for user in list(self._user_watches):
+            if user not in users:
+                self._user_watches.pop(user).cancel()
+                self._post("user", user, None)
+        for user in users:
+            if user not in self._user_watches:
+                self._user_watches[user] = await self.store.watch_data(
+                    znodes.user_config_path(user), lambda n, u=user: self._post("user", u, n))
 
     async def _broker_config_entities_changed(self, entities: list[str]) -> None:
         for entity in list(self._broker_config_watches):

@@ -20,6 +20,7 @@ BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
+CONFIG_USERS = "/config/users"
 DELETE_TOPICS = "/admin/delete_topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
@@ -27,7 +28,7 @@ CLUSTER_ID = "/cluster/id"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 
 # Created at start when missing, as Kafka's broker does, so watches on them always have a node.
-PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, DELETE_TOPICS, "/config/changes",
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, CONFIG_USERS, DELETE_TOPICS, "/config/changes",
                     "/isr_change_notification")
 
 # The dynamic broker config resource "" (the cluster-wide default) is stored under this name.
@@ -60,6 +61,11 @@ def topic_config_path(name: str) -> str:
 
 def broker_config_path(resource: str) -> str:
     return f"{CONFIG_BROKERS}/{resource or DEFAULT_BROKER_ENTITY}"
+
+
+def user_config_path(user: str) -> str:
+    """A user's configs: its SCRAM credentials (``SCRAM-SHA-256`` -> ``salt=...,stored_key=...``)."""
+    return f"{CONFIG_USERS}/{user}"
 
 
 def broker_config_resource(entity: str) -> str:

@@ -18,6 +18,7 @@ import wire
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
+from pykafkad.security.sasl import SaslFailure, SaslSession
 from wire.frames import encode_response_segments
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
+SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY = 17, 36
 _SIZE_AND_KEY = struct.Struct(">ih")
 _IOV_MAX = 1024  # buffers per sendmsg (Linux's IOV_MAX)
 Buffer = bytes | bytearray | memoryview
@@ -47,12 +49,17 @@ class ConnectionClosed(Exception):
 class Connection:
     """A client's socket and the loop serving it."""
 
-    def __init__(self, stream: trio.abc.Stream, broker: Broker, peer: str, listener: str = "PLAINTEXT") -> None:
+    def __init__(self, stream: trio.abc.Stream, broker: Broker, peer: str, listener: str = "PLAINTEXT",
+                 security_protocol: str = "PLAINTEXT") -> None:
         self.stream = stream
         self.broker = broker
         self.peer = peer
         # The listener the client connected to: answers name the brokers' endpoints on it.
         self.listener = listener
+        # On a SASL listener, nothing but ApiVersions and the SASL exchange until it succeeds.
+        self.sasl: SaslSession | None = None
+        if security_protocol.startswith("SASL"):
+            self.sasl = SaslSession(broker.config, listener, broker.scram_credential)
         self._buffer = bytearray()
         self._start = 0  # bytes of _buffer already handed out as frames
         self.idle_scope = trio.CancelScope()
@@ -189,12 +196,29 @@ class Connection:
                     if self.idle_scope.cancelled_caught or frame is None:
                         return
                     self.idle_scope = trio.CancelScope()
+                    if self.sasl is not None and self.sasl.raw_tokens and not self.sasl.authenticated:
+                        # After SaslHandshake v0 the client's tokens are bare frames, answered in kind.
+                        try:
+                            token = self.sasl.authenticate(bytes(frame))
+                        except SaslFailure as e:
+                            raise ConnectionClosed(f"SASL authentication failed: {e}") from None
+                        if self.sasl.authenticated:
+                            self.sasl.raw_tokens = False
+                        await flush()
+                        await self._send([_SIZE.pack(len(token)) + token])
+                        continue
                     response = await self._handle(frame)
                     if response is not None:
                         pending += response
                         pending_bytes += sum(len(b) for b in response)
                     if pending_bytes >= _COALESCE_MAX or not self._produce_is_next():
                         await flush()
+                    if self.sasl is not None and self.sasl.failed:
+                        # Kafka holds a failed client back this long before closing, to slow guessing.
+                        await flush()
+                        await trio.sleep(self.broker.config["connection.failed.authentication.delay.ms"] / 1000)
+                        log.info("closing connection from %s: SASL authentication failed", self.peer)
+                        return
             finally:
                 # Whatever was handled is answered, even when the connection then closes: a
                 # Produce that was appended must not lose its acknowledgement to a later bad frame.
@@ -232,8 +256,11 @@ class Connection:
             body = wire.decode_request(header.api_key, version, frame, header.body_offset)
         except (wire.DecodeError, wire.UnsupportedVersion) as e:
             raise ConnectionClosed(f"malformed {api.name} v{version} request: {e}") from None
+        if (self.sasl is not None and not self.sasl.authenticated
+                and header.api_key not in (API_VERSIONS_KEY, SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)):
+            raise ConnectionClosed(f"unexpected {api.name} request before SASL authentication")
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
-                             self.listener)
+                             self.listener, self.sasl)
         try:
             result = await api.handle(self.broker, ctx, body)
         except trio.Cancelled:

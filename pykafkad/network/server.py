@@ -129,7 +129,7 @@ class Server:
         except OSError:
             peer = "unknown peer"
         served: trio.abc.Stream = stream
-        if spec.security_protocol == "SSL":
+        if spec.security_protocol in ("SSL", "SASL_SSL"):
             assert self.tls is not None
             served = trio.SSLStream(stream, self.tls, server_side=True)
             # Each connection shakes hands in its own task, so a slow or silent client holds only itself.
@@ -142,7 +142,7 @@ class Server:
                          "timed out" if isinstance(e, trio.TooSlowError) else cause)
                 await trio.aclose_forcefully(served)
                 return
-        conn = Connection(served, broker, peer, spec.name)
+        conn = Connection(served, broker, peer, spec.name, spec.security_protocol)
         self.connections.add(conn)
         try:
             await conn.serve()
@@ -172,7 +172,7 @@ class Server:
         started = time.monotonic()
         try:
             tls.check(self.config)
-            if any(lst.security_protocol == "SSL" for lst in self.config.listeners):
+            if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in self.config.listeners):
                 self.tls = tls.server_context(self.config)
         except ConfigError as e:
             raise StartupError(str(e)) from e

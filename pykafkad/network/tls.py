@@ -143,7 +143,7 @@ def inter_broker_context(config: BrokerConfig) -> ssl.SSLContext | None:
 
 def check(config: BrokerConfig) -> None:
     """Build every context the config calls for, so a bad TLS setting stops the broker at start."""
-    if any(lst.security_protocol == "SSL" for lst in config.listeners):
+    if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in config.listeners):
         server_context(config)
     if config.inter_broker_listener.security_protocol == "SSL":
         client_context(config)

@@ -1,0 +1,194 @@
+"""SASL listeners: PLAIN (users from the listener's JAAS config) and SCRAM-SHA-256/512 (users made
+with ``kafka-configs --entity-type users --add-config 'SCRAM-SHA-256=[password=...]'``), on
+SASL_PLAINTEXT and SASL_SSL, with stock clients' own settings: confluent-kafka, kafka-python, kcat
+and Kafka's Java tools.  Wrong passwords, unknown users, a mechanism not enabled and a request
+before authenticating are refused with Kafka's errors, and the broker goes on serving."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import struct
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaConsumer, KafkaProducer
+
+from compat_tests.broker_process import BrokerProcess, free_port
+from compat_tests.certificates import Authority
+from compat_tests.clients import create_topic
+from compat_tests.java_tools import run_tool
+from compat_tests.raw_kafka import RawConnection
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+              'user_alice="alice-secret" user_carol="carol-secret";')
+SCRAM_USER, SCRAM_PASSWORD = "bob", "bob-secret"
+
+
+class SaslBroker:
+    def __init__(self, work: Path) -> None:
+        self.ca = Authority(work / "pki")
+        _, _, keystore = self.ca.issue("broker")
+        self.broker = BrokerProcess(work / "logs", name="sasl")
+        self.sasl_port, self.sasl_ssl_port = free_port(), free_port()
+        listeners = (f"PLAINTEXT://127.0.0.1:{self.broker.port},SASL_PLAINTEXT://127.0.0.1:{self.sasl_port},"
+                     f"SASL_SSL://127.0.0.1:{self.sasl_ssl_port}")
+        self.broker.overrides.update({
+            "listeners": listeners, "advertised.listeners": listeners, "auto.create.topics.enable": "false",
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
+            "ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore),
+        })
+
+    def confluent(self, mechanism: str, user: str, password: str, tls: bool = False, **extra: Any) -> dict[str, Any]:
+        config = {"bootstrap.servers": f"127.0.0.1:{self.sasl_ssl_port if tls else self.sasl_port}",
+                  "security.protocol": "SASL_SSL" if tls else "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+                  "sasl.username": user, "sasl.password": password, **extra}
+        if tls:
+            config["ssl.ca.location"] = str(self.ca.cert_path)
+        return config
+
+
+@pytest.fixture(scope="module")
+def sasl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SaslBroker]:
+    server = SaslBroker(tmp_path_factory.mktemp("sasl"))
+    server.broker.start()
+    run_tool("kafka-configs", ["--bootstrap-server", server.broker.bootstrap, "--alter", "--entity-type", "users",
+                               "--entity-name", SCRAM_USER, "--add-config",
+                               f"SCRAM-SHA-256=[iterations=8192,password={SCRAM_PASSWORD}],"
+                               f"SCRAM-SHA-512=[password={SCRAM_PASSWORD}]"])
+    yield server
+    server.broker.close()
+
+
+def _roundtrip(config: dict[str, Any], topic: str, count: int = 20) -> list[bytes]:
+    producer = Producer({**config, "acks": "all"})
+    for n in range(count):
+        producer.produce(topic, f"s{n}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer({**config, "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got: list[bytes] = []
+    try:
+        while len(got) < count:
+            msg = consumer.poll(10)
+            assert msg is not None, f"only {len(got)} of {count} records came back"
+            assert msg.error() is None, msg.error()
+            got.append(msg.value())
+    finally:
+        consumer.close()
+    return got[-count:]
+
+
+@pytest.mark.parametrize(("mechanism", "user", "password", "tls"), [
+    ("PLAIN", "alice", "alice-secret", False),
+    ("SCRAM-SHA-256", SCRAM_USER, SCRAM_PASSWORD, False),
+    ("SCRAM-SHA-512", SCRAM_USER, SCRAM_PASSWORD, False),
+    ("PLAIN", "carol", "carol-secret", True),
+    ("SCRAM-SHA-512", SCRAM_USER, SCRAM_PASSWORD, True),
+])
+def test_confluent_kafka_authenticates(sasl: SaslBroker, mechanism: str, user: str, password: str,
+                                       tls: bool) -> None:
+    topic = f"sasl-{uuid.uuid4().hex[:8]}"
+    create_topic(sasl.broker.bootstrap, topic)
+    config = sasl.confluent(mechanism, user, password, tls)
+    brokers = AdminClient(config).list_topics(timeout=30).brokers
+    assert [b.port for b in brokers.values()] == [sasl.sasl_ssl_port if tls else sasl.sasl_port]
+    assert _roundtrip(config, topic) == [f"s{n}".encode() for n in range(20)]
+
+
+@pytest.mark.parametrize(("mechanism", "user", "password"), [
+    ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-256", SCRAM_USER, SCRAM_PASSWORD)])
+def test_kafka_python_authenticates(sasl: SaslBroker, mechanism: str, user: str, password: str) -> None:
+    topic = f"sasl-kp-{uuid.uuid4().hex[:8]}"
+    create_topic(sasl.broker.bootstrap, topic)
+    settings = {"bootstrap_servers": f"127.0.0.1:{sasl.sasl_port}", "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
+    producer = KafkaProducer(acks="all", **settings)
+    for n in range(10):
+        producer.send(topic, f"k{n}".encode()).get(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=20000, **settings)
+    got = [m.value for m, _ in zip(consumer, range(10), strict=False)]
+    consumer.close()
+    assert got == [f"k{n}".encode() for n in range(10)]
+
+
+def test_kcat_with_plain(sasl: SaslBroker) -> None:
+    exe = shutil.which("kcat") or shutil.which("kafkacat")
+    if exe is None:
+        pytest.fail("kcat is not installed: run `make system-deps`", pytrace=False)
+    topic = f"sasl-kcat-{uuid.uuid4().hex[:8]}"
+    create_topic(sasl.broker.bootstrap, topic)
+    args = ["-b", f"127.0.0.1:{sasl.sasl_port}", "-X", "security.protocol=SASL_PLAINTEXT", "-X",
+            "sasl.mechanism=PLAIN", "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"]
+    subprocess.run([exe, *args, "-P", "-t", topic], input="x\ny\n", text=True, check=True, timeout=60,
+                   capture_output=True)
+    out = subprocess.run([exe, *args, "-C", "-t", topic, "-o", "beginning", "-c", "2", "-e"], text=True,
+                         check=True, timeout=60, capture_output=True).stdout
+    assert out.split() == ["x", "y"]
+
+
+def test_kafka_java_tools_with_scram(sasl: SaslBroker, tmp_path: Path) -> None:
+    topic = f"sasl-java-{uuid.uuid4().hex[:8]}"
+    client = tmp_path / "client-scram.properties"
+    client.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                      "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+                      f'username="{SCRAM_USER}" password="{SCRAM_PASSWORD}";\n')
+    bootstrap = f"127.0.0.1:{sasl.sasl_port}"
+    run_tool("kafka-topics", ["--bootstrap-server", bootstrap, "--command-config", str(client), "--create",
+                              "--topic", topic, "--partitions", "1"])
+    run_tool("kafka-console-producer", ["--bootstrap-server", bootstrap, "--producer.config", str(client),
+                                        "--topic", topic], stdin="one\ntwo\n")
+    out = run_tool("kafka-console-consumer", ["--bootstrap-server", bootstrap, "--consumer.config", str(client),
+                                              "--topic", topic, "--from-beginning", "--max-messages", "2",
+                                              "--timeout-ms", "30000"]).stdout
+    assert out.split() == ["one", "two"]
+
+
+def _refused(config: dict[str, Any]) -> None:
+    with pytest.raises(KafkaException):
+        AdminClient({**config, "socket.timeout.ms": 3000}).list_topics(timeout=5)
+
+
+def test_wrong_credentials_and_mechanisms_are_refused(sasl: SaslBroker) -> None:
+    _refused(sasl.confluent("PLAIN", "alice", "wrong"))
+    _refused(sasl.confluent("PLAIN", "mallory", "alice-secret"))
+    _refused(sasl.confluent("SCRAM-SHA-256", SCRAM_USER, "wrong"))
+    _refused(sasl.confluent("SCRAM-SHA-256", "nobody", SCRAM_PASSWORD))
+    with RawConnection(sasl.sasl_port) as conn:
+        answer = conn.request(17, 1, {"mechanism": "GSSAPI"})
+    assert answer["error_code"] == 33 and answer["mechanisms"] == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    with RawConnection(sasl.sasl_port) as conn:
+        assert conn.request(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        answer = conn.request(36, 2, {"auth_bytes": b"\x00alice\x00nope"})
+    assert (answer["error_code"], answer["error_message"]) == (58, "Authentication failed: Invalid username or "
+                                                                    "password")
+    # Anything but ApiVersions and the SASL exchange before authenticating closes the connection.
+    with socket.create_connection(("127.0.0.1", sasl.sasl_port), timeout=15) as raw:
+        body = struct.pack(">hhi", 3, 0, 1) + struct.pack(">h", -1) + struct.pack(">i", 0)
+        raw.sendall(struct.pack(">i", len(body)) + body)
+        assert raw.recv(1024) == b""
+    topic = f"sasl-ok-{uuid.uuid4().hex[:8]}"
+    create_topic(sasl.broker.bootstrap, topic)
+    assert _roundtrip(sasl.confluent("PLAIN", "alice", "alice-secret"), topic, 5) == [f"s{n}".encode()
+                                                                                      for n in range(5)]
+    assert sasl.broker.is_alive()
+
+
+def test_scram_credentials_are_stored_as_kafka_stores_them(sasl: SaslBroker) -> None:
+    with RawConnection(sasl.broker.port) as conn:
+        answer = conn.request(50, 0, {"users": [{"name": SCRAM_USER}, {"name": "alice"}]})
+    results = {r["user"]: r for r in answer["results"]}
+    assert sorted((c["mechanism"], c["iterations"]) for c in results[SCRAM_USER]["credential_infos"]) == \
+        [(1, 8192), (2, 4096)]
+    assert results["alice"]["error_code"] == 91
+    stored = (sasl.broker.log_dir / "pykafkad-cluster-metadata.json").read_text()
+    assert SCRAM_PASSWORD not in stored and "stored_key=" in stored and "iterations=8192" in stored

@@ -1,0 +1,1 @@
+"""Authentication of clients: SASL mechanisms and the credentials they check."""
