@@ -10,6 +10,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,3 +193,39 @@ def test_scram_credentials_are_stored_as_kafka_stores_them(sasl: SaslBroker) -> 
     assert results["alice"]["error_code"] == 91
     stored = (sasl.broker.log_dir / "pykafkad-cluster-metadata.json").read_text()
     assert SCRAM_PASSWORD not in stored and "stored_key=" in stored and "iterations=8192" in stored
+
+
+def test_clients_re_authenticate_within_connections_max_reauth_ms(tmp_path: Path) -> None:
+    """KIP-368: the session lifetime is told to the client, librdkafka re-authenticates on its
+    connection before it ends, and a connection that does not is closed at its next request."""
+    server = SaslBroker(tmp_path)
+    server.broker.overrides["connections.max.reauth.ms"] = "1500"
+    server.broker.start()
+    try:
+        topic = f"reauth-{uuid.uuid4().hex[:8]}"
+        create_topic(server.broker.bootstrap, topic)
+        with RawConnection(server.sasl_port) as conn:
+            assert conn.request(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+            answer = conn.request(36, 2, {"auth_bytes": b"\x00alice\x00alice-secret"})
+            assert (answer["error_code"], answer["session_lifetime_ms"]) == (0, 1500)
+            deadline, closed = time.monotonic() + 15, False
+            while not closed and time.monotonic() < deadline:
+                try:
+                    conn.request(3, 12, {"topics": []})
+                except (OSError, AssertionError):
+                    closed = True  # the broker closed it once the session expired
+                time.sleep(0.2)
+            assert closed, "the expired session was never closed"
+        producer = Producer({**server.confluent("PLAIN", "alice", "alice-secret"), "acks": "all"})
+        failures: list[str] = []
+        deadline = time.monotonic() + 6
+        sent = 0
+        while time.monotonic() < deadline:
+            producer.produce(topic, str(sent).encode(),
+                             on_delivery=lambda err, _m: failures.append(str(err)) if err else None)
+            sent += 1
+            producer.poll(0.05)
+        assert producer.flush(30) == 0 and not failures, failures[:3]
+        assert "re-authenticated as User:alice with PLAIN" in server.broker.stderr_text()
+    finally:
+        server.broker.close()

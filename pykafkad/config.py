@@ -98,6 +98,7 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI"),
         ConfigKey("sasl.jaas.config", "password", None),
         ConfigKey("connection.failed.authentication.delay.ms", "int", 100, at_least(0)),
+        ConfigKey("connections.max.reauth.ms", "long", 0, at_least(0)),
         ConfigKey("log.dirs", "list", None),
         ConfigKey("log.dir", "string", "/tmp/kafka-logs"),
         ConfigKey("num.partitions", "int", 1, at_least(1)),

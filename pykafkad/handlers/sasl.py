@@ -6,6 +6,7 @@ connection is closed after ``connection.failed.authentication.delay.ms``."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.api import Api, RequestContext
@@ -15,15 +16,17 @@ from wire.error_codes import ErrorCode
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
+log = logging.getLogger(__name__)
+
 
 async def handshake(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     session = ctx.session
-    if session is None or session.mechanism is not None:
-        # Not a SASL listener, or a second handshake on the connection.
+    if session is None or not session.may_handshake():
+        # Not a SASL listener, or a handshake in the middle of an exchange.
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": session.enabled if session else []}
     if not session.handshake(body["mechanism"]):
         return {"error_code": ErrorCode.UNSUPPORTED_SASL_MECHANISM, "mechanisms": session.enabled}
-    session.raw_tokens = ctx.api_version == 0
+    session.raw_tokens = ctx.api_version == 0 and not session.reauthenticating
     return {"error_code": ErrorCode.NONE, "mechanisms": session.enabled}
 
 
@@ -31,14 +34,20 @@ async def authenticate(broker: Broker, ctx: RequestContext, body: dict[str, Any]
     session = ctx.session
     answer: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None, "auth_bytes": b"",
                               "session_lifetime_ms": 0}
-    if session is None or session.mechanism is None or session.authenticated:
+    if session is None or not session.exchanging:
         return {**answer, "error_code": ErrorCode.ILLEGAL_SASL_STATE,
                 "error_message": "Unexpected SaslAuthenticate request: no SASL handshake is under way"}
+    reauthenticating = session.reauthenticating
     try:
         answer["auth_bytes"] = session.authenticate(bytes(body["auth_bytes"]))
     except SaslFailure as e:
         session.failed = True
         return {**answer, "error_code": ErrorCode.SASL_AUTHENTICATION_FAILED, "error_message": str(e)}
+    if session.authenticated:
+        # KIP-368: the client is told how long the session lasts, and re-authenticates within it.
+        answer["session_lifetime_ms"] = session.session_lifetime_ms()
+        if reauthenticating:
+            log.info("%s re-authenticated as User:%s with %s", ctx.peer, session.principal, session.mechanism)
     return answer
 
 

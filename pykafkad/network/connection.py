@@ -259,6 +259,11 @@ class Connection:
         if (self.sasl is not None and not self.sasl.authenticated
                 and header.api_key not in (API_VERSIONS_KEY, SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)):
             raise ConnectionClosed(f"unexpected {api.name} request before SASL authentication")
+        if (self.sasl is not None and self.sasl.expired and not self.sasl.reauthenticating
+                and header.api_key not in (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)):
+            # KIP-368: the client did not re-authenticate within connections.max.reauth.ms.
+            raise ConnectionClosed(f"{api.name} request after the SASL session of User:{self.sasl.principal} "
+                                   "expired (connections.max.reauth.ms)")
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
                              self.listener, self.sasl)
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import re
+import time
 from collections.abc import Callable
 
 from scramp import ScramException, ScramMechanism
@@ -52,17 +53,55 @@ class SaslSession:
         self.raw_tokens = False
         # The exchange failed: the connection closes once the answer is sent.
         self.failed = False
+        # KIP-368: when the authenticated session ends (monotonic seconds), unless re-authenticated.
+        self.expires_at: float | None = None
+        self._reauth_principal: str | None = None
 
     @property
     def authenticated(self) -> bool:
         return self.principal is not None
 
+    @property
+    def reauthenticating(self) -> bool:
+        return self._reauth_principal is not None
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at is not None and time.monotonic() >= self.expires_at
+
+    def may_handshake(self) -> bool:
+        """A first handshake, or a re-authentication (KIP-368) once authenticated with SaslAuthenticate."""
+        return self.mechanism is None or (self.authenticated and not self.reauthenticating and not self.raw_tokens)
+
+    @property
+    def exchanging(self) -> bool:
+        """A mechanism is chosen and its exchange is not over."""
+        return self.mechanism is not None and (not self.authenticated or self.reauthenticating)
+
     def handshake(self, mechanism: str) -> bool:
-        """Choose ``mechanism``; False when it is not enabled."""
+        """Choose ``mechanism`` (again, to re-authenticate); False when it is not enabled."""
         if mechanism not in self.enabled:
             return False
+        if self.authenticated:
+            # Re-authentication: the same principal must come out of it; the session goes on meanwhile.
+            self._reauth_principal = self.principal
+            self._scram_server = None
         self.mechanism = mechanism
         return True
+
+    def session_lifetime_ms(self) -> int:
+        """After a successful exchange: how long the session lasts (``connections.max.reauth.ms``, 0
+        for ever), which the client re-authenticates within."""
+        lifetime = self.config["connections.max.reauth.ms"]
+        self.expires_at = time.monotonic() + lifetime / 1000 if lifetime > 0 else None
+        return lifetime
+
+    def _succeeded(self, principal: str) -> None:
+        if self._reauth_principal is not None and principal != self._reauth_principal:
+            raise SaslFailure(f"Cannot change principals during re-authentication from User:{self._reauth_principal}"
+                              f": User:{principal}")
+        self._reauth_principal = None
+        self.principal = principal
 
     def authenticate(self, token: bytes) -> bytes:
         """Take the client's next token; the server's answer (empty when none is due).  Sets
@@ -86,7 +125,7 @@ class SaslSession:
         expected = jaas_options(self.config, self.listener, "PLAIN").get(f"user_{user}")
         if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
             raise SaslFailure("Authentication failed: Invalid username or password")
-        self.principal = user
+        self._succeeded(user)
         return b""
 
     def _scram(self, token: bytes) -> bytes:
@@ -108,7 +147,7 @@ class SaslSession:
                 return self._scram_server.get_server_first().encode()
             self._scram_server.set_client_final(token.decode("utf-8"))
             answer = self._scram_server.get_server_final().encode()
-            self.principal = _saslname(self._scram_user)
+            self._succeeded(_saslname(self._scram_user))
             return answer
         except ScramException as e:
             raise SaslFailure(f"Authentication failed during authentication due to invalid credentials with SASL "
