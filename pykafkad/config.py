@@ -336,9 +336,11 @@ class BrokerConfig:
                                   f"{', '.join(SASL_MECHANISMS)} (Kafka's default is GSSAPI: set "
                                   "sasl.enabled.mechanisms for a SASL listener)")
         if self.inter_broker_listener.security_protocol.startswith("SASL"):
-            raise ConfigError(f"inter.broker.listener.name: {self.inter_broker_listener.name} is a SASL listener; "
-                              "brokers do not authenticate to each other with SASL yet: use a PLAINTEXT or SSL "
-                              "listener between brokers")
+            mechanism = values["sasl.mechanism.inter.broker.protocol"]
+            if mechanism not in SASL_MECHANISMS or mechanism not in values["sasl.enabled.mechanisms"]:
+                raise ConfigError(f"sasl.mechanism.inter.broker.protocol: {mechanism} must be one of "
+                                  f"sasl.enabled.mechanisms ({', '.join(values['sasl.enabled.mechanisms'])}) and "
+                                  f"one of {', '.join(SASL_MECHANISMS)}")
         dirs = values["log.dirs"] or [values["log.dir"]]
         self.log_dirs = [Path(d) for d in dirs]
 

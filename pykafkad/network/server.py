@@ -26,6 +26,7 @@ from pykafkad.errors import StartupError
 from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
 from pykafkad.network import tls
 from pykafkad.network.connection import Connection
+from pykafkad.security.sasl_client import inter_broker_sasl
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,7 @@ class Server:
         started = time.monotonic()
         try:
             tls.check(self.config)
+            inter_broker_sasl(self.config)
             if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in self.config.listeners):
                 self.tls = tls.server_context(self.config)
         except ConfigError as e:

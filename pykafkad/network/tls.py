@@ -136,8 +136,8 @@ def inter_broker_context(config: BrokerConfig) -> ssl.SSLContext | None:
     """The context for links to other brokers when their listener is SSL, else None (made once)."""
     key = id(config)
     if key not in _inter_broker:
-        _inter_broker[key] = (client_context(config) if config.inter_broker_listener.security_protocol == "SSL"
-                              else None)
+        _inter_broker[key] = (client_context(config)
+                              if config.inter_broker_listener.security_protocol in ("SSL", "SASL_SSL") else None)
     return _inter_broker[key]
 
 
@@ -145,5 +145,5 @@ def check(config: BrokerConfig) -> None:
     """Build every context the config calls for, so a bad TLS setting stops the broker at start."""
     if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in config.listeners):
         server_context(config)
-    if config.inter_broker_listener.security_protocol == "SSL":
+    if config.inter_broker_listener.security_protocol in ("SSL", "SASL_SSL"):
         client_context(config)

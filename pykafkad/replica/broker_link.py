@@ -17,6 +17,7 @@ from typing import Any
 import trio
 
 import wire
+from pykafkad.security.sasl_client import SaslClient, SaslClientError
 
 _LENGTH = struct.Struct(">i")
 MAX_RESPONSE_BYTES = 256 << 20
@@ -35,8 +36,9 @@ class BrokerLink:
 
     @classmethod
     async def connect(cls, host: str, port: int, client_id: str, timeout_s: float,
-                      ssl_context: ssl.SSLContext | None = None) -> BrokerLink:
-        """A link to ``host:port``; over TLS with ``ssl_context`` (the inter-broker listener is SSL)."""
+                      ssl_context: ssl.SSLContext | None = None, sasl: SaslClient | None = None) -> BrokerLink:
+        """A link to ``host:port``; over TLS with ``ssl_context`` and authenticated with ``sasl``, as
+        the inter-broker listener asks."""
         stream: trio.abc.Stream | None = None
         try:
             with trio.fail_after(timeout_s):
@@ -48,7 +50,14 @@ class BrokerLink:
             if stream is not None:
                 await trio.aclose_forcefully(stream)
             raise BrokerLinkError(f"cannot connect to {host}:{port}: {e.__cause__ or e}") from e
-        return cls(stream, client_id)
+        link = cls(stream, client_id)
+        if sasl is not None:
+            try:
+                await sasl.authenticate(lambda key, version, body: link.request(key, version, body, timeout_s))
+            except SaslClientError as e:
+                await link.aclose()
+                raise BrokerLinkError(f"authenticating to {host}:{port} failed: {e}") from e
+        return link
 
     async def request(self, api_key: int, version: int, body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         correlation_id = next(self._correlation)
@@ -93,10 +102,11 @@ class BrokerLinkPool:
     MAX_IDLE_PER_BROKER = 4
 
     def __init__(self, client_id: str, connect_timeout_s: float = 10.0,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, sasl: SaslClient | None = None) -> None:
         self._client_id = client_id
         self._connect_timeout_s = connect_timeout_s
         self._ssl_context = ssl_context
+        self._sasl = sasl
         self._idle: dict[tuple[str, int], list[BrokerLink]] = {}
 
     async def request(self, host: str, port: int, api_key: int, version: int, body: dict[str, Any],
@@ -108,7 +118,8 @@ class BrokerLinkPool:
                 return await self._on(idle.pop(), idle, api_key, version, body, timeout_s)
             except BrokerLinkError:
                 pass  # most likely closed by the other broker while idle: one fresh try
-        link = await BrokerLink.connect(host, port, self._client_id, self._connect_timeout_s, self._ssl_context)
+        link = await BrokerLink.connect(host, port, self._client_id, self._connect_timeout_s, self._ssl_context,
+                                        self._sasl)
         return await self._on(link, idle, api_key, version, body, timeout_s)
 
     async def _on(self, link: BrokerLink, idle: list[BrokerLink], api_key: int, version: int,

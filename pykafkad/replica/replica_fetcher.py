@@ -33,6 +33,7 @@ from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, Partition
 from pykafkad.replica.replication_quota import ReplicationQuota
+from pykafkad.security.sasl_client import inter_broker_sasl
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,8 @@ class ReplicaFetcher:
                     if link is None:
                         link = await BrokerLink.connect(leader.host, leader.port,
                                                         f"replica-fetcher-{self.config.node_id}", 30,
-                                                        inter_broker_context(self.config))
+                                                        inter_broker_context(self.config),
+                                                        inter_broker_sasl(self.config))
                     if not await self._fetch_once(link):
                         await link.aclose()
                         link = None

@@ -17,6 +17,7 @@ import trio
 
 from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLinkError, BrokerLinkPool
+from pykafkad.security.sasl_client import inter_broker_sasl
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -42,7 +43,8 @@ class TransactionMarkers:
         self.config = config
         self.metadata = metadata
         self.replicas = replicas
-        self._links = BrokerLinkPool(f"txn-markers-{config.node_id}", ssl_context=inter_broker_context(config))
+        self._links = BrokerLinkPool(f"txn-markers-{config.node_id}", ssl_context=inter_broker_context(config),
+                                     sasl=inter_broker_sasl(config))
 
     async def write(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
                     partitions: set[tuple[str, int]]) -> None:

@@ -21,6 +21,7 @@ from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
 from pykafkad.coordinator.transaction.transaction_metadata import TV_2
 from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLinkError, BrokerLinkPool
+from pykafkad.security.sasl_client import inter_broker_sasl
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -68,7 +69,8 @@ class TransactionVerifier:
         self.config = config
         self.metadata = metadata
         self.coordinator = coordinator
-        self._links = BrokerLinkPool(f"txn-verify-{config.node_id}", ssl_context=inter_broker_context(config))
+        self._links = BrokerLinkPool(f"txn-verify-{config.node_id}", ssl_context=inter_broker_context(config),
+                                     sasl=inter_broker_sasl(config))
 
     async def verify(self, transactional_id: str, producer: tuple[int, int], partition: Partition,
                      add: bool = False) -> ErrorCode:
