@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import shutil
 import socket
+import struct
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ from compat_tests.broker_process import BrokerError, BrokerProcess, free_port
 from compat_tests.certificates import Authority
 from compat_tests.clients import create_topic
 from compat_tests.java_tools import run_tool
+from compat_tests.raw_kafka import RawConnection
 
 
 class TlsBroker:
@@ -207,3 +210,46 @@ def test_describe_configs_hides_tls_secrets(tls: TlsBroker) -> None:
     assert "ssl.keystore.password=null sensitive=true" in out, out
     assert "not-to-be-shown" not in out
     assert "ssl.keystore.type=PEM sensitive=false" in out and "ssl.client.auth=requested sensitive=false" in out
+
+
+def test_connections_over_max_connections_per_ip_are_closed(tmp_path: Path) -> None:
+    """``max.connections.per.ip`` and its overrides: a connection over the limit is closed at once,
+    and one within it is served."""
+    broker = BrokerProcess(tmp_path / "logs", {"max.connections.per.ip": "2",
+                                               "max.connections.per.ip.overrides": "127.0.0.2:5"}, name="limited")
+    broker.start()
+    held: list[RawConnection] = []
+    try:
+        # Two connections that are served (each answers a request), so both are counted.  The start's
+        # readiness probe may still count for an instant: a refused one is tried again.
+        held = [_served_connection(broker.port) for _ in range(2)]
+        with socket.create_connection(("127.0.0.1", broker.port), timeout=15) as third:
+            assert _closed(third)
+        # Another address has its own (overridden) limit.
+        extra = [socket.create_connection(("127.0.0.1", broker.port), source_address=("127.0.0.2", 0), timeout=15)
+                 for _ in range(3)]
+        api_versions_v0 = struct.pack(">ihhih", 10, 18, 0, 7, -1)
+        for sock in extra:
+            sock.sendall(api_versions_v0)
+            assert len(sock.recv(4)) == 4, "a connection within 127.0.0.2's override was not served"
+            sock.close()
+        # A slot freed is usable again (once the broker has seen the close).
+        held.pop().close()
+        _served_connection(broker.port).close()
+    finally:
+        for sock in held:
+            sock.close()
+        broker.close()
+
+
+def _served_connection(port: int) -> RawConnection:
+    deadline = time.monotonic() + 15
+    while True:
+        conn = RawConnection(port)
+        try:
+            if conn.api_versions(3)[0] == 0:
+                return conn
+        except AssertionError:
+            conn.close()
+            assert time.monotonic() < deadline, "no connection was ever served"
+            time.sleep(0.05)

@@ -99,6 +99,10 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("sasl.jaas.config", "password", None),
         ConfigKey("connection.failed.authentication.delay.ms", "int", 100, at_least(0)),
         ConfigKey("connections.max.reauth.ms", "long", 0, at_least(0)),
+        # Connection limits (network/connection_quotas.py).
+        ConfigKey("max.connections", "int", INT_MAX, at_least(0)),
+        ConfigKey("max.connections.per.ip", "int", INT_MAX, at_least(0)),
+        ConfigKey("max.connections.per.ip.overrides", "string", ""),
         ConfigKey("log.dirs", "list", None),
         ConfigKey("log.dir", "string", "/tmp/kafka-logs"),
         ConfigKey("num.partitions", "int", 1, at_least(1)),
@@ -262,6 +266,19 @@ class Listener:
     security_protocol: str = "PLAINTEXT"
 
 
+def parse_ip_overrides(text: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count`` items."""
+    overrides: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        host, sep, count = item.strip().rpartition(":")
+        if not sep or not host or not count.isdigit():
+            raise ConfigError(f"max.connections.per.ip.overrides: {item.strip()!r} is not host:count")
+        overrides[host] = int(count)
+    return overrides
+
+
 def parse_protocol_map(items: list[str]) -> dict[str, str]:
     """``listener.security.protocol.map``: listener name -> security protocol."""
     mapping: dict[str, str] = {}
@@ -327,6 +344,7 @@ class BrokerConfig:
             raise ConfigError(f"advertised.listeners: {', '.join(unknown)} is not one of listeners "
                               f"({', '.join(names)})")
         self.inter_broker_listener = self._inter_broker_listener(values, explicit)
+        self.connections_per_ip_overrides = parse_ip_overrides(values["max.connections.per.ip.overrides"])
         # Kafka's per-listener keys (``listener.name.<listener>.<mechanism>.sasl.jaas.config``...).
         self.listener_props: dict[str, str] = {}
         if any(lst.security_protocol.startswith("SASL") for lst in self.listeners):

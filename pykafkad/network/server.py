@@ -26,6 +26,7 @@ from pykafkad.errors import StartupError
 from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
 from pykafkad.network import tls
 from pykafkad.network.connection import Connection
+from pykafkad.network.connection_quotas import ConnectionQuotas
 from pykafkad.security.sasl_client import inter_broker_sasl
 
 log = logging.getLogger(__name__)
@@ -120,15 +121,19 @@ class Server:
         self.connections: set[Connection] = set()
         self.accept_scope = trio.CancelScope()
         self.bound: list[tuple[str, int]] = []
+        self.quotas = ConnectionQuotas(config)
         # The SSL listeners' context, made at start.
         self.tls: ssl.SSLContext | None = None
 
-    async def _serve_connection(self, stream: trio.SocketStream, broker: Broker, spec: Listener) -> None:
+    async def _serve_connection(self, stream: trio.SocketStream, broker: Broker, spec: Listener,
+                                host: str, peer: str) -> None:
+        """Serve an admitted connection (counted by the connection quotas until it ends)."""
         try:
-            host, port = stream.socket.getpeername()[:2]
-            peer = f"{host}:{port}"
-        except OSError:
-            peer = "unknown peer"
+            await self._serve_admitted(stream, broker, spec, peer)
+        finally:
+            self.quotas.release(host)
+
+    async def _serve_admitted(self, stream: trio.SocketStream, broker: Broker, spec: Listener, peer: str) -> None:
         served: trio.abc.Stream = stream
         if spec.security_protocol in ("SSL", "SASL_SSL"):
             assert self.tls is not None
@@ -154,6 +159,9 @@ class Server:
                            nursery: trio.Nursery) -> None:
         async with listener:
             while True:
+                if spec.name != self.config.inter_broker_listener.name:
+                    # At max.connections, clients wait in the backlog; brokers never do.
+                    await self.quotas.wait_for_slot()
                 try:
                     stream = await listener.accept()
                 except OSError as e:
@@ -161,7 +169,17 @@ class Server:
                     log.error("accept failed: %s", e)
                     await trio.sleep(0.1)
                     continue
-                nursery.start_soon(self._serve_connection, stream, broker, spec)
+                try:
+                    host, port = stream.socket.getpeername()[:2]
+                    peer = f"{host}:{port}"
+                except OSError:
+                    host, peer = "", "unknown peer"
+                if not self.quotas.admit(host):
+                    log.info("closing connection from %s: more than %d connections from %s "
+                             "(max.connections.per.ip)", peer, self.quotas.limit_for(host), host)
+                    await trio.aclose_forcefully(stream)
+                    continue
+                nursery.start_soon(self._serve_connection, stream, broker, spec, host, peer)
 
     async def run(self, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
         """Start (bind, lock, load), serve until a signal or ``stop``, then shut down cleanly.
