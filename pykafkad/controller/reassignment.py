@@ -88,6 +88,9 @@ class PartitionReassignments:
                 return {i: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
                         for i in wanted}
             assignment = znodes.decode_assignment(node.data)
+            if assignment.topic_id is not None and assignment.topic_id != topic.topic_id:
+                await self.metadata.settled()  # deleted and created again since the cache read it
+                continue
             ops: list[SetData] = []
             changed: dict[int, PartitionState | None] = {}
             for index, target in wanted.items():
@@ -213,14 +216,16 @@ class PartitionReassignments:
                     log.warning("completing the reassignment of %s-%d: %s; trying again", topic.name,
                                 partition.index, e)
             if not progress:
-                # Lost to a concurrent write: try again once the cache has read it.
+                # Lost to a concurrent write, or no target replica alive to lead: look again once the
+                # cache has read what changed (at most twice a second).
                 await self.metadata.settled()
-                await trio.sleep(0.05)
+                await trio.sleep(0.5)
 
     async def _finish(self, topic: TopicInfo, partition: PartitionInfo) -> bool:
         # What the decision is made on, taken before any await: the cache may move on meanwhile,
         # and the writes must be conditional on what was decided from.
         target, replicas, version = partition.target_replicas, list(partition.replicas), partition.state_version
+        adding, removing = list(partition.adding_replicas), list(partition.removing_replicas)
         state = final_state(partition, target, set(self.metadata.brokers), self.election.epoch)
         if state is None:
             return False
@@ -228,8 +233,11 @@ class PartitionReassignments:
         if node is None:
             return False
         assignment = znodes.decode_assignment(node.data)
-        if partition.index >= len(assignment.replicas) or assignment.replicas[partition.index] != replicas:
-            return False  # the cache is behind the node: wait for it
+        index = partition.index
+        if (index >= len(assignment.replicas) or assignment.replicas[index] != replicas
+                or assignment.adding.get(index, []) != adding or assignment.removing.get(index, []) != removing
+                or (assignment.topic_id is not None and assignment.topic_id != topic.topic_id)):
+            return False  # the cache is behind the node (a newer reassignment, a new topic): wait for it
         assignment.replicas[partition.index] = target
         assignment.adding.pop(partition.index, None)
         assignment.removing.pop(partition.index, None)

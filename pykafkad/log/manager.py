@@ -131,25 +131,31 @@ class LogManager:
         for p in topic.partitions:
             plog = self.logs.get((topic.name, p.index))
             if plog is not None and hasattr(plog, "update_config"):
-                plog.update_config(**settings)
+                try:
+                    plog.update_config(**settings)
+                except LogError as e:
+                    # A log closed for a move takes the settings when it is reopened; the others go on.
+                    log.warning("new settings for %s-%d not applied: %s", topic.name, p.index, e)
 
     def remove_strays(self, metadata: ClusterMetadata) -> None:
-        """Remove the partition directories that belong to no replica of this broker: a topic deleted
-        while this broker was down (or a deletion a crash cut short), a replica moved off it while it
-        was down, an unfinished ``-future`` copy.  Kafka removes such stray logs too.  The metadata
-        is complete here (read before the logs are opened)."""
+        """Set aside the partition directories that belong to no replica of this broker: a topic
+        deleted while this broker was down (or a deletion a crash cut short), a replica moved off it
+        while it was down.  Kafka marks such stray logs too.  The metadata is complete here (read
+        before the logs are opened)."""
         for d in self.config.log_dirs:
             for child in sorted(d.iterdir()) if d.is_dir() else []:
                 if not child.is_dir():
                     continue
                 reason = self._stray_reason(child.name, metadata)
                 if reason:
-                    log.warning("removing %s: %s", child, reason)
-                    shutil.rmtree(child, ignore_errors=True)
+                    # Renamed, not deleted, as Kafka marks stray logs: an operator who started a broker
+                    # against the wrong metadata gets the data back by renaming it.
+                    stray = d / f"{child.name}.{uuid.uuid4().hex}-stray"
+                    log.warning("%s is stray (%s): renamed to %s; remove it once it is not needed",
+                                child, reason, stray.name)
+                    os.rename(child, stray)
 
     def _stray_reason(self, name: str, metadata: ClusterMetadata) -> str | None:
-        if name.endswith("-future"):
-            return "an unfinished copy of a replica being moved between log dirs"
         match = _PARTITION_DIR.fullmatch(name)
         if match is None:
             return None
@@ -266,28 +272,20 @@ class LogManager:
             log.exception("closing the log in %s failed", plog.dir)
         shutil.rmtree(plog.dir, ignore_errors=True)
 
+    def same_filesystem(self, source: Path, dest_dir: Path) -> bool:
+        return os.stat(source).st_dev == os.stat(dest_dir).st_dev
+
     def relocate(self, source: Path, dest_dir: Path) -> Path:
-        """Move a closed log's directory into log dir ``dest_dir`` (on a worker thread): a rename on
-        the same filesystem; else a copy to ``<name>.<id>-future`` renamed once complete, then the
-        source removed, so a crash leaves either the whole old directory or the whole new one (a
-        leftover ``-future`` copy is ignored, as Kafka ignores an unfinished future log)."""
+        """Move a closed log's directory into log dir ``dest_dir`` of the same filesystem (on a worker
+        thread): one rename, so a crash leaves the directory whole on one side or the other.  Once
+        renamed, the new place is the log's whatever follows (an fsync error is only logged)."""
         target = dest_dir / source.name
-        if os.stat(source).st_dev == os.stat(dest_dir).st_dev:
-            os.rename(source, target)
-        else:
-            future = dest_dir / f"{source.name}.{uuid.uuid4().hex}-future"
-            shutil.copytree(source, future)
-            for path in future.iterdir():
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            _fsync_dir(future)
-            os.rename(future, target)
-            shutil.rmtree(source)
-        _fsync_dir(dest_dir)
-        _fsync_dir(source.parent)
+        os.rename(source, target)
+        for d in (dest_dir, source.parent):
+            try:
+                _fsync_dir(d)
+            except OSError as e:
+                log.error("fsync of %s after moving %s failed: %s", d, source.name, e)
         return target
 
     def replace(self, topic: str, partition: int, plog: PartitionLog) -> None:

@@ -56,6 +56,9 @@ class ReplicaFetcher:
         self._broker = broker
         # follower.replication.throttled.*: replicas out of the ISR that are being moved here.
         self._quota = quota
+        # Partitions held back by the quota (their ``_delayed`` time does not cut a long poll short:
+        # a link torn down on every throttled round would cost more than it saves).
+        self._quota_held: set[tuple[str, int]] = set()
         self.partitions: dict[tuple[str, int], Partition] = {}
         # Partitions the leader could not serve yet, and when to ask again (trio clock).
         self._delayed: dict[tuple[str, int], float] = {}
@@ -127,6 +130,7 @@ class ReplicaFetcher:
                 due_at = now + self._quota.delay_s()
                 for key in held:
                     self._delayed[key] = due_at
+                    self._quota_held.add(key)
                     del asked[key]
                 if not asked:
                     return True
@@ -157,8 +161,9 @@ class ReplicaFetcher:
         }
         timeout_s = self.config["replica.fetch.wait.max.ms"] / 1000 + 30
         # A partition held back now is due again at its time: the long poll ends then, not later.
-        due = min((self._delayed[key] for key in self.partitions if key not in asked and key in self._delayed),
-                  default=math.inf)
+        self._quota_held.difference_update(asked)
+        due = min((self._delayed[key] for key in self.partitions
+                   if key not in asked and key in self._delayed and key not in self._quota_held), default=math.inf)
         with trio.CancelScope(deadline=due) as scope:
             self._in_flight = scope
             try:

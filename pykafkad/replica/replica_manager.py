@@ -145,6 +145,10 @@ class ReplicaManager:
                     if self.config.node_id in state.replicas:
                         missing.append(state.index)
                     continue
+                if self.config.node_id not in state.replicas:
+                    # Created for a replica that left before it was served (a cancelled reassignment).
+                    self._remove_unserved_log(topic.name, state.index)
+                    continue
                 partition = Partition(topic.name, state.index, plog, self.config.node_id)
                 partition.restore_high_watermark(self._checkpointed_high_watermark(key))
                 self._partitions[key] = partition
@@ -224,6 +228,28 @@ class ReplicaManager:
                 if was_leader:
                     self._leadership_changed(partition, False)
 
+    def _remove_unserved_log(self, topic: str, index: int) -> None:
+        plog = self.logs.detach(topic, index)
+        if plog is None:
+            return
+        done = trio.Event()
+        self._removals.setdefault(topic, []).append(done)
+        self._start_removal(topic, plog, done)
+
+    def _start_removal(self, topic: str, plog: PartitionLog, done: trio.Event) -> None:
+        """Remove a detached log in the background; at shutdown (no nursery to run it), the next start
+        sets its directory aside as stray."""
+        try:
+            if self._nursery is None:
+                raise RuntimeError("not started")
+            self._nursery.start_soon(self._remove_replica_log, topic, plog, done)
+        except RuntimeError:
+            try:
+                plog.close()
+            except LogError as e:
+                log.warning("closing the log in %s failed: %s", plog.dir, e)
+            self._removed(topic, done)
+
     def _stop_replica(self, partition: Partition) -> None:
         """Stop serving a replica this broker no longer holds, and remove its log in the background."""
         key = (partition.topic, partition.index)
@@ -239,18 +265,14 @@ class ReplicaManager:
             return
         done = trio.Event()
         self._removals.setdefault(partition.topic, []).append(done)
-        if self._nursery is not None:
-            self._nursery.start_soon(self._remove_replica_log, partition, plog, done)
-        else:
-            self.logs.remove_log(plog)
-            self._removed(partition.topic, done)
+        self._start_removal(partition.topic, plog, done)
 
-    async def _remove_replica_log(self, partition: Partition, plog: PartitionLog, done: trio.Event) -> None:
+    async def _remove_replica_log(self, topic: str, plog: PartitionLog, done: trio.Event) -> None:
         try:
             await trio.to_thread.run_sync(self.logs.remove_log, plog)
         finally:
-            self._removed(partition.topic, done)
-        log.info("removed the replica of %s-%d: it was moved off this broker", partition.topic, partition.index)
+            self._removed(topic, done)
+        log.info("removed the replica in %s: it was moved off this broker", plog.dir)
 
     # -- moving a replica between log dirs (AlterReplicaLogDirs) -------------------------------------
 
@@ -264,9 +286,16 @@ class ReplicaManager:
         if partition is None:
             return (ErrorCode.REPLICA_NOT_AVAILABLE if self._topics(topic) is not None
                     else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if Path(partition.log.dir).parent.resolve() == dest.resolve() or (topic, index) in self._moving:
+        source = Path(partition.log.dir)
+        if source.parent.resolve() == dest.resolve() or (topic, index) in self._moving:
             return ErrorCode.NONE
         if self._nursery is None:
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        if not self.logs.same_filesystem(source, dest):
+            # Kafka copies into a future log while serving; a copy with the log closed would take the
+            # replica away for as long as the copy runs, so it is refused.
+            log.warning("moving %s-%d to %s refused: log dirs on different filesystems are not supported yet",
+                        topic, index, dest)
             return ErrorCode.KAFKA_STORAGE_ERROR
         self._moving[(topic, index)] = dest
         self._nursery.start_soon(self._move_replica, partition, dest)
@@ -278,25 +307,30 @@ class ReplicaManager:
         while serving; this closes the log for the move: a rename on one filesystem)."""
         key = (partition.topic, partition.index)
         old = partition.log
-        topic = self._topics(partition.topic)
-        settings = self.logs.topic_settings.get(partition.topic) or (self.logs.log_settings(topic) if topic else {})
         source = Path(old.dir)
+        moved = source
         try:
             await trio.to_thread.run_sync(old.close)
             try:
                 moved = await trio.to_thread.run_sync(self.logs.relocate, source, dest)
             except OSError as e:
+                # The rename did not happen: the directory is whole where it was.
                 log.error("moving %s-%d to %s failed: %s; it stays in %s", *key, dest, e, source.parent)
-                moved = source
+            # Settings read now, after the awaits: a config change made during the move is kept.
+            topic = self._topics(partition.topic)
+            settings = self.logs.log_settings(topic) if topic else self.logs.topic_settings.get(partition.topic, {})
             new = await trio.to_thread.run_sync(lambda: PartitionLog(str(moved), clean_shutdown=True, **settings))
         except (LogError, OSError) as e:
-            log.error("moving %s-%d to %s failed: %s", *key, dest, e)
+            log.error("reopening %s-%d in %s after a move failed: %s", *key, moved.parent, e)
             return
         finally:
             self._moving.pop(key, None)
         if self._partitions.get(key) is not partition:
-            # Stopped or deleted meanwhile: nobody serves it from here.
-            await trio.to_thread.run_sync(new.close)
+            # Stopped or deleted meanwhile: its removal took the old directory, this one goes too.
+            try:
+                await trio.to_thread.run_sync(self.logs.remove_log, new)
+            except OSError as e:
+                log.error("removing the moved replica %s failed: %s", moved, e)
             return
         partition.log = new
         self.logs.replace(partition.topic, partition.index, new)
@@ -564,7 +598,11 @@ class ReplicaManager:
             return FetchedData(error)
         if replica_id >= 0 and entry.last_fetched_epoch >= 0:
             # The follower's last epoch must end on this leader where the follower's log ends, or later.
-            epoch, end = partition.log.end_offset_for_epoch(entry.last_fetched_epoch)
+            try:
+                epoch, end = partition.log.end_offset_for_epoch(entry.last_fetched_epoch)
+            except LogError as e:
+                # The log is closed for a move between log dirs: this partition only, retriable.
+                return FetchedData(e.code)
             if epoch < entry.last_fetched_epoch or end < entry.fetch_offset:
                 return FetchedData(ErrorCode.NONE, partition.high_watermark, partition.high_watermark,
                                    partition.log.log_start_offset, b"", diverging_epoch=(epoch, end))
@@ -574,10 +612,13 @@ class ReplicaManager:
         now = int(time.time() * 1000)
         for entry in entries:
             partition = self._partitions.get((entry.topic, entry.index))
-            if partition is None or (entry.last_fetched_epoch >= 0 and
-                                     partition.log.end_offset_for_epoch(entry.last_fetched_epoch)[1]
-                                     < entry.fetch_offset):
-                continue  # a diverging follower's offset says nothing about what it shares
+            try:
+                if partition is None or (entry.last_fetched_epoch >= 0 and
+                                         partition.log.end_offset_for_epoch(entry.last_fetched_epoch)[1]
+                                         < entry.fetch_offset):
+                    continue  # a diverging follower's offset says nothing about what it shares
+            except LogError:
+                continue  # closed for a move between log dirs: its position is recorded at the next fetch
             isr = partition.follower_fetched(replica_id, entry.fetch_offset, now)
             # Only a registered broker joins the ISR: one in its controlled shutdown still fetches
             # until it stops, and would otherwise be added back after the controller took it out.
