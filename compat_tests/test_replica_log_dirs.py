@@ -87,3 +87,26 @@ def test_a_replica_moves_to_another_log_dir_and_stays_there(tmp_path: Path) -> N
         assert codes == {("moved", 0): LOG_DIR_NOT_FOUND, ("no-such-topic", 0): UNKNOWN_TOPIC_OR_PARTITION}
     finally:
         broker.close()
+
+
+def test_a_directory_of_an_earlier_topic_of_the_same_name_is_set_aside(tmp_path: Path) -> None:
+    """Each partition directory names its topic's id (Kafka's ``partition.metadata``); one whose id
+    is not the topic's (left by a topic deleted and created again while the broker was down) is
+    renamed ``-stray`` at start rather than served as the new topic's data."""
+    broker = BrokerProcess(tmp_path / "logs", {"auto.create.topics.enable": "false"}, name="stray")
+    broker.start()
+    try:
+        create_topic(broker.bootstrap, "reborn", 1)
+        _produce(broker.bootstrap, "reborn", range(10))
+        metadata = broker.log_dir / "reborn-0" / "partition.metadata"
+        assert metadata.read_text().startswith("version: 0\ntopic_id: ")
+        broker.stop()
+        # As if the directory had been left by an earlier topic "reborn".
+        metadata.write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n")
+        broker.start()
+        assert [p.name for p in broker.log_dir.glob("reborn-0.*-stray")], list(broker.log_dir.iterdir())
+        assert "belongs to an earlier topic reborn" in broker.stderr_text()
+        _produce(broker.bootstrap, "reborn", range(100, 103))
+        assert _read(broker.bootstrap, "reborn", 3) == [100, 101, 102]
+    finally:
+        broker.close()

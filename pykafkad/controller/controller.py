@@ -108,12 +108,12 @@ class Controller:
                                                           replication_factor, racks=self._racks())
                 hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
                 await self.replicas.wait_removed(name)
-                paths = self.logs.plan_new(name, hosted)
-                opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
-                self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
                 topic_id = uuid.uuid4()
                 while topic_id in self.metadata.topics_by_id or topic_id.int == 0:
                     topic_id = uuid.uuid4()
+                paths = self.logs.plan_new(name, hosted)
+                opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic_id)
+                self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
                 try:
                     await self.store.commit(self._new_topic_nodes(name, topic_id, replicas, clean_configs))
                 except BaseException as e:
@@ -284,7 +284,7 @@ class Controller:
             replicas = assignment.replicas + (assignments or self._more_replicas(existing, count - current))
             hosted = [i for i in range(current, count) if self.config.node_id in replicas[i]]
             paths = self.logs.plan_new(name, hosted)
-            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
+            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic.topic_id)
             self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
             # Holding the turn, nothing added partitions to or deleted this topic meanwhile; the
             # assignment is written only if nobody else changed it since it was read.

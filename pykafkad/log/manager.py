@@ -20,6 +20,7 @@ from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.metadata.model import TopicInfo
+from pykafkad.metadata.znodes import kafka_uuid, parse_kafka_uuid
 from pykafkad.topic_config import topic_int, topic_setting
 from wire.error_codes import ErrorCode
 
@@ -32,6 +33,27 @@ log = logging.getLogger(__name__)
 _PARTITION_DIR = re.compile(r"(?P<topic>[a-zA-Z0-9._-]+)-(?P<partition>[0-9]+)")
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+
+PARTITION_METADATA = "partition.metadata"
+
+
+def write_topic_id(path: Path, topic_id: uuid.UUID) -> None:
+    """Kafka's ``partition.metadata``: the id of the topic a partition directory belongs to, so a
+    directory left by a deleted topic is never taken for a new topic of the same name.  Not
+    fsynced: a lost file only means the directory is judged by its name, as before."""
+    (path / PARTITION_METADATA).write_text(f"version: 0\ntopic_id: {kafka_uuid(topic_id)}\n")
+
+
+def read_topic_id(path: Path) -> uuid.UUID | None:
+    try:
+        for line in (path / PARTITION_METADATA).read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "topic_id":
+                return parse_kafka_uuid(value.strip())
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _fsync_dir(path: Path) -> None:
@@ -120,6 +142,8 @@ class LogManager:
         clean = self._clean.get(path.parent, False)
         settings = self.log_settings(topic)
         plog = PartitionLog(str(path), clean_shutdown=clean, **settings)
+        if read_topic_id(path) is None:
+            write_topic_id(path, topic.topic_id)  # a directory from before topic ids were kept
         self.logs[(topic.name, partition)] = plog
         self.topic_settings[topic.name] = settings
         return plog
@@ -146,7 +170,7 @@ class LogManager:
             for child in sorted(d.iterdir()) if d.is_dir() else []:
                 if not child.is_dir():
                     continue
-                reason = self._stray_reason(child.name, metadata)
+                reason = self._stray_reason(d, child.name, metadata)
                 if reason:
                     # Renamed, not deleted, as Kafka marks stray logs: an operator who started a broker
                     # against the wrong metadata gets the data back by renaming it.
@@ -155,7 +179,7 @@ class LogManager:
                                 child, reason, stray.name)
                     os.rename(child, stray)
 
-    def _stray_reason(self, name: str, metadata: ClusterMetadata) -> str | None:
+    def _stray_reason(self, d: Path, name: str, metadata: ClusterMetadata) -> str | None:
         match = _PARTITION_DIR.fullmatch(name)
         if match is None:
             return None
@@ -163,6 +187,9 @@ class LogManager:
         index = int(match["partition"])
         if topic is None:
             return f"topic {match['topic']} does not exist (deleted)"
+        stored = read_topic_id(d / name)
+        if stored is not None and stored != topic.topic_id:
+            return f"it belongs to an earlier topic {match['topic']} (id {stored}), deleted and created again"
         if index >= len(topic.partitions):
             return None  # a partition not shown yet: never removed on a guess
         if self.config.node_id not in topic.partitions[index].replicas:
@@ -200,7 +227,8 @@ class LogManager:
             paths.append(d / f"{name}-{p}")
         return paths
 
-    def open_new(self, paths: list[Path], settings: dict[str, object]) -> list[PartitionLog]:
+    def open_new(self, paths: list[Path], settings: dict[str, object],
+                 topic_id: uuid.UUID | None = None) -> list[PartitionLog]:
         """Create the logs at ``paths``; reads no state that changes, so it may run on a worker thread.
 
         The partition directories are made here and their log dirs fsynced once each, so the new
@@ -213,6 +241,8 @@ class LogManager:
         try:
             for path in paths:
                 path.mkdir(exist_ok=True)
+                if topic_id is not None:
+                    write_topic_id(path, topic_id)
             for parent in dict.fromkeys(path.parent for path in paths):
                 _fsync_dir(parent)
             for path in paths:

@@ -180,7 +180,7 @@ class ReplicaManager:
             await self.wait_removed(topic.name)
             settings = self.logs.log_settings(topic)
             paths = self.logs.plan_new(topic.name, indexes)
-            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings)
+            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic.topic_id)
         except KafkaError as e:
             log.error("creating logs of %s partitions %s failed: %s", topic.name, indexes, e)
             return
