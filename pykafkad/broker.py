@@ -64,6 +64,7 @@ class Broker:
         self.metadata = ClusterMetadata(self.store, config.node_id, config.inter_broker_listener.name)
         self.replicas = ReplicaManager(config, self.logs, self.metadata)
         self.controller = Controller(config, self.metadata, self.logs, self.replicas)
+        self.replicas.topic_turn = self.controller.topic_change
         self.election = ControllerElection(self.store, self.metadata, config.node_id)
         self.leadership = PartitionLeadership(config, self.metadata, self.election)
         self.elections = LeaderElections(config, self.metadata, self.election)

@@ -7,7 +7,7 @@ The replica manager hears of the new partition states from the cache (Kafka's Le
 logs this broker will host are opened first, on a worker thread, and handed to the log manager
 before the commit, so Metadata never shows a partition of this broker that has no log.
 
-Changes to one topic name (create, add partitions, delete) take turns (``_topic_change``), as
+Changes to one topic name (create, add partitions, delete) take turns (``topic_change``), as
 Kafka's controller applies them one after another: whoever holds the turn may await (a worker
 thread opening logs) without another change of the same name seeing or making half of it.
 """
@@ -59,7 +59,7 @@ class Controller:
         return name in self._topics_being_created
 
     @asynccontextmanager
-    async def _topic_change(self, name: str) -> AsyncIterator[None]:
+    async def topic_change(self, name: str) -> AsyncIterator[None]:
         """Hold the turn to change topic ``name``; changes wait in arrival order (trio.Lock is fair).
 
         Whoever holds it may await (a worker thread opening logs) without another create, add or
@@ -103,7 +103,7 @@ class Controller:
         try:
             # Normally free: it is only held here by a change still finishing on a deleted topic
             # of the same name.
-            async with self._topic_change(name):
+            async with self.topic_change(name):
                 replicas = assignments or assign_replicas(list(self.metadata.brokers), num_partitions,
                                                           replication_factor, racks=self._racks())
                 hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
@@ -232,7 +232,7 @@ class Controller:
         Waits for a change of the topic under way (partitions being added, the topic being
         created), then deletes the topic with every partition that change left.
         """
-        async with self._topic_change(name):
+        async with self.topic_change(name):
             topic = self.metadata.topics.get(name)
             if topic is not None and topic_id is not None and topic.topic_id != topic_id:
                 # The topic asked for by id was replaced by a new one of the same name meanwhile.
@@ -265,7 +265,7 @@ class Controller:
         partitions must not stall other connections); Metadata shows them once all are open.
         ``validate_only`` checks and opens nothing.
         """
-        async with self._topic_change(name):
+        async with self.topic_change(name):
             topic = self.metadata.topics.get(name)
             if topic is None:
                 # Kafka's UnknownTopicOrPartitionException carries no message of its own.

@@ -24,6 +24,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +124,10 @@ class ReplicaManager:
         self._written_checkpoints: dict[Path, HighWatermarks] = {}
         # Per topic name, the removals of a deleted topic's logs still under way.
         self._removals: dict[str, list[trio.Event]] = {}
+        # The controller's turn to change a topic (set by the broker): logs created here for another
+        # broker's topic take it too, so they are never opened beside the logs this broker's own
+        # create of the same name has open (two PartitionLogs on one directory).
+        self.topic_turn: Callable[[str], AbstractAsyncContextManager[None]] | None = None
         # Replicas being moved to another log dir, and where to.
         self._moving: dict[tuple[str, int], Path] = {}
 
@@ -174,23 +179,31 @@ class ReplicaManager:
             self._creating.update((topic.name, i) for i in missing)
             self._nursery.start_soon(self._create_logs, topic, missing)
 
-    async def _create_logs(self, topic: TopicInfo, indexes: list[int]) -> None:
-        """Create the logs of partitions placed here by another broker's request, then serve them."""
+    async def _create_logs(self, topic: TopicInfo, wanted: list[int]) -> None:
+        """Create the logs of partitions placed here by another broker's request, then serve them.
+        Taken in the controller's turn for the topic's name, so never beside the logs a create or
+        add of the same name on this broker has open."""
+        indexes: list[int] = []
         try:
-            await self.wait_removed(topic.name)
-            settings = self.logs.log_settings(topic)
-            paths = self.logs.plan_new(topic.name, indexes)
-            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic.topic_id)
+            async with self.topic_turn(topic.name) if self.topic_turn is not None else nullcontext():
+                await self.wait_removed(topic.name)
+                # Registered meanwhile by this broker's own change of the topic: nothing to create.
+                indexes = [i for i in wanted if self.logs.get(topic.name, i) is None]
+                if not indexes:
+                    return
+                settings = self.logs.log_settings(topic)
+                paths = self.logs.plan_new(topic.name, indexes)
+                opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic.topic_id)
+                if self._topics(topic.name) is not topic:
+                    # Deleted while its logs were being created: they belong to nothing.
+                    await trio.to_thread.run_sync(self.logs.remove_logs, topic, opened)
+                    return
+                self.logs.register(topic.name, dict(zip(indexes, opened, strict=True)), settings)
         except KafkaError as e:
-            log.error("creating logs of %s partitions %s failed: %s", topic.name, indexes, e)
+            log.error("creating logs of %s partitions %s failed: %s", topic.name, wanted, e)
             return
         finally:
-            self._creating.difference_update((topic.name, i) for i in indexes)
-        if self._topics(topic.name) is not topic:
-            # Deleted while its logs were being created: they belong to nothing.
-            await trio.to_thread.run_sync(self.logs.remove_logs, topic, opened)
-            return
-        self.logs.register(topic.name, dict(zip(indexes, opened, strict=True)), settings)
+            self._creating.difference_update((topic.name, i) for i in wanted)
         if self.shutting_down or trio.current_effective_deadline() == -math.inf:
             # Stopping (the worker thread cannot be cancelled): the logs close with the others, and
             # nothing starts serving them, or loading groups from them, now.
