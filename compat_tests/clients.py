@@ -117,6 +117,28 @@ def create_topic(
     wait_for_topic(bootstrap, name, partitions)
 
 
+def roundtrip(config: dict[str, Any], topic: str, count: int = 50, tag: str = "c") -> list[bytes]:
+    """Write ``count`` values (``<tag><n>``) to partition 0 of ``topic`` with confluent-kafka's
+    producer (acks=all) and read them back from offset 0, both with the client settings
+    ``config`` (a secured listener's, say); the values read, in order."""
+    producer = confluent_kafka.Producer({**config, "acks": "all"})
+    for n in range(count):
+        producer.produce(topic, f"{tag}{n}".encode(), partition=0)
+    assert producer.flush(30) == 0
+    consumer = confluent_kafka.Consumer({**config, "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False})
+    consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+    got: list[bytes] = []
+    try:
+        while len(got) < count:
+            msg = consumer.poll(10)
+            assert msg is not None, f"only {len(got)} of {count} records came back"
+            assert msg.error() is None, msg.error()
+            got.append(msg.value())
+    finally:
+        consumer.close()
+    return got
+
+
 def wait_for_topic(bootstrap: str, name: str, partitions: int, timeout: float = CLIENT_TIMEOUT_S) -> None:
     """Metadata shows the topic with `partitions` partitions, each with a leader."""
     admin = AdminClient({"bootstrap.servers": bootstrap})

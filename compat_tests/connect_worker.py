@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from compat_tests.broker_process import free_port
-from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.java_tools import java_classpath, java_executable, stop_java
 
 CONNECT_DISTRIBUTED = "org.apache.kafka.connect.cli.ConnectDistributed"
 MIRROR_MAKER = "org.apache.kafka.connect.mirror.MirrorMaker"
@@ -97,10 +97,5 @@ class ConnectWorker:
         return self.stderr_path.read_text(errors="replace")[-4000:] if self.stderr_path.exists() else ""
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        if self.proc is not None:
+            stop_java(self.proc)

@@ -94,3 +94,16 @@ def run_tool(
             pytrace=False,
         )
     return result
+
+
+def stop_java(proc: subprocess.Popen) -> None:
+    """Stop a Java program we started (Connect, Streams, MirrorMaker): SIGTERM runs its shutdown
+    hooks; one that has not exited within a minute is killed."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(30)

@@ -16,6 +16,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, To
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
 from compat_tests.connect_worker import MIRROR_MAKER, java_process
+from compat_tests.java_tools import stop_java
 
 WAIT_S = 120.0
 RECORDS = 1000
@@ -101,11 +102,7 @@ def mirror_and_move_a_group(source: str, target: str, work: Path, replication_fa
                     if tp.topic == mirrored and tp.offset >= 0}
         _wait(lambda: sum(translated().values()) > 0, "the group's offsets translated to the target", log)
     finally:
-        mm2.terminate()
-        try:
-            mm2.wait(60)
-        except Exception:  # noqa: BLE001 - a stuck JVM is killed
-            mm2.kill()
+        stop_java(mm2)
 
     # The group moved to the target cluster goes on from there: nothing it had not read is skipped,
     # and it does not start over.

@@ -12,7 +12,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from compat_tests.broker_process import REPO_ROOT
-from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.java_tools import java_classpath, java_executable, stop_java
 
 WORD_COUNT_JAVA = REPO_ROOT / "compat_tests" / "java" / "WordCount.java"
 VOCABULARY = [f"w{i}" for i in range(40)]
@@ -75,13 +75,7 @@ class WordCountApp:
         self.proc.wait(30)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        stop_java(self.proc)
 
 
 def produce_lines(bootstrap: str, topic: str, text: list[str], **settings: object) -> None:

@@ -7,7 +7,6 @@ before authenticating are refused with Kafka's errors, and the broker goes on se
 from __future__ import annotations
 
 import shutil
-import socket
 import struct
 import subprocess
 import time
@@ -17,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
 
 from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.certificates import Authority
-from compat_tests.clients import create_topic
+from compat_tests.clients import create_topic, roundtrip
 from compat_tests.java_tools import run_tool
 from compat_tests.raw_kafka import RawConnection
 
@@ -69,25 +68,6 @@ def sasl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SaslBroker]:
     server.broker.close()
 
 
-def _roundtrip(config: dict[str, Any], topic: str, count: int = 20) -> list[bytes]:
-    producer = Producer({**config, "acks": "all"})
-    for n in range(count):
-        producer.produce(topic, f"s{n}".encode())
-    assert producer.flush(30) == 0
-    consumer = Consumer({**config, "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got: list[bytes] = []
-    try:
-        while len(got) < count:
-            msg = consumer.poll(10)
-            assert msg is not None, f"only {len(got)} of {count} records came back"
-            assert msg.error() is None, msg.error()
-            got.append(msg.value())
-    finally:
-        consumer.close()
-    return got[-count:]
-
-
 @pytest.mark.parametrize(("mechanism", "user", "password", "tls"), [
     ("PLAIN", "alice", "alice-secret", False),
     ("SCRAM-SHA-256", SCRAM_USER, SCRAM_PASSWORD, False),
@@ -102,7 +82,7 @@ def test_confluent_kafka_authenticates(sasl: SaslBroker, mechanism: str, user: s
     config = sasl.confluent(mechanism, user, password, tls)
     brokers = AdminClient(config).list_topics(timeout=30).brokers
     assert [b.port for b in brokers.values()] == [sasl.sasl_ssl_port if tls else sasl.sasl_port]
-    assert _roundtrip(config, topic) == [f"s{n}".encode() for n in range(20)]
+    assert roundtrip(config, topic, 20, tag="s") == [f"s{n}".encode() for n in range(20)]
 
 
 @pytest.mark.parametrize(("mechanism", "user", "password"), [
@@ -173,13 +153,13 @@ def test_wrong_credentials_and_mechanisms_are_refused(sasl: SaslBroker) -> None:
     assert (answer["error_code"], answer["error_message"]) == (58, "Authentication failed: Invalid username or "
                                                                     "password")
     # Anything but ApiVersions and the SASL exchange before authenticating closes the connection.
-    with socket.create_connection(("127.0.0.1", sasl.sasl_port), timeout=15) as raw:
+    with RawConnection(sasl.sasl_port) as raw:
         body = struct.pack(">hhi", 3, 0, 1) + struct.pack(">h", -1) + struct.pack(">i", 0)
-        raw.sendall(struct.pack(">i", len(body)) + body)
-        assert raw.recv(1024) == b""
+        raw.send(struct.pack(">i", len(body)) + body)
+        assert raw.wait_closed()
     topic = f"sasl-ok-{uuid.uuid4().hex[:8]}"
     create_topic(sasl.broker.bootstrap, topic)
-    assert _roundtrip(sasl.confluent("PLAIN", "alice", "alice-secret"), topic, 5) == [f"s{n}".encode()
+    assert roundtrip(sasl.confluent("PLAIN", "alice", "alice-secret"), topic, 5, tag="s") == [f"s{n}".encode()
                                                                                       for n in range(5)]
     assert sasl.broker.is_alive()
 
@@ -229,3 +209,23 @@ def test_clients_re_authenticate_within_connections_max_reauth_ms(tmp_path: Path
         assert "re-authenticated as User:alice with PLAIN" in server.broker.stderr_text()
     finally:
         server.broker.close()
+
+
+def test_handshake_v0_takes_raw_tokens_and_reauthentication_keeps_the_principal(sasl: SaslBroker) -> None:
+    """SaslHandshake v0: the PLAIN token follows as a bare frame and is answered by one (an empty
+    token), after which Kafka requests are served.  On a v1 connection a second handshake
+    re-authenticates (KIP-368), which must come out as the same principal."""
+    with RawConnection(sasl.sasl_port) as conn:
+        assert conn.request(17, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+        token = b"\x00alice\x00alice-secret"
+        conn.send(struct.pack(">i", len(token)) + token)
+        assert conn.recv_frame() == b""
+        assert conn.request(3, 12, {"topics": []})["brokers"], "no Metadata after a v0 exchange"
+    with RawConnection(sasl.sasl_port) as conn:
+        assert conn.request(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        assert conn.request(36, 2, {"auth_bytes": b"\x00alice\x00alice-secret"})["error_code"] == 0
+        assert conn.request(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        answer = conn.request(36, 2, {"auth_bytes": b"\x00carol\x00carol-secret"})
+        assert (answer["error_code"], answer["error_message"]) == (
+            58, "Cannot change principals during re-authentication from User:alice: User:carol")
+        assert conn.wait_closed()

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
 
 from compat_tests.broker_process import BrokerError, BrokerProcess, free_port
 from compat_tests.certificates import Authority
-from compat_tests.clients import create_topic
+from compat_tests.clients import create_topic, roundtrip
 from compat_tests.java_tools import run_tool
 from compat_tests.raw_kafka import RawConnection
 
@@ -63,25 +63,6 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsBroker]:
     server.broker.close()
 
 
-def _roundtrip_confluent(config: dict[str, Any], topic: str, count: int = 50) -> list[bytes]:
-    producer = Producer({**config, "acks": "all"})
-    for n in range(count):
-        producer.produce(topic, f"c{n}".encode())
-    assert producer.flush(30) == 0
-    consumer = Consumer({**config, "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got: list[bytes] = []
-    try:
-        while len(got) < count:
-            msg = consumer.poll(10)
-            assert msg is not None, f"only {len(got)} of {count} records came back"
-            assert msg.error() is None, msg.error()
-            got.append(msg.value())
-    finally:
-        consumer.close()
-    return got
-
-
 def test_confluent_kafka_over_ssl_sees_the_ssl_endpoints(tls: TlsBroker) -> None:
     topic = f"tls-{uuid.uuid4().hex[:8]}"
     create_topic(tls.broker.bootstrap, topic)
@@ -89,7 +70,7 @@ def test_confluent_kafka_over_ssl_sees_the_ssl_endpoints(tls: TlsBroker) -> None
     assert [(b.host, b.port) for b in metadata.brokers.values()] == [("127.0.0.1", tls.ssl_port)]
     plain = AdminClient({"bootstrap.servers": tls.broker.bootstrap}).list_topics(timeout=30)
     assert [b.port for b in plain.brokers.values()] == [tls.broker.port]
-    assert _roundtrip_confluent(tls.confluent(), topic) == [f"c{n}".encode() for n in range(50)]
+    assert roundtrip(tls.confluent(), topic) == [f"c{n}".encode() for n in range(50)]
 
 
 def test_kafka_python_over_ssl(tls: TlsBroker) -> None:
@@ -141,9 +122,9 @@ def test_bad_clients_are_refused_and_others_go_on(tls: TlsBroker, tmp_path: Path
     # A silent client that never finishes its handshake holds nobody else up.
     silent = socket.create_connection(("127.0.0.1", tls.ssl_port))
     # Garbage in place of a ClientHello: the connection is closed.
-    with socket.create_connection(("127.0.0.1", tls.ssl_port), timeout=15) as garbage:
-        garbage.sendall(b"\x00\x00\x00\x10this is no tls")
-        assert _closed(garbage)
+    with RawConnection(tls.ssl_port) as garbage:
+        garbage.send(b"\x00\x00\x00\x10this is no tls")
+        assert garbage.wait_closed()
     # A plaintext Kafka client on the TLS port gets no metadata.
     with pytest.raises(KafkaException):
         AdminClient({"bootstrap.servers": tls.ssl_bootstrap, "socket.timeout.ms": 3000}).list_topics(timeout=5)
@@ -154,19 +135,10 @@ def test_bad_clients_are_refused_and_others_go_on(tls: TlsBroker, tmp_path: Path
         AdminClient(tls.confluent(**{"ssl.key.location": str(key), "ssl.certificate.location": str(cert),
                                      "socket.timeout.ms": 3000})).list_topics(timeout=5)
     try:
-        assert _roundtrip_confluent(tls.confluent(), topic, 10) == [f"c{n}".encode() for n in range(10)]
+        assert roundtrip(tls.confluent(), topic, 10) == [f"c{n}".encode() for n in range(10)]
     finally:
         silent.close()
     assert tls.broker.is_alive()
-
-
-def _closed(sock: socket.socket) -> bool:
-    try:
-        while sock.recv(1024):
-            pass
-    except ConnectionResetError:
-        pass
-    return True
 
 
 def test_mutual_tls_admits_only_certificates_of_the_trusted_ca(tmp_path: Path) -> None:
@@ -179,7 +151,7 @@ def test_mutual_tls_admits_only_certificates_of_the_trusted_ca(tmp_path: Path) -
             AdminClient(server.confluent(**{"socket.timeout.ms": 3000})).list_topics(timeout=5)
         key, cert, _ = server.ca.issue("app", client=True)
         with_cert = server.confluent(**{"ssl.key.location": str(key), "ssl.certificate.location": str(cert)})
-        assert _roundtrip_confluent(with_cert, topic, 10) == [f"c{n}".encode() for n in range(10)]
+        assert roundtrip(with_cert, topic, 10) == [f"c{n}".encode() for n in range(10)]
     finally:
         server.broker.close()
 
@@ -223,8 +195,8 @@ def test_connections_over_max_connections_per_ip_are_closed(tmp_path: Path) -> N
         # Two connections that are served (each answers a request), so both are counted.  The start's
         # readiness probe may still count for an instant: a refused one is tried again.
         held = [_served_connection(broker.port) for _ in range(2)]
-        with socket.create_connection(("127.0.0.1", broker.port), timeout=15) as third:
-            assert _closed(third)
+        with RawConnection(broker.port) as third:
+            assert third.wait_closed()
         # Another address has its own (overridden) limit.
         extra = [socket.create_connection(("127.0.0.1", broker.port), source_address=("127.0.0.2", 0), timeout=15)
                  for _ in range(3)]

@@ -34,8 +34,6 @@ class ConfigKey:
     check: Callable[[Any], str | None] | None = None  # returns a problem description, or None
 
 
-# The security protocols a listener may use.
-SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 # The SASL mechanisms pykafkad serves.
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 ALL_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -265,6 +263,14 @@ class Listener:
     port: int
     security_protocol: str = "PLAINTEXT"
 
+    @property
+    def uses_tls(self) -> bool:
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
 
 def parse_ip_overrides(text: str) -> dict[str, int]:
     """``max.connections.per.ip.overrides``: ``host:count`` items."""
@@ -304,9 +310,6 @@ def parse_listener(spec: str, key: str, protocols: dict[str, str] | None = None)
     if protocol is None:
         raise ConfigError(f"{key}: no security protocol defined for listener {name}; add {name}:<protocol> to "
                           "listener.security.protocol.map")
-    if protocol not in SUPPORTED_PROTOCOLS:
-        raise ConfigError(f"{key}: listener {name} uses {protocol}, which pykafkad does not serve yet "
-                          f"(supported: {', '.join(SUPPORTED_PROTOCOLS)})")
     return Listener(name, host, int(port_text), protocol)
 
 
@@ -347,13 +350,13 @@ class BrokerConfig:
         self.connections_per_ip_overrides = parse_ip_overrides(values["max.connections.per.ip.overrides"])
         # Kafka's per-listener keys (``listener.name.<listener>.<mechanism>.sasl.jaas.config``...).
         self.listener_props: dict[str, str] = {}
-        if any(lst.security_protocol.startswith("SASL") for lst in self.listeners):
+        if any(lst.uses_sasl for lst in self.listeners):
             unsupported = [m for m in values["sasl.enabled.mechanisms"] if m not in SASL_MECHANISMS]
             if unsupported or not values["sasl.enabled.mechanisms"]:
                 raise ConfigError(f"sasl.enabled.mechanisms: {', '.join(unsupported) or '(none)'} not served; use "
                                   f"{', '.join(SASL_MECHANISMS)} (Kafka's default is GSSAPI: set "
                                   "sasl.enabled.mechanisms for a SASL listener)")
-        if self.inter_broker_listener.security_protocol.startswith("SASL"):
+        if self.inter_broker_listener.uses_sasl:
             mechanism = values["sasl.mechanism.inter.broker.protocol"]
             if mechanism not in SASL_MECHANISMS or mechanism not in values["sasl.enabled.mechanisms"]:
                 raise ConfigError(f"sasl.mechanism.inter.broker.protocol: {mechanism} must be one of "

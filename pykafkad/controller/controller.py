@@ -327,30 +327,28 @@ class Controller:
                 Delete(znodes.topic_config_path(name))]
         return ops
 
+    async def _put(self, path: str, data: bytes) -> int:
+        """Write ``data`` to ``path``, creating the node if it is missing; its new version."""
+        try:
+            return await self.store.set(path, data)
+        except NoNodeError:
+            try:
+                await self.store.create(path, data)
+                return 0
+            except NodeExistsError:
+                return await self.store.set(path, data)
+
     async def set_topic_configs(self, topic: TopicInfo, configs: dict[str, str]) -> None:
         """Make ``configs`` the topic's overrides; returns once this broker's cache (and logs) have them."""
         path = znodes.topic_config_path(topic.name)
-        data = znodes.encode_config(configs)
-        try:
-            version = await self.store.set(path, data)
-        except NoNodeError:
-            await self.store.create(path, data)
-            version = 0
+        version = await self._put(path, znodes.encode_config(configs))
         await self.metadata.wait_for(
             lambda: self.metadata.seen(path, version) or self.metadata.topics.get(topic.name) is not topic)
 
     async def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
         """Make ``configs`` the dynamic configs of broker ``resource`` ("" for the cluster default)."""
         path = znodes.broker_config_path(resource)
-        data = znodes.encode_config(configs)
-        try:
-            version = await self.store.set(path, data)
-        except NoNodeError:
-            try:
-                await self.store.create(path, data)
-                version = 0
-            except NodeExistsError:
-                version = await self.store.set(path, data)
+        version = await self._put(path, znodes.encode_config(configs))
         await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
 
     async def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
@@ -364,15 +362,7 @@ class Controller:
                 pass
             await self.metadata.wait_for(lambda: user not in self.metadata.user_configs)
             return
-        data = znodes.encode_config(configs)
-        try:
-            version = await self.store.set(path, data)
-        except NoNodeError:
-            try:
-                await self.store.create(path, data)
-                version = 0
-            except NodeExistsError:
-                version = await self.store.set(path, data)
+        version = await self._put(path, znodes.encode_config(configs))
         await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
 
     async def set_features(self, levels: dict[str, int]) -> None:
@@ -380,14 +370,7 @@ class Controller:
         returns once this broker's cache has them.  Kafka's ZooKeeper mode kept them in
         ``/feature``."""
         data = features.encode({name: level for name, level in levels.items() if level > 0})
-        try:
-            version = await self.store.set(features.FEATURE_ZNODE, data)
-        except NoNodeError:
-            try:
-                await self.store.create(features.FEATURE_ZNODE, data)
-                version = 0
-            except NodeExistsError:
-                version = await self.store.set(features.FEATURE_ZNODE, data)
+        version = await self._put(features.FEATURE_ZNODE, data)
         await self.metadata.wait_for(lambda: self.metadata.features.epoch >= version + 1)
 
     def _check_partition_increase(self, topic: TopicInfo, count: int,

@@ -45,6 +45,23 @@ WRITE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
+class PartitionReplicas:
+    """A partition's entry in its topic's assignment: all its replicas, and those being added and removed."""
+
+    replicas: list[int]
+    adding: list[int]
+    removing: list[int]
+
+    def write_to(self, assignment: znodes.Assignment, index: int) -> None:
+        assignment.replicas[index] = self.replicas
+        for reassigning, replicas in ((assignment.adding, self.adding), (assignment.removing, self.removing)):
+            if replicas:
+                reassigning[index] = replicas
+            else:
+                reassigning.pop(index, None)
+
+
+@dataclass(frozen=True)
 class OngoingReassignment:
     """A partition being reassigned, as ListPartitionReassignments reports it."""
 
@@ -99,33 +116,30 @@ class PartitionReassignments:
                                        f"Unable to find partition {name}:{index}.")
                     continue
                 partition = topic.partitions[index]
-                before = list(assignment.replicas[index])
-                adding, removing = assignment.adding.get(index), assignment.removing.get(index)
-                problem = (self._cancel(assignment, index) if target is None
-                           else self._start(assignment, index, target, allow_rf_change))
-                if problem is not None:
-                    outcomes[index] = problem
+                current = PartitionReplicas(list(assignment.replicas[index]), assignment.adding.get(index, []),
+                                            assignment.removing.get(index, []))
+                planned = (self._cancel(current) if target is None
+                           else self._start(current, target, allow_rf_change))
+                if not isinstance(planned, PartitionReplicas):
+                    outcomes[index] = planned
                     continue
-                if (assignment.replicas[index] == before and (assignment.adding.get(index) or None) == adding
-                        and (assignment.removing.get(index) or None) == removing):
+                if planned == current:
                     outcomes[index] = (ErrorCode.NONE, None)  # already so: nothing to write
                     continue
                 state = None
-                if set(before) - set(assignment.replicas[index]):
+                if set(current.replicas) - set(planned.replicas):
                     # Replicas leave at once (a cancellation, or a new target dropping replicas an
                     # ongoing one was adding): they leave the ISR and the leadership too.
-                    state = final_state(partition, assignment.replicas[index], set(self.metadata.brokers),
+                    state = final_state(partition, planned.replicas, set(self.metadata.brokers),
                                         self.metadata.controller_epoch)
                     if state is None:
                         outcomes[index] = (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                           f"None of the replicas {assignment.replicas[index]} left to "
+                                           f"None of the replicas {planned.replicas} left to "
                                            f"{name}-{index} is in sync: it would have no leader.")
-                        _restore(assignment.replicas, index, before)
-                        _restore(assignment.adding, index, adding)
-                        _restore(assignment.removing, index, removing)
                         continue
                     ops.append(SetData(znodes.partition_state_path(name, index),
                                        znodes.encode_partition_state(state), version=partition.state_version))
+                planned.write_to(assignment, index)
                 changed[index] = state
             if not changed:
                 return outcomes
@@ -153,33 +167,29 @@ class PartitionReassignments:
         return {i: (ErrorCode.UNKNOWN_SERVER_ERROR, f"The assignment of {name} kept changing; try again")
                 for i in wanted}
 
-    def _start(self, assignment: znodes.Assignment, index: int, target: list[int],
-               allow_rf_change: bool) -> Outcome | None:
-        """Make ``target`` the partition's reassignment in ``assignment`` (in place); None, or the error."""
+    def _start(self, current: PartitionReplicas, target: list[int],
+               allow_rf_change: bool) -> PartitionReplicas | Outcome:
+        """The partition's replicas with ``target`` as its reassignment, or the error."""
         problem = manual_assignment_problem(target, self.metadata.brokers)
         if problem:
             return ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem
-        original = [r for r in assignment.replicas[index] if r not in assignment.adding.get(index, ())]
+        original = [r for r in current.replicas if r not in current.adding]
         # Measured, as Kafka does, against an ongoing reassignment's target if there is one.
-        current = [r for r in assignment.replicas[index] if r not in assignment.removing.get(index, ())]
-        if not allow_rf_change and len(target) != len(current):
+        ongoing_target = [r for r in current.replicas if r not in current.removing]
+        if not allow_rf_change and len(target) != len(ongoing_target):
             return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"The replication factor is changed from {len(current)} to {len(target)}")
+                    f"The replication factor is changed from {len(ongoing_target)} to {len(target)}")
         # As Kafka's ZooKeeper-mode controller: a new target replaces an ongoing one, measured from
         # the original replicas.
-        assignment.replicas[index] = target + [r for r in original if r not in target]
-        assignment.adding[index] = [r for r in target if r not in original]
-        assignment.removing[index] = [r for r in original if r not in target]
-        return None
+        return PartitionReplicas(target + [r for r in original if r not in target],
+                                 [r for r in target if r not in original], [r for r in original if r not in target])
 
-    def _cancel(self, assignment: znodes.Assignment, index: int) -> Outcome | None:
-        """Put the original replicas back in ``assignment`` (in place); None, or the error."""
-        adding = assignment.adding.pop(index, [])
-        removing = assignment.removing.pop(index, [])
-        if not adding and not removing:
+    @staticmethod
+    def _cancel(current: PartitionReplicas) -> PartitionReplicas | Outcome:
+        """The partition's original replicas back, or the error."""
+        if not current.adding and not current.removing:
             return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None
-        assignment.replicas[index] = [r for r in assignment.replicas[index] if r not in adding]
-        return None
+        return PartitionReplicas([r for r in current.replicas if r not in current.adding], [], [])
 
     # -- ListPartitionReassignments --------------------------------------------------------------
 
@@ -238,9 +248,7 @@ class PartitionReassignments:
                 or assignment.adding.get(index, []) != adding or assignment.removing.get(index, []) != removing
                 or (assignment.topic_id is not None and assignment.topic_id != topic.topic_id)):
             return False  # the cache is behind the node (a newer reassignment, a new topic): wait for it
-        assignment.replicas[partition.index] = target
-        assignment.adding.pop(partition.index, None)
-        assignment.removing.pop(partition.index, None)
+        PartitionReplicas(target, [], []).write_to(assignment, index)
         try:
             await self.store.commit([
                 SetData(znodes.topic_path(topic.name), znodes.encode(assignment), version=node.version),
@@ -273,9 +281,3 @@ def final_state(partition: PartitionInfo, replicas: list[int], live: set[int],
     assert leader != NO_LEADER
     return PartitionState(leader, partition.leader_epoch + 1, isr, controller_epoch)
 
-
-def _restore(container: dict[int, list[int]] | list[list[int]], index: int, value: list[int] | None) -> None:
-    if value is not None:
-        container[index] = value
-    elif isinstance(container, dict):
-        container.pop(index, None)

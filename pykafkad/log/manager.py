@@ -289,10 +289,8 @@ class LogManager:
 
     def detach(self, topic: str, partition: int) -> PartitionLog | None:
         """Stop serving one partition's log (a replica moved off this broker); `remove_log` disposes of it."""
-        plog = self.logs.pop((topic, partition), None)
-        if plog is not None and not any(name == topic for name, _ in self.logs):
-            self.topic_settings.pop(topic, None)
-        return plog
+        taken = self.unregister(topic, [partition])
+        return taken[0] if taken else None
 
     def remove_log(self, plog: PartitionLog) -> None:
         """Close a detached log and remove its directory (on a worker thread)."""

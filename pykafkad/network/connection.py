@@ -23,6 +23,7 @@ from wire.frames import encode_response_segments
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
+    from pykafkad.config import Listener
 
 log = logging.getLogger(__name__)
 
@@ -49,17 +50,17 @@ class ConnectionClosed(Exception):
 class Connection:
     """A client's socket and the loop serving it."""
 
-    def __init__(self, stream: trio.abc.Stream, broker: Broker, peer: str, listener: str = "PLAINTEXT",
-                 security_protocol: str = "PLAINTEXT") -> None:
+    def __init__(self, stream: trio.abc.Stream, broker: Broker, peer: str,
+                 listener: Listener | None = None) -> None:
         self.stream = stream
         self.broker = broker
         self.peer = peer
         # The listener the client connected to: answers name the brokers' endpoints on it.
-        self.listener = listener
+        self.listener = listener.name if listener is not None else "PLAINTEXT"
         # On a SASL listener, nothing but ApiVersions and the SASL exchange until it succeeds.
         self.sasl: SaslSession | None = None
-        if security_protocol.startswith("SASL"):
-            self.sasl = SaslSession(broker.config, listener, broker.scram_credential)
+        if listener is not None and listener.uses_sasl:
+            self.sasl = SaslSession(broker.config, listener.name, broker.scram_credential)
         self._buffer = bytearray()
         self._start = 0  # bytes of _buffer already handed out as frames
         self.idle_scope = trio.CancelScope()

@@ -135,7 +135,7 @@ class Server:
 
     async def _serve_admitted(self, stream: trio.SocketStream, broker: Broker, spec: Listener, peer: str) -> None:
         served: trio.abc.Stream = stream
-        if spec.security_protocol in ("SSL", "SASL_SSL"):
+        if spec.uses_tls:
             assert self.tls is not None
             served = trio.SSLStream(stream, self.tls, server_side=True)
             # Each connection shakes hands in its own task, so a slow or silent client holds only itself.
@@ -148,7 +148,7 @@ class Server:
                          "timed out" if isinstance(e, trio.TooSlowError) else cause)
                 await trio.aclose_forcefully(served)
                 return
-        conn = Connection(served, broker, peer, spec.name, spec.security_protocol)
+        conn = Connection(served, broker, peer, spec)
         self.connections.add(conn)
         try:
             await conn.serve()
@@ -190,10 +190,11 @@ class Server:
         """
         started = time.monotonic()
         try:
-            tls.check(self.config)
-            inter_broker_sasl(self.config)
-            if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in self.config.listeners):
+            # Every context and credential the config calls for, made now: a bad setting stops the start.
+            if any(lst.uses_tls for lst in self.config.listeners):
                 self.tls = tls.server_context(self.config)
+            tls.inter_broker_context(self.config)
+            inter_broker_sasl(self.config)
         except ConfigError as e:
             raise StartupError(str(e)) from e
         sockets = await bind_listeners(self.config.listeners)

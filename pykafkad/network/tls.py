@@ -137,13 +137,5 @@ def inter_broker_context(config: BrokerConfig) -> ssl.SSLContext | None:
     key = id(config)
     if key not in _inter_broker:
         _inter_broker[key] = (client_context(config)
-                              if config.inter_broker_listener.security_protocol in ("SSL", "SASL_SSL") else None)
+                              if config.inter_broker_listener.uses_tls else None)
     return _inter_broker[key]
-
-
-def check(config: BrokerConfig) -> None:
-    """Build every context the config calls for, so a bad TLS setting stops the broker at start."""
-    if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in config.listeners):
-        server_context(config)
-    if config.inter_broker_listener.security_protocol in ("SSL", "SASL_SSL"):
-        client_context(config)

@@ -141,8 +141,9 @@ class ReplicaManager:
             key = (topic.name, state.index)
             partition = self._partitions.get(key)
             if partition is not None and self.config.node_id not in state.replicas:
-                # A reassignment moved the partition off this broker (Kafka's StopReplica with deletion).
-                self._stop_replica(partition)
+                # A reassignment moved the partition off this broker.
+                self._stop_serving(partition)
+                self._remove_log(topic.name, state.index)
                 continue
             if partition is None:
                 plog = self.logs.get(topic.name, state.index)
@@ -152,7 +153,7 @@ class ReplicaManager:
                     continue
                 if self.config.node_id not in state.replicas:
                     # Created for a replica that left before it was served (a cancelled reassignment).
-                    self._remove_unserved_log(topic.name, state.index)
+                    self._remove_log(topic.name, state.index)
                     continue
                 partition = Partition(topic.name, state.index, plog, self.config.node_id)
                 partition.restore_high_watermark(self._checkpointed_high_watermark(key))
@@ -232,16 +233,23 @@ class ReplicaManager:
             self.logs.remove_logs(topic, detached)
             self._removed(topic.name, done)
         for state in topic.partitions:
-            partition = self._partitions.pop((topic.name, state.index), None)
+            partition = self._partitions.get((topic.name, state.index))
             if partition is not None:
-                self._stop_fetching(partition)
-                was_leader = partition.is_leader
-                partition.leader_id = -1
-                partition.watchers.wake_all()
-                if was_leader:
-                    self._leadership_changed(partition, False)
+                self._stop_serving(partition)
 
-    def _remove_unserved_log(self, topic: str, index: int) -> None:
+    def _stop_serving(self, partition: Partition) -> None:
+        """Forget a replica: no more fetching for it, and its waiters answer now."""
+        del self._partitions[(partition.topic, partition.index)]
+        self._stop_fetching(partition)
+        was_leader = partition.is_leader
+        partition.leader_id = -1
+        partition.watchers.wake_all()
+        if was_leader:
+            self._leadership_changed(partition, False)
+
+    def _remove_log(self, topic: str, index: int) -> None:
+        """Stop serving a replica's log and remove it in the background (Kafka's StopReplica with
+        deletion)."""
         plog = self.logs.detach(topic, index)
         if plog is None:
             return
@@ -262,23 +270,6 @@ class ReplicaManager:
             except LogError as e:
                 log.warning("closing the log in %s failed: %s", plog.dir, e)
             self._removed(topic, done)
-
-    def _stop_replica(self, partition: Partition) -> None:
-        """Stop serving a replica this broker no longer holds, and remove its log in the background."""
-        key = (partition.topic, partition.index)
-        del self._partitions[key]
-        self._stop_fetching(partition)
-        was_leader = partition.is_leader
-        partition.leader_id = -1
-        partition.watchers.wake_all()
-        if was_leader:
-            self._leadership_changed(partition, False)
-        plog = self.logs.detach(partition.topic, partition.index)
-        if plog is None:
-            return
-        done = trio.Event()
-        self._removals.setdefault(partition.topic, []).append(done)
-        self._start_removal(partition.topic, plog, done)
 
     async def _remove_replica_log(self, topic: str, plog: PartitionLog, done: trio.Event) -> None:
         try:

@@ -53,7 +53,7 @@ class SaslClient:
 def inter_broker_sasl(config: BrokerConfig) -> SaslClient | None:
     """The credentials this broker presents to the others, when they are reached over SASL."""
     listener = config.inter_broker_listener
-    if not listener.security_protocol.startswith("SASL"):
+    if not listener.uses_sasl:
         return None
     mechanism = config["sasl.mechanism.inter.broker.protocol"]
     options = jaas_options(config, listener.name, mechanism)
