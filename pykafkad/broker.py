@@ -38,6 +38,8 @@ from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
 from pykafkad.producer_ids import ProducerIdAllocator
 from pykafkad.replica.replica_manager import ReplicaManager
 from pykafkad.security import scram_credentials
+from pykafkad.security.acl_store import AclStore
+from pykafkad.security.authorizer import Authorizer
 from pykafkad.security.scram_credentials import ScramCredential
 
 log = logging.getLogger(__name__)
@@ -80,6 +82,9 @@ class Broker:
         self.replicas.leadership_listeners.append(self.transactions.on_leadership)
         self.replicas.marker_listeners.append(self.groups.on_marker)
         self.txn_verifier = TransactionVerifier(config, self.metadata, self.transactions)
+        # ACLs are loaded and enforced only with an authorizer configured, as in Kafka.
+        self.acls = AclStore(self.store)
+        self.authorizer = Authorizer(config, self.acls) if config["authorizer.class.name"] else None
         # What the metadata cache's changes mean for this broker (Kafka's LeaderAndIsr, StopReplica
         # and dynamic config notifications).
         self.metadata.partition_listeners.append(self.replicas.apply)
@@ -147,6 +152,8 @@ class Broker:
         except MetaPropertiesMismatch as e:
             raise StartupError(str(e)) from e
         apply_dynamic_broker_configs(config, self.metadata.broker_configs)
+        if self.authorizer is not None:
+            await nursery.start(self.acls.run)
         self.logs.load_all(self.metadata)
         await nursery.start(self.replicas.run)
         for topic in self.metadata.topics.values():

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pykafkad.security.principal_mapping import PrincipalMappingError, parse_rules
+
 log = logging.getLogger(__name__)
 
 LONG_MAX = 2**63 - 1
@@ -63,6 +65,17 @@ def _check_cleanup_policy(value: Any) -> str | None:
     return f"unknown policy {', '.join(bad)}; use delete, compact or both" if bad else None
 
 
+# The authorizers Kafka names; either means pykafkad's ACL authorizer (security/authorizer.py).
+AUTHORIZER_CLASSES = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                      "kafka.security.authorizer.AclAuthorizer")
+
+
+def _check_authorizer(value: Any) -> str | None:
+    if value in ("", None, *AUTHORIZER_CLASSES):
+        return None
+    return f"unknown authorizer; use {AUTHORIZER_CLASSES[0]} (or leave it empty for none)"
+
+
 # Settings the broker honours (or reads now and honours in a later release).
 KEYS: dict[str, ConfigKey] = {
     k.name: k
@@ -97,6 +110,15 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("sasl.jaas.config", "password", None),
         ConfigKey("connection.failed.authentication.delay.ms", "int", 100, at_least(0)),
         ConfigKey("connections.max.reauth.ms", "long", 0, at_least(0)),
+        # mTLS principals (security/principal_mapping.py): Kafka's RULE:pattern/replacement/[LU] list.
+        ConfigKey("ssl.principal.mapping.rules", "string", "DEFAULT"),
+        # Authorization (security/authorizer.py): ACLs under /kafka-acl, as Kafka's ZooKeeper mode.
+        ConfigKey("authorizer.class.name", "string", "", _check_authorizer),
+        ConfigKey("super.users", "string", ""),
+        ConfigKey("allow.everyone.if.no.acl.found", "boolean", False),
+        # Client quotas (quota/): the rate window, as Kafka's quota.window.*.
+        ConfigKey("quota.window.num", "int", 11, at_least(1)),
+        ConfigKey("quota.window.size.seconds", "int", 1, at_least(1)),
         # Connection limits (network/connection_quotas.py).
         ConfigKey("max.connections", "int", INT_MAX, at_least(0)),
         ConfigKey("max.connections.per.ip", "int", INT_MAX, at_least(0)),
@@ -285,6 +307,15 @@ def parse_ip_overrides(text: str) -> dict[str, int]:
     return overrides
 
 
+def parse_super_users(text: str) -> frozenset[str]:
+    """``super.users``: principals separated by semicolons, each ``Type:name``."""
+    users = [u.strip() for u in text.split(";") if u.strip()]
+    bad = [u for u in users if ":" not in u]
+    if bad:
+        raise ConfigError(f"super.users: {bad[0]!r} is not a principal; write User:<name>, separated by ';'")
+    return frozenset(users)
+
+
 def parse_protocol_map(items: list[str]) -> dict[str, str]:
     """``listener.security.protocol.map``: listener name -> security protocol."""
     mapping: dict[str, str] = {}
@@ -348,6 +379,11 @@ class BrokerConfig:
                               f"({', '.join(names)})")
         self.inter_broker_listener = self._inter_broker_listener(values, explicit)
         self.connections_per_ip_overrides = parse_ip_overrides(values["max.connections.per.ip.overrides"])
+        try:
+            self.principal_rules = parse_rules(values["ssl.principal.mapping.rules"])
+        except PrincipalMappingError as e:
+            raise ConfigError(f"ssl.principal.mapping.rules: {e}") from None
+        self.super_users = parse_super_users(values["super.users"])
         # Kafka's per-listener keys (``listener.name.<listener>.<mechanism>.sasl.jaas.config``...).
         self.listener_props: dict[str, str] = {}
         if any(lst.uses_sasl for lst in self.listeners):

@@ -7,6 +7,7 @@ tested for that whole range.
 from __future__ import annotations
 
 from pykafkad.handlers import (
+    acls,
     alter_configs,
     alter_replica_log_dirs,
     api_versions,
@@ -61,6 +62,7 @@ APIS: dict[int, Api] = {
         write_txn_markers,
         sasl,
         scram_credentials,
+        acls,
     )
     for api in module.APIS
 }

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad.config_changes import TOPIC_RESOURCE, current_overrides, set_configs
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.describe_configs import config_denied
 from pykafkad.topic_config import TOPIC_KEYS, topic_setting
 from wire.error_codes import ErrorCode
 
@@ -26,6 +28,7 @@ async def alter_configs(broker: Broker, ctx: RequestContext, body: dict[str, Any
     for resource in body["resources"]:
         values = {c["name"]: c["value"] for c in resource["configs"]}
         try:
+            _check_allowed(broker, ctx, resource)
             await set_configs(broker, resource["resource_type"], resource["resource_name"], values,
                               body["validate_only"])
         except KafkaError as e:
@@ -33,6 +36,13 @@ async def alter_configs(broker: Broker, ctx: RequestContext, body: dict[str, Any
             continue
         results.append(_result(resource))
     return {"throttle_time_ms": 0, "responses": results}
+
+
+def _check_allowed(broker: Broker, ctx: RequestContext, resource: dict[str, Any]) -> None:
+    """ALTER_CONFIGS on the topic, or on the cluster for broker resources."""
+    denied = config_denied(broker, ctx, resource["resource_type"], resource["resource_name"], Operation.ALTER_CONFIGS)
+    if denied is not None:
+        raise KafkaError(denied)
 
 
 def _is_list(resource_type: int, name: str) -> bool:
@@ -74,6 +84,7 @@ async def incremental_alter_configs(broker: Broker, ctx: RequestContext, body: d
     results = []
     for resource in body["resources"]:
         try:
+            _check_allowed(broker, ctx, resource)
             values = _edited(broker, resource)
             await set_configs(broker, resource["resource_type"], resource["resource_name"], values,
                               body["validate_only"])

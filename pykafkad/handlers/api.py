@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from pykafkad.security.sasl import SaslSession
 
 
+ANONYMOUS = "User:ANONYMOUS"
+
+
 @dataclass(frozen=True)
 class RequestContext:
     """What a handler knows about the request besides its body."""
@@ -24,6 +27,21 @@ class RequestContext:
     listener: str = "PLAINTEXT"
     # The connection's SASL authentication, on a SASL listener.
     session: SaslSession | None = None
+    # Who is asking, as Kafka names principals: the SASL user, the TLS client certificate's mapped
+    # subject, or User:ANONYMOUS.
+    tls_principal: str | None = None
+
+    @property
+    def principal(self) -> str:
+        if self.session is not None and self.session.principal is not None:
+            return f"User:{self.session.principal}"
+        return self.tls_principal or ANONYMOUS
+
+    @property
+    def host(self) -> str:
+        """The client's address, without its port (an ACL's host)."""
+        host = self.peer.rpartition(":")[0] or self.peer
+        return host.strip("[]")
 
 
 Handler = Callable[["Broker", RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]

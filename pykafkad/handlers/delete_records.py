@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad._rust_log import LogError
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -18,9 +19,12 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     for wanted in body["topics"]:
         name = wanted["name"]
         results = []
+        permitted = allowed(broker, ctx, Operation.DELETE, ResourceType.TOPIC, name)
         for part in wanted["partitions"]:
             index = part["partition_index"]
             try:
+                if not permitted:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 low = broker.replicas.leader(name, index).delete_records(part["offset"])
             except (KafkaError, LogError) as e:
                 results.append({"partition_index": index, "low_watermark": -1, "error_code": e.code})

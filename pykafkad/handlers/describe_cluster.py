@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import CLUSTER_NAME, ResourceType, operations
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -31,7 +32,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             {"broker_id": b.node_id, "host": e[0], "port": e[1], "rack": b.rack, "is_fenced": False}
             for b in md.brokers.values() if (e := b.endpoint(ctx.listener)) is not None
         ],
-        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME,
+                                                    body["include_cluster_authorized_operations"]),
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.config import KEYS
+from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.topic_config import (
     ConfigSource,
@@ -72,6 +73,18 @@ def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
     return result
 
 
+def config_denied(broker: Broker, ctx: RequestContext, rtype: int, rname: str,
+                  operation: Operation) -> ErrorCode | None:
+    """The authorization error for a config resource, if the principal may not ``operation`` it
+    (topics by topic, brokers and their loggers by the cluster)."""
+    if rtype == TOPIC:
+        ok = allowed(broker, ctx, operation, ResourceType.TOPIC, rname)
+        return None if ok else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if rtype in (BROKER, BROKER_LOGGER) and not cluster_allowed(broker, ctx, operation):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
+
+
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
     synonyms = body["include_synonyms"]
@@ -80,6 +93,10 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None,
                                   "resource_type": rtype, "resource_name": rname, "configs": []}
         results.append(result)
+        denied = config_denied(broker, ctx, rtype, rname, Operation.DESCRIBE_CONFIGS)
+        if denied is not None:
+            result["error_code"] = denied
+            continue
         if rtype == TOPIC:
             topic = broker.topic(rname)
             if topic is None:

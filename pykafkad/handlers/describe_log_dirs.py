@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not cluster_allowed(broker, ctx, Operation.DESCRIBE):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "results": []}
     wanted: dict[str, set[int] | None] | None = None
     if body["topics"] is not None:
         wanted = {t["topic"]: set(t["partitions"]) for t in body["topics"]}

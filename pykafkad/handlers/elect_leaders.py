@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.controller.leader_election import PREFERRED, UNCLEAN
+from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -17,6 +18,9 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     election_type = body["election_type"] if ctx.api_version >= 1 else PREFERRED
     if election_type not in (PREFERRED, UNCLEAN):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REQUEST, "replica_election_results": []}
+    if not cluster_allowed(broker, ctx, Operation.ALTER):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                "replica_election_results": []}
     wanted = body["topic_partitions"]
     partitions = None if wanted is None else [(t["topic"], p) for t in wanted for p in t["partitions"]]
     outcomes = await broker.elections.elect(election_type, partitions, body["timeout_ms"])

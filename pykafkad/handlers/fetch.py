@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.replica.replica_manager import FetchedData, FetchEntry
@@ -48,11 +49,22 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
     entries: list[FetchEntry] = []
     unknown_topic = False
+    # A broker's replica fetcher names itself (Kafka 4's consumers send -1).
+    replica_id = body["replica_state"]["replica_id"] if version >= REPLICA_STATE_FROM else body["replica_id"]
+    # Followers need CLUSTER_ACTION on the cluster, consumers READ on each topic.
+    follower_denied = replica_id >= 0 and not cluster_allowed(broker, ctx, Operation.CLUSTER_ACTION)
     for wanted in body["topics"]:
         topic = (broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id
                  else broker.topic(wanted["topic"]))
+        name = topic.name if topic is not None else wanted.get("topic")
+        denied = follower_denied or (replica_id < 0 and name is not None
+                                     and not allowed(broker, ctx, Operation.READ, ResourceType.TOPIC, name))
         slots: list[tuple[int, FetchedData | int]] = []
         for part in wanted["partitions"]:
+            if denied:
+                unknown_topic = True
+                slots.append((part["partition"], FetchedData(ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
+                continue
             if topic is None:
                 unknown_topic = True
                 missing = ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -65,8 +77,6 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
         layout.append((entry, slots))
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.
-    # A broker's replica fetcher names itself (Kafka 4's consumers send -1).
-    replica_id = body["replica_state"]["replica_id"] if version >= REPLICA_STATE_FROM else body["replica_id"]
     results = await broker.replicas.fetch_messages(
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],
         0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
 from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -25,7 +26,13 @@ GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 
 
-async def _lookup(broker: Broker, key: str, key_type: int, listener: str) -> dict[str, Any]:
+async def _lookup(broker: Broker, ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
+    listener = ctx.listener
+    if key_type == GROUP_KEY_TYPE and not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.GROUP, key):
+        return _error(key, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    if key_type == TRANSACTION_KEY_TYPE and not allowed(broker, ctx, Operation.DESCRIBE,
+                                                         ResourceType.TRANSACTIONAL_ID, key):
+        return _error(key, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
     if key_type == GROUP_KEY_TYPE:
         try:
             await broker.groups.create_offsets_topic()
@@ -60,7 +67,7 @@ def _leader_of(broker: Broker, key: str, topic_name: str, index: int, listener: 
             "error_code": ErrorCode.NONE, "error_message": None}
 
 
-def _error(key: str, code: ErrorCode, message: str) -> dict[str, Any]:
+def _error(key: str, code: ErrorCode, message: str | None) -> dict[str, Any]:
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": message}
 
 
@@ -68,9 +75,9 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     key_type = body["key_type"] if ctx.api_version >= 1 else GROUP_KEY_TYPE
     if ctx.api_version >= 4:
         keys = body["coordinator_keys"]
-        return {"throttle_time_ms": 0, "coordinators": [await _lookup(broker, key, key_type, ctx.listener)
+        return {"throttle_time_ms": 0, "coordinators": [await _lookup(broker, ctx, key, key_type)
                                                         for key in keys]}
-    found = await _lookup(broker, body["key"], key_type, ctx.listener)
+    found = await _lookup(broker, ctx, body["key"], key_type)
     return {"throttle_time_ms": 0, "error_code": found["error_code"], "error_message": found["error_message"],
             "node_id": found["node_id"], "host": found["host"], "port": found["port"]}
 

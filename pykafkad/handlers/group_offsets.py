@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -18,7 +19,12 @@ async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any
     group_id = body["group_id"]
     results: dict[tuple[str, int], ErrorCode] = {}
     known: list[dict[str, Any]] = []
+    group_denied = bool(group_id) and not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, group_id)
     for t in body["topics"]:
+        if group_denied or not _topic_readable(broker, ctx, t["name"]):
+            code = ErrorCode.GROUP_AUTHORIZATION_FAILED if group_denied else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            results.update({(t["name"], p["partition_index"]): code for p in t["partitions"]})
+            continue
         # As Kafka, partitions the cluster does not have are refused before the group sees them.
         topic = broker.topic(t["name"])
         count = len(topic.partitions) if topic is not None else 0
@@ -49,30 +55,55 @@ async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any
         for t in body["topics"]]}
 
 
-async def _fetch_group(broker: Broker, group_id: str, topics: list[dict[str, Any]] | None,
+def _topic_readable(broker: Broker, ctx: RequestContext, name: str) -> bool:
+    return allowed(broker, ctx, Operation.READ, ResourceType.TOPIC, name)
+
+
+async def _fetch_group(broker: Broker, ctx: RequestContext, group_id: str, topics: list[dict[str, Any]] | None,
                        require_stable: bool = False) -> dict[str, Any]:
     if not group_id:
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "topics": []}
-    wanted = None if topics is None else [(t["name"], list(t["partition_indexes"])) for t in topics]
-    return await broker.groups.call(group_id, "fetch", {"topics": wanted, "require_stable": require_stable})
+    if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.GROUP, group_id):
+        return {"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "topics": []}
+    denied = [] if topics is None else [t for t in topics
+                                        if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, t["name"])]
+    wanted = None if topics is None else [(t["name"], list(t["partition_indexes"])) for t in topics if t not in denied]
+    result = await broker.groups.call(group_id, "fetch", {"topics": wanted, "require_stable": require_stable})
+    if topics is None and broker.authorizer is not None:
+        # Asked for every committed offset: those of topics the principal may not describe are left out.
+        result = {**result, "topics": [t for t in result["topics"]
+                                       if allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, t["name"])]}
+    if denied:
+        result = {**result, "topics": result["topics"] + [
+            {"name": t["name"], "partitions": [
+                {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                 "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED} for i in t["partition_indexes"]]}
+            for t in denied]}
+    return result
 
 
 async def offset_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if ctx.api_version >= 8:
         groups = []
         for g in body["groups"]:
-            result = await _fetch_group(broker, g["group_id"], g["topics"], body["require_stable"])
+            result = await _fetch_group(broker, ctx, g["group_id"], g["topics"], body["require_stable"])
             groups.append({"group_id": g["group_id"], "error_code": result["error_code"], "topics": result["topics"]})
         return {"throttle_time_ms": 0, "groups": groups}
-    result = await _fetch_group(broker, body["group_id"], body["topics"], body.get("require_stable", False))
+    result = await _fetch_group(broker, ctx, body["group_id"], body["topics"], body.get("require_stable", False))
     return {"throttle_time_ms": 0, "error_code": result["error_code"], "topics": result["topics"]}
 
 
 async def offset_delete(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if not body["group_id"]:
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
-    result = await broker.groups.call(body["group_id"], "offset_delete", {"topics": body["topics"]})
-    return {"throttle_time_ms": 0, **result}
+    if not allowed(broker, ctx, Operation.DELETE, ResourceType.GROUP, body["group_id"]):
+        return {"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "throttle_time_ms": 0, "topics": []}
+    readable = [t for t in body["topics"] if _topic_readable(broker, ctx, t["name"])]
+    result = await broker.groups.call(body["group_id"], "offset_delete", {"topics": readable})
+    denied = [{"name": t["name"], "partitions": [
+        {"partition_index": p["partition_index"], "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+        for p in t["partitions"]]} for t in body["topics"] if t not in readable]
+    return {"throttle_time_ms": 0, **result, "topics": result.get("topics", []) + denied}
 
 
 APIS = [

@@ -11,13 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.coordinator.group.group import join_error
+from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
+
+def _group_allowed(broker: Broker, ctx: RequestContext, operation: Operation, group_id: str) -> bool:
+    return allowed(broker, ctx, operation, ResourceType.GROUP, group_id)
 
 
 def client_host(ctx: RequestContext) -> str:
@@ -38,6 +42,8 @@ async def join_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) 
     config = broker.groups.config
     if not group_id:
         return _join_response(ctx, join_error(ErrorCode.INVALID_GROUP_ID, body["member_id"]))
+    if not _group_allowed(broker, ctx, Operation.READ, group_id):
+        return _join_response(ctx, join_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, body["member_id"]))
     session = body["session_timeout_ms"]
     if not config.min_session_timeout_ms <= session <= config.max_session_timeout_ms:
         return _join_response(ctx, join_error(ErrorCode.INVALID_SESSION_TIMEOUT, body["member_id"]))
@@ -59,6 +65,8 @@ async def join_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) 
 async def sync_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if not body["group_id"]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID, "assignment": b""}
+    if not _group_allowed(broker, ctx, Operation.READ, body["group_id"]):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "assignment": b""}
     if ctx.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
         # From v5 both are mandatory, as Kafka checks before looking at the group.
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "assignment": b""}
@@ -76,6 +84,8 @@ async def sync_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) 
 async def heartbeat(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if not body["group_id"]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID}
+    if not _group_allowed(broker, ctx, Operation.READ, body["group_id"]):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     args = {
         "member_id": body["member_id"],
         "generation_id": body["generation_id"],
@@ -92,6 +102,8 @@ async def leave_group(broker: Broker, ctx: RequestContext, body: dict[str, Any])
         members = [{"member_id": body["member_id"], "group_instance_id": None}]
     if not body["group_id"]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID, "members": []}
+    if not _group_allowed(broker, ctx, Operation.READ, body["group_id"]):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "members": []}
     result = await broker.groups.call(body["group_id"], "leave", {"members": members})
     if ctx.api_version < 3 and result["error_code"] == ErrorCode.NONE and result["members"]:
         # Before v3 a leave names one member, whose error is the response's.
@@ -106,8 +118,13 @@ async def describe_groups(broker: Broker, ctx: RequestContext, body: dict[str, A
             groups.append({"error_code": ErrorCode.INVALID_GROUP_ID, "group_id": group_id, "group_state": "",
                            "protocol_type": "", "protocol_data": "", "members": []})
             continue
+        if not _group_allowed(broker, ctx, Operation.DESCRIBE, group_id):
+            groups.append({"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": group_id,
+                           "group_state": "", "protocol_type": "", "protocol_data": "", "members": []})
+            continue
         described = await broker.groups.call(group_id, "describe", {})
-        groups.append({**described, "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})
+        groups.append({**described, "authorized_operations": operations(
+            broker, ctx, ResourceType.GROUP, group_id, body.get("include_authorized_operations", False))})
     return {"throttle_time_ms": 0, "groups": groups}
 
 
@@ -115,7 +132,11 @@ async def list_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     states = {s.lower() for s in body["states_filter"]} if ctx.api_version >= 4 else set()
     types = {t.lower() for t in body["types_filter"]} if ctx.api_version >= 5 else set()
     listed = []
+    # DESCRIBE on the cluster lists every group; otherwise only the groups the principal may describe.
+    every_group = cluster_allowed(broker, ctx, Operation.DESCRIBE)
     for group_id in sorted(broker.groups.group_ids()):
+        if not every_group and not _group_allowed(broker, ctx, Operation.DESCRIBE, group_id):
+            continue
         entry = await broker.groups.call(group_id, "list", {})
         if not entry:
             continue
@@ -132,6 +153,9 @@ async def delete_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any
     for group_id in body["groups_names"]:
         if not group_id:
             results.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID})
+            continue
+        if not _group_allowed(broker, ctx, Operation.DELETE, group_id):
+            results.append({"group_id": group_id, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED})
             continue
         result = await broker.groups.call(group_id, "delete", {})
         results.append({"group_id": group_id, "error_code": result["error_code"]})

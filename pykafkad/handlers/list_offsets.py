@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -20,9 +21,12 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     for wanted in body["topics"]:
         name = wanted["name"]
         results = []
+        described = allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, name)
         for part in wanted["partitions"]:
             index = part["partition_index"]
             try:
+                if not described:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = broker.replicas.leader(name, index, part["current_leader_epoch"])
                 found = partition.fetch_offset_for_timestamp(part["timestamp"], from_client=body["replica_id"] < 0,
                                                              read_committed=body.get("isolation_level", 0) == 1)

@@ -11,6 +11,7 @@ from collections.abc import Container
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import CLUSTER_NAME, Operation, ResourceType, allowed, cluster_allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.metadata.cluster_metadata import PartitionInfo, TopicInfo
 from wire.error_codes import ErrorCode
@@ -36,14 +37,14 @@ def _partition_entry(p: PartitionInfo, live: Container[int]) -> dict[str, Any]:
     }
 
 
-def _topic_entry(topic: TopicInfo, live: Container[int]) -> dict[str, Any]:
+def _topic_entry(topic: TopicInfo, live: Container[int], authorized_operations: int) -> dict[str, Any]:
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": topic.internal,
         "partitions": [_partition_entry(p, live) for p in topic.partitions],
-        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "topic_authorized_operations": authorized_operations,
     }
 
 
@@ -58,18 +59,39 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     all_topics = requested is None or (ctx.api_version == 0 and not requested)
     allow_create = body["allow_auto_topic_creation"] if ctx.api_version >= 4 else True
     live = broker.metadata.brokers
+    with_operations = body.get("include_topic_authorized_operations", False)
+
+    def described(name: str) -> bool:
+        return allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, name)
+
+    def entry(topic: TopicInfo) -> dict[str, Any]:
+        return _topic_entry(topic, live, operations(broker, ctx, ResourceType.TOPIC, topic.name, with_operations))
+
     topics: list[dict[str, Any]] = []
     if all_topics:
-        topics = [_topic_entry(t, live) for t in sorted(broker.metadata.topics.values(), key=lambda t: t.name)]
+        # Topics the principal may not describe are left out, as Kafka leaves them out.
+        topics = [entry(t) for t in sorted(broker.metadata.topics.values(), key=lambda t: t.name)
+                  if described(t.name)]
     else:
         for wanted in requested:
             name, topic_id = wanted["name"], wanted["topic_id"]
             if name is None:
                 topic = broker.metadata.topics_by_id.get(topic_id)
-                topics.append(_topic_entry(topic, live) if topic else
+                if topic is not None and not described(topic.name):
+                    topics.append(_error_entry(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic_id))
+                    continue
+                topics.append(entry(topic) if topic else
                               _error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
                 continue
+            if not described(name):
+                topics.append(_error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             topic = broker.topic(name)
+            if topic is None and allow_create and broker.config["auto.create.topics.enable"] and not (
+                    cluster_allowed(broker, ctx, Operation.CREATE)
+                    or allowed(broker, ctx, Operation.CREATE, ResourceType.TOPIC, name)):
+                topics.append(_error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             if topic is None and allow_create:
                 try:
                     topic = await broker.controller.maybe_auto_create(name)
@@ -77,7 +99,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                     topics.append(_error_entry(name, e.code))
                     continue
             if topic is not None:
-                topics.append(_topic_entry(topic, live))
+                topics.append(entry(topic))
             elif broker.controller.is_being_created(name):
                 # Its logs are still being created: retriable, as Kafka answers for a new topic.
                 topics.append(_error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE))
@@ -93,7 +115,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         "cluster_id": md.cluster_id,
         "controller_id": md.controller_id,
         "topics": topics,
-        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME,
+                                                    body.get("include_cluster_authorized_operations", False)),
         "error_code": ErrorCode.NONE,
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -14,12 +15,19 @@ if TYPE_CHECKING:
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     topics = []
+    # A follower (replica_id >= 0, v3+) needs CLUSTER_ACTION; a consumer DESCRIBE on the topic.
+    follower = body.get("replica_id", -1) >= 0
+    follower_denied = follower and not cluster_allowed(broker, ctx, Operation.CLUSTER_ACTION)
     for wanted in body["topics"]:
         name = wanted["topic"]
         results = []
+        denied = follower_denied or (not follower and not allowed(broker, ctx, Operation.DESCRIBE,
+                                                                  ResourceType.TOPIC, name))
         for part in wanted["partitions"]:
             index = part["partition"]
             try:
+                if denied:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = broker.replicas.leader(name, index, part["current_leader_epoch"])
             except KafkaError as e:
                 results.append({"error_code": e.code, "partition": index, "leader_epoch": -1, "end_offset": -1})

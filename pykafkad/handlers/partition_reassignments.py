@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 async def alter(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     allow_rf_change = body.get("allow_replication_factor_change", True) if ctx.api_version >= 1 else True
+    if not cluster_allowed(broker, ctx, Operation.ALTER):
+        return {"throttle_time_ms": 0, "allow_replication_factor_change": allow_rf_change,
+                "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None, "responses": []}
     wanted = {(t["name"], p["partition_index"]): p["replicas"] for t in body["topics"] for p in t["partitions"]}
     outcomes = await broker.reassignments.alter(wanted, allow_rf_change)
     by_topic: dict[str, list[dict[str, Any]]] = {}
@@ -28,6 +32,9 @@ async def alter(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> di
 
 
 async def list_ongoing(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not cluster_allowed(broker, ctx, Operation.DESCRIBE):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None,
+                "topics": []}
     topics = body["topics"]
     wanted = None if topics is None else [(t["name"], i) for t in topics for i in t["partition_indexes"]]
     by_topic: dict[str, list[dict[str, Any]]] = {}

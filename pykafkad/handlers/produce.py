@@ -17,6 +17,7 @@ from pykafkad._rust_log import LogError
 from pykafkad.clock import now_ms
 from pykafkad.coordinator.transaction.verification import transactional_producer
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import PRODUCE_HINTED, LeaderHints
 from pykafkad.replica.replica_manager import NOT_HOSTED, ProduceEntry
@@ -68,12 +69,19 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     global_error: tuple[ErrorCode, str] | None = None
     if acks not in VALID_ACKS:
         global_error = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks} is not one of -1, 0, 1")
+    elif body["transactional_id"] is not None and not allowed(broker, ctx, Operation.WRITE,
+                                                              ResourceType.TRANSACTIONAL_ID, body["transactional_id"]):
+        global_error = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
     # (topic name, [partition answer, or the index of its entry in `entries`])
     answers: list[tuple[str, list[dict[str, Any] | int]]] = []
     entries: list[ProduceEntry] = []
     for topic_data in body["topic_data"]:
         name = topic_data["name"]
         results: list[dict[str, Any] | int] = []
+        if global_error is None and not allowed(broker, ctx, Operation.WRITE, ResourceType.TOPIC, name):
+            answers.append((name, [_partition_error(p["index"], ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                                   for p in topic_data["partition_data"]]))
+            continue
         topic = broker.topic(name)
         if topic is None and global_error is None:
             try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.security import scram_credentials as scram
 from wire.error_codes import ErrorCode
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 
 async def describe(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not cluster_allowed(broker, ctx, Operation.DESCRIBE):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None,
+                "results": []}
     users = broker.metadata.user_configs
     wanted = [u["name"] for u in body["users"] or []] or sorted(
         u for u, configs in users.items() if any(m in configs for m in scram.MECHANISM_NUMBERS))
@@ -60,8 +64,13 @@ async def alter(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> di
     for u in body["upsertions"]:
         changes.setdefault(u["name"], []).append(("upsert", u))
     results = []
+    if not cluster_allowed(broker, ctx, Operation.ALTER):
+        return {"throttle_time_ms": 0, "results": [
+            {"user": user, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None}
+            for user in changes]}
     for user, items in changes.items():
         configs = dict(broker.metadata.user_configs.get(user, {}))
+        updates: dict[str, str | None] = {}
         mechanisms = [item["mechanism"] for _, item in items]
         problem = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request") \
             if len(set(mechanisms)) != len(mechanisms) else None
@@ -71,12 +80,13 @@ async def alter(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> di
             problem = _problem(user, item["mechanism"], item.get("iterations"), configs, kind == "delete")
             name = scram.MECHANISM_IDS.get(item["mechanism"], "")
             if problem is None and kind == "delete":
-                configs.pop(name, None)
+                updates[name] = None
             elif problem is None:
-                configs[name] = scram.from_salted_password(name, bytes(item["salt"]), bytes(item["salted_password"]),
+                updates[name] = scram.from_salted_password(name, bytes(item["salt"]), bytes(item["salted_password"]),
                                                            item["iterations"]).encode()
         if problem is None:
-            await broker.controller.set_user_configs(user, configs)
+            # Only the credentials change: the user's quotas in the same node stay as they are.
+            await broker.controller.alter_user_configs(user, updates)
             results.append({"user": user, "error_code": ErrorCode.NONE, "error_message": None})
         else:
             results.append({"user": user, "error_code": problem[0], "error_message": problem[1]})

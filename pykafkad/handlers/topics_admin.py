@@ -7,6 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.topic_config import effective_topic_configs
 from wire.error_codes import ErrorCode
@@ -15,11 +16,18 @@ if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
 ZERO_UUID = uuid.UUID(int=0)
+DENIED = "Authorization failed."
+
+
+def _topic_allowed(broker: Broker, ctx: RequestContext, operation: Operation, name: str) -> bool:
+    return allowed(broker, ctx, operation, ResourceType.TOPIC, name)
 
 
 async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     counts = Counter(t["name"] for t in body["topics"])
     results = []
+    # CREATE on the cluster creates any topic; otherwise CREATE on each topic is needed.
+    create_any = cluster_allowed(broker, ctx, Operation.CREATE)
     for wanted in body["topics"]:
         name = wanted["name"]
         result: dict[str, Any] = {"name": name, "topic_id": ZERO_UUID, "error_code": ErrorCode.NONE,
@@ -30,6 +38,9 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
             result["error_code"] = ErrorCode.INVALID_REQUEST
             result["error_message"] = f"Create topics request from client `{ctx.client_id}` contains " \
                                       f"multiple entries for the following topics: {name}"
+            continue
+        if not create_any and not _topic_allowed(broker, ctx, Operation.CREATE, name):
+            result["error_code"], result["error_message"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED, DENIED
             continue
         assignments = [a["broker_ids"] for a in sorted(wanted["assignments"], key=lambda a: a["partition_index"])]
         configs = {c["name"]: c["value"] for c in wanted["configs"]}
@@ -84,6 +95,9 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
             # Asked for by id: delete that topic only, not one created under its name while
             # this waited for a change of the name to finish.
             only_id = topic_id
+        if not _topic_allowed(broker, ctx, Operation.DELETE, name):
+            result["error_code"], result["error_message"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED, DENIED
+            continue
         try:
             deleted = await broker.controller.delete_topic(name, only_id)
         except KafkaError as e:
@@ -111,6 +125,9 @@ async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str,
             continue
         result: dict[str, Any] = {"name": wanted["name"], "error_code": ErrorCode.NONE, "error_message": None}
         results.append(result)
+        if not _topic_allowed(broker, ctx, Operation.ALTER, wanted["name"]):
+            result["error_code"], result["error_message"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED, DENIED
+            continue
         assignments = wanted["assignments"]
         try:
             await broker.controller.add_partitions(

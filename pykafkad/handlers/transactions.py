@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
 from pykafkad.coordinator.transaction.transaction_metadata import TV_2, TransactionState
 from pykafkad.errors import KafkaError
+from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
@@ -39,16 +40,32 @@ def fenced_shim(code: ErrorCode, version: int, since: int = FENCED_FROM) -> Erro
     return ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED and version < since else code
 
 
+def _txn_writable(broker: Broker, ctx: RequestContext, txn_id: str) -> bool:
+    return allowed(broker, ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id)
+
+
 async def add_partitions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if ctx.api_version >= BROKER_FORM_FROM:
+        if not cluster_allowed(broker, ctx, Operation.CLUSTER_ACTION):
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                    "results_by_transaction": []}
         return await _add_partitions_batched(broker, body)
     wanted = [(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]]
     unknown = set()
+    denied = set()
+    txn_denied = not _txn_writable(broker, ctx, body["v3_and_below_transactional_id"])
     for name, index in wanted:
         topic = broker.topic(name)
-        if topic is None or not 0 <= index < len(topic.partitions):
+        if not allowed(broker, ctx, Operation.WRITE, ResourceType.TOPIC, name):
+            denied.add((name, index))
+        elif topic is None or not 0 <= index < len(topic.partitions):
             unknown.add((name, index))
-    if unknown:
+    if txn_denied:
+        codes = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif denied:
+        codes = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp in denied else ErrorCode.OPERATION_NOT_ATTEMPTED
+                 for tp in wanted}
+    elif unknown:
         codes = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
                  for tp in wanted}
     else:
@@ -86,6 +103,10 @@ async def _add_partitions_batched(broker: Broker, body: dict[str, Any]) -> dict[
 
 
 async def add_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not _txn_writable(broker, ctx, body["transactional_id"]):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+    if not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, body["group_id"]):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     offsets_partition = (OFFSETS_TOPIC, broker.groups.partition_for(body["group_id"]))
     code = await broker.transactions.add_partitions(body["transactional_id"], body["producer_id"],
                                                     body["producer_epoch"], {offsets_partition})
@@ -93,6 +114,9 @@ async def add_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any])
 
 
 async def end_txn(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not _txn_writable(broker, ctx, body["transactional_id"]):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                "producer_id": -1, "producer_epoch": -1}
     code, producer_id, epoch = await broker.transactions.end_transaction(
         body["transactional_id"], body["producer_id"], body["producer_epoch"], body["committed"],
         bump_epoch=ctx.api_version >= END_TXN_BUMPS_FROM)
@@ -105,11 +129,21 @@ async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str,
     COMMIT marker reaches the group's ``__consumer_offsets`` partition."""
     args = {**body, "version": ctx.api_version,
             "member_id": body.get("member_id") or "", "group_instance_id": body.get("group_instance_id")}
-    refused = await _offsets_partition_not_in_transaction(broker, ctx.api_version, body)
+    every = [(t["name"], p["partition_index"]) for t in body["topics"] for p in t["partitions"]]
+    refused: ErrorCode | None = None
+    if not _txn_writable(broker, ctx, body["transactional_id"]):
+        refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, body["group_id"]):
+        refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    readable = [t for t in body["topics"] if allowed(broker, ctx, Operation.READ, ResourceType.TOPIC, t["name"])]
+    results = dict.fromkeys(every, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    if refused is None and readable:
+        refused = await _offsets_partition_not_in_transaction(broker, ctx.api_version, body)
     if refused is not None:
-        results = {(t["name"], p["partition_index"]): refused for t in body["topics"] for p in t["partitions"]}
-    else:
-        results = (await broker.groups.call(body["group_id"], "txn_commit", args))["results"]
+        results = dict.fromkeys(every, refused)
+    elif readable:
+        results.update((await broker.groups.call(body["group_id"], "txn_commit",
+                                                 {**args, "topics": readable}))["results"])
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for (name, index), code in results.items():
         by_topic.setdefault(name, []).append({"partition_index": index, "error_code": code})
@@ -145,6 +179,8 @@ async def list_transactions(broker: Broker, ctx: RequestContext, body: dict[str,
     now = int(time.time() * 1000)
     found = []
     for meta in broker.transactions.transactions():
+        if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, meta.transactional_id):
+            continue
         if states and meta.state.kafka_name not in states:
             continue
         if producers and meta.producer_id not in producers:
@@ -160,7 +196,10 @@ async def list_transactions(broker: Broker, ctx: RequestContext, body: dict[str,
 async def describe_transactions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     states = []
     for txn_id in body["transactional_ids"]:
-        code, meta = await broker.transactions.describe(txn_id)
+        if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, txn_id):
+            code, meta = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None
+        else:
+            code, meta = await broker.transactions.describe(txn_id)
         if meta is None:
             states.append({"error_code": code, "transactional_id": txn_id, "transaction_state": "",
                            "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1,
@@ -168,6 +207,8 @@ async def describe_transactions(broker: Broker, ctx: RequestContext, body: dict[
             continue
         by_topic: dict[str, list[int]] = {}
         for topic, index in sorted(meta.partitions):
+            if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, topic):
+                continue
             by_topic.setdefault(topic, []).append(index)
         states.append({"error_code": ErrorCode.NONE, "transactional_id": txn_id,
                        "transaction_state": meta.state.kafka_name, "transaction_timeout_ms": meta.timeout_ms,
@@ -187,6 +228,8 @@ async def describe_producers(broker: Broker, ctx: RequestContext, body: dict[str
             entry: dict[str, Any] = {"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None,
                                      "active_producers": []}
             try:
+                if not allowed(broker, ctx, Operation.READ, ResourceType.TOPIC, wanted["name"]):
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = broker.replicas.leader(wanted["name"], index)
             except KafkaError as e:
                 entry["error_code"] = e.code

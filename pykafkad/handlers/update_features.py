@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.metadata.features import SUPPORTED
 from wire.error_codes import ErrorCode
@@ -39,6 +40,11 @@ def _problem(name: str, level: int, upgrade_type: int, current: int) -> str | No
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     current = broker.metadata.features
     updates = body["feature_updates"]
+    if not cluster_allowed(broker, ctx, Operation.ALTER):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None,
+                "results": [{"feature": u["feature"], "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                             "error_message": None} for u in updates] if ctx.api_version < PER_FEATURE_RESULTS_BELOW
+                else []}
     wanted = dict(current.levels)
     results = []
     first_error: tuple[ErrorCode, str] | None = None

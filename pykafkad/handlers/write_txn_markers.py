@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
+from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
@@ -18,10 +20,13 @@ MARKER_TIMEOUT_S = 30.0
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     answers: list[dict[str, Any]] = []
+    # Only brokers write markers: CLUSTER_ACTION on the cluster, else every partition is refused.
+    permitted = cluster_allowed(broker, ctx, Operation.CLUSTER_ACTION)
     for marker in body["markers"]:
         topics: list[dict[str, Any]] = []
         for topic in marker["topics"]:
-            partitions = [{"partition_index": i, "error_code": 0} for i in topic["partition_indexes"]]
+            code = ErrorCode.NONE if permitted else ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            partitions = [{"partition_index": i, "error_code": code} for i in topic["partition_indexes"]]
             topics.append({"name": topic["name"], "partitions": partitions})
         answers.append({"producer_id": marker["producer_id"], "topics": topics})
 
@@ -34,6 +39,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         for marker, answer in zip(body["markers"], answers, strict=True):
             for topic in answer["topics"]:
                 for entry in topic["partitions"]:
+                    if not permitted:
+                        continue
                     nursery.start_soon(write, marker, topic["name"], entry)
     return {"markers": answers}
 

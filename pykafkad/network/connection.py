@@ -51,10 +51,12 @@ class Connection:
     """A client's socket and the loop serving it."""
 
     def __init__(self, stream: trio.abc.Stream, broker: Broker, peer: str,
-                 listener: Listener | None = None) -> None:
+                 listener: Listener | None = None, tls_principal: str | None = None) -> None:
         self.stream = stream
         self.broker = broker
         self.peer = peer
+        # The mapped subject of the client's TLS certificate (ssl.principal.mapping.rules), if it gave one.
+        self.tls_principal = tls_principal
         # The listener the client connected to: answers name the brokers' endpoints on it.
         self.listener = listener.name if listener is not None else "PLAINTEXT"
         # On a SASL listener, nothing but ApiVersions and the SASL exchange until it succeeds.
@@ -266,7 +268,7 @@ class Connection:
             raise ConnectionClosed(f"{api.name} request after the SASL session of User:{self.sasl.principal} "
                                    "expired (connections.max.reauth.ms)")
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
-                             self.listener, self.sasl)
+                             self.listener, self.sasl, self.tls_principal)
         try:
             result = await api.handle(self.broker, ctx, body)
         except trio.Cancelled:

@@ -27,6 +27,7 @@ from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
 from pykafkad.network import tls
 from pykafkad.network.connection import Connection
 from pykafkad.network.connection_quotas import ConnectionQuotas
+from pykafkad.security.principal_mapping import PrincipalMappingError, map_name, subject_name
 from pykafkad.security.sasl_client import inter_broker_sasl
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,12 @@ def start_listening(bound: list[tuple[Listener, trio.socket.SocketType]]) -> lis
     return [(spec, trio.SocketListener(sock)) for spec, sock in bound]
 
 
+def certificate_principal(stream: trio.SSLStream, config: BrokerConfig) -> str | None:
+    """``User:<mapped subject>`` of the client's verified certificate, None without one."""
+    name = subject_name(stream.getpeercert())
+    return None if name is None else f"User:{map_name(config.principal_rules, name)}"
+
+
 class Server:
     """Listeners and connections of one broker process."""
 
@@ -135,6 +142,7 @@ class Server:
 
     async def _serve_admitted(self, stream: trio.SocketStream, broker: Broker, spec: Listener, peer: str) -> None:
         served: trio.abc.Stream = stream
+        tls_principal = None
         if spec.uses_tls:
             assert self.tls is not None
             served = trio.SSLStream(stream, self.tls, server_side=True)
@@ -148,7 +156,13 @@ class Server:
                          "timed out" if isinstance(e, trio.TooSlowError) else cause)
                 await trio.aclose_forcefully(served)
                 return
-        conn = Connection(served, broker, peer, spec)
+            try:
+                tls_principal = certificate_principal(served, broker.config)
+            except PrincipalMappingError as e:
+                log.info("TLS client %s on %s refused: %s", peer, spec.name, e)
+                await trio.aclose_forcefully(served)
+                return
+        conn = Connection(served, broker, peer, spec, tls_principal)
         self.connections.add(conn)
         try:
             await conn.serve()
