@@ -1,0 +1,71 @@
+"""The authorizer's decisions, on an ACL cache filled by hand: Kafka's precedence and implications."""
+
+from __future__ import annotations
+
+from pykafkad.config import build_config
+from pykafkad.security.acl import (
+    AccessControlEntry,
+    Operation,
+    PatternType,
+    Permission,
+    ResourcePattern,
+    ResourceType,
+)
+from pykafkad.security.acl_store import AclStore, decode, encode
+from pykafkad.security.authorizer import Authorizer
+
+ALLOW, DENY = Permission.ALLOW, Permission.DENY
+TOPIC = ResourceType.TOPIC
+
+
+def _authorizer(acls: dict[ResourcePattern, list[AccessControlEntry]], **config: str) -> Authorizer:
+    store = AclStore(store=None)  # type: ignore[arg-type] - never started: the cache is filled here
+    store.acls = {p: frozenset(e) for p, e in acls.items()}
+    return Authorizer(build_config({"super.users": "User:root", **config}), store)
+
+
+def _literal(name: str) -> ResourcePattern:
+    return ResourcePattern(TOPIC, name, PatternType.LITERAL)
+
+
+def test_implications_deny_precedence_and_patterns() -> None:
+    a = _authorizer({
+        _literal("orders"): [AccessControlEntry("User:alice", "*", Operation.READ, ALLOW),
+                             AccessControlEntry("User:alice", "10.0.0.9", Operation.ALL, DENY)],
+        ResourcePattern(TOPIC, "logs-", PatternType.PREFIXED): [
+            AccessControlEntry("User:*", "*", Operation.WRITE, ALLOW)],
+        _literal("*"): [AccessControlEntry("User:carol", "*", Operation.ALTER_CONFIGS, ALLOW)],
+    })
+    assert a.authorize("User:alice", "127.0.0.1", Operation.READ, TOPIC, "orders")
+    assert a.authorize("User:alice", "127.0.0.1", Operation.DESCRIBE, TOPIC, "orders")  # READ implies it
+    assert not a.authorize("User:alice", "127.0.0.1", Operation.WRITE, TOPIC, "orders")
+    assert not a.authorize("User:alice", "10.0.0.9", Operation.READ, TOPIC, "orders")  # DENY from that host
+    assert a.authorize("User:bob", "127.0.0.1", Operation.WRITE, TOPIC, "logs-app")
+    assert not a.authorize("User:bob", "127.0.0.1", Operation.WRITE, TOPIC, "log")
+    assert a.authorize("User:carol", "127.0.0.1", Operation.DESCRIBE_CONFIGS, TOPIC, "anything")
+    assert not a.authorize("User:carol", "127.0.0.1", Operation.DESCRIBE, TOPIC, "anything")
+    assert a.authorize("User:root", "127.0.0.1", Operation.DELETE, TOPIC, "orders")  # super user
+    # No ACL covers "fresh": refused unless allow.everyone.if.no.acl.found.
+    assert not a.authorize("User:bob", "127.0.0.1", Operation.READ, ResourceType.GROUP, "fresh")
+    assert a.authorized_operations("User:alice", "127.0.0.1", TOPIC, "orders") == (1 << 3) | (1 << 8)
+
+
+def test_allow_everyone_if_no_acl_found() -> None:
+    a = _authorizer({_literal("orders"): [AccessControlEntry("User:alice", "*", Operation.READ, ALLOW)]},
+                    **{"allow.everyone.if.no.acl.found": "true"})
+    assert a.authorize("User:bob", "127.0.0.1", Operation.WRITE, TOPIC, "other")
+    assert not a.authorize("User:bob", "127.0.0.1", Operation.READ, TOPIC, "orders")
+
+
+def test_write_on_some_topic() -> None:
+    a = _authorizer({ResourcePattern(TOPIC, "t-", PatternType.PREFIXED): [
+        AccessControlEntry("User:alice", "*", Operation.WRITE, ALLOW)]})
+    assert a.authorize_any("User:alice", "127.0.0.1", Operation.WRITE, TOPIC)
+    assert not a.authorize_any("User:bob", "127.0.0.1", Operation.WRITE, TOPIC)
+
+
+def test_znode_json_round_trips_in_kafkas_spelling() -> None:
+    entries = frozenset({AccessControlEntry("User:alice", "*", Operation.DESCRIBE_CONFIGS, ALLOW)})
+    assert encode(entries) == (b'{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow",'
+                               b'"operation":"DescribeConfigs","host":"*"}]}')
+    assert decode(encode(entries)) == entries
