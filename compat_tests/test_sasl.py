@@ -229,3 +229,57 @@ def test_handshake_v0_takes_raw_tokens_and_reauthentication_keeps_the_principal(
         assert (answer["error_code"], answer["error_message"]) == (
             58, "Cannot change principals during re-authentication from User:alice: User:carol")
         assert conn.wait_closed()
+
+
+def _scram_exchange(port: int, client_first: str, client_final: Any) -> tuple[dict[str, Any], str]:
+    """SCRAM-SHA-256 on a new connection: the first message, then ``client_final(server_first)``;
+    the broker's answer to the final message and the server-first message."""
+    with RawConnection(port) as conn:
+        assert conn.request(17, 1, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
+        first = conn.request(36, 2, {"auth_bytes": client_first.encode()})
+        assert first["error_code"] == 0, first
+        server_first = first["auth_bytes"].decode()
+        answer = conn.request(36, 2, {"auth_bytes": client_final(server_first).encode()})
+        if answer["error_code"] != 0:
+            assert conn.wait_closed(), "a failed exchange must close the connection"
+        return answer, server_first
+
+
+def test_replayed_and_garbled_scram_exchanges_are_refused(sasl: SaslBroker) -> None:
+    """A recorded SCRAM exchange replayed on a new connection fails (the broker's nonce is new each
+    time, so the old proof does not match), as do garbage tokens and a proof for the wrong
+    password; each failure closes only its connection."""
+    from scramp import ScramClient
+
+    client = ScramClient(["SCRAM-SHA-256"], SCRAM_USER, SCRAM_PASSWORD)
+    recorded: dict[str, str] = {}
+
+    def final(server_first: str) -> str:
+        client.set_server_first(server_first)
+        recorded["final"] = client.get_client_final()
+        return recorded["final"]
+
+    client_first = client.get_client_first()
+    answer, _ = _scram_exchange(sasl.sasl_port, client_first, final)
+    assert answer["error_code"] == 0 and answer["auth_bytes"].startswith(b"v=")
+    replayed, server_first = _scram_exchange(sasl.sasl_port, client_first, lambda _first: recorded["final"])
+    assert server_first and replayed["error_code"] == 58, replayed
+    assert "invalid credentials with SASL mechanism SCRAM-SHA-256" in replayed["error_message"]
+    wrong = ScramClient(["SCRAM-SHA-256"], SCRAM_USER, "not-the-password")
+
+    def wrong_final(first: str) -> str:
+        wrong.set_server_first(first)
+        return wrong.get_client_final()
+
+    refused, _ = _scram_exchange(sasl.sasl_port, wrong.get_client_first(), wrong_final)
+    assert refused["error_code"] == 58
+    for garbage in (b"\xff\xfe not utf-8", b"n,,x=y", b""):
+        with RawConnection(sasl.sasl_port) as conn:
+            assert conn.request(17, 1, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
+            assert conn.request(36, 2, {"auth_bytes": garbage})["error_code"] == 58
+            assert conn.wait_closed()
+    topic = f"sasl-after-{uuid.uuid4().hex[:8]}"
+    create_topic(sasl.broker.bootstrap, topic)
+    config = sasl.confluent("SCRAM-SHA-256", SCRAM_USER, SCRAM_PASSWORD)
+    assert roundtrip(config, topic, 5, tag="r") == [f"r{n}".encode() for n in range(5)]
+    assert sasl.broker.is_alive()
