@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 import trio
@@ -27,7 +27,16 @@ from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata import features, znodes
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, TopicInfo, topic_name_problem
-from pykafkad.metadata.store import Create, Delete, NodeExistsError, NoNodeError, Op, SetData
+from pykafkad.metadata.store import (
+    BadVersionError,
+    Create,
+    Delete,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    Op,
+    SetData,
+)
 from pykafkad.metadata.znodes import PartitionState
 from pykafkad.replica.replica_manager import ReplicaManager
 from pykafkad.topic_config import validate_topic_configs
@@ -351,19 +360,43 @@ class Controller:
         version = await self._put(path, znodes.encode_config(configs))
         await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
 
-    async def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
-        """Make ``configs`` the configs of ``user`` (its SCRAM credentials), removing the node when
-        none are left; returns once this broker's cache has them."""
-        path = znodes.user_config_path(user)
-        if not configs:
+    async def alter_entity_configs(self, path: str, changes: Mapping[str, str | None]) -> None:
+        """Set each key of ``changes`` in the config node at ``path`` (None removes the key), leaving
+        its other keys alone: a user's node holds its SCRAM credentials and its quotas, changed by
+        different requests.  The node is read from the store and written back only if unchanged
+        (compare-and-set, else read again), so two brokers changing one node at once both land,
+        whatever their caches hold.  A node left empty is removed unless it has children (a user's
+        ``clients``); returns once this broker's cache has the change."""
+        while True:
+            node = await self.store.get(path)
+            configs = znodes.decode_config(node.data) if node is not None else {}
+            new = {k: v for k, v in configs.items() if k not in changes}
+            new.update({k: v for k, v in changes.items() if v is not None})
             try:
-                await self.store.delete(path)
-            except NoNodeError:
-                pass
-            await self.metadata.wait_for(lambda: user not in self.metadata.user_configs)
-            return
-        version = await self._put(path, znodes.encode_config(configs))
-        await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
+                if node is None:
+                    if not new:
+                        return
+                    await self.store.create(path, znodes.encode_config(new))
+                    version = 0
+                elif new:
+                    version = await self.store.set(path, znodes.encode_config(new), node.version)
+                else:
+                    try:
+                        await self.store.delete(path, node.version)
+                        version = -1
+                    except NotEmptyError:
+                        version = await self.store.set(path, znodes.encode_config({}), node.version)
+            except (BadVersionError, NodeExistsError, NoNodeError):
+                continue  # another writer came first: apply the changes to what it left
+            break
+        if version < 0:
+            await self.metadata.wait_for(lambda: not self.metadata.seen(path, 0))
+        else:
+            await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
+
+    async def alter_user_configs(self, user: str, changes: Mapping[str, str | None]) -> None:
+        """Change some configs of ``user`` (its SCRAM credentials), leaving its quotas and the rest."""
+        await self.alter_entity_configs(znodes.user_config_path(user), changes)
 
     async def set_features(self, levels: dict[str, int]) -> None:
         """Make ``levels`` the cluster's finalized feature levels (level 0 features left out);

@@ -11,6 +11,7 @@ from pykafkad.handlers import (
     alter_configs,
     alter_replica_log_dirs,
     api_versions,
+    client_quotas,
     delete_records,
     describe_cluster,
     describe_configs,
@@ -62,6 +63,7 @@ APIS: dict[int, Api] = {
         write_txn_markers,
         sasl,
         scram_credentials,
+        client_quotas,
         acls,
     )
     for api in module.APIS

@@ -9,6 +9,11 @@ A topic is shown once its assignment, its configs and the first state of every p
 been read; partitions added later are shown once their states have been read.  A partition with
 no state node yet (no leader elected) shows leader -1.  Listeners hear of each shown or changed
 partition (the replica manager: Kafka's LeaderAndIsr), each removed topic, and config changes.
+
+Quota configs are read from ``/config/clients/<client-id>``, ``/config/users/<user>`` (beside the
+user's SCRAM credentials) and ``/config/users/<user>/clients/<client-id>``: a watch on each
+entity node, on each user's children and on its ``clients`` node, so a quota set through any
+broker reaches every broker.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pykafkad.metadata import features, znodes
 from pykafkad.metadata.model import INTERNAL_TOPICS, BrokerInfo, PartitionInfo, TopicInfo
 from pykafkad.metadata.store import MetadataStore, Node, NodeExistsError, Watch
 from pykafkad.metadata.znodes import PartitionState
+from pykafkad.quota.entity import QuotaEntity, parse_quotas
 
 __all__ = ["BrokerInfo", "ClusterMetadata", "PartitionInfo", "TopicInfo", "new_cluster_id", "topic_name_problem"]
 
@@ -83,6 +89,26 @@ class _TopicNodes:
         self.state_watches.clear()
 
 
+def _user_client_path(user_node: str, client_node: str) -> str:
+    return f"{znodes.CONFIG_USERS}/{user_node}/{znodes.USER_CLIENTS}/{client_node}"
+
+
+@dataclass
+class _UserNodes:
+    """The watches on one ``/config/users/<user>`` node and what is under it."""
+
+    data: Watch | None = None
+    children: Watch | None = None
+    clients: Watch | None = None  # the children of its ``clients`` node, once that exists
+    client_data: dict[str, Watch] = field(default_factory=dict)  # client node name -> its data
+
+    def cancel(self) -> None:
+        for watch in [self.data, self.children, self.clients, *self.client_data.values()]:
+            if watch is not None:
+                watch.cancel()
+        self.client_data.clear()
+
+
 class ClusterMetadata:
     """The cluster as the store last told this broker."""
 
@@ -99,9 +125,13 @@ class ClusterMetadata:
         self.topics_by_id: dict[uuid.UUID, TopicInfo] = {}
         # Dynamic broker configs by resource name: "" is the cluster default, "<id>" one broker.
         self.broker_configs: dict[str, dict[str, str]] = {}
-        # Each user's configs (``/config/users/<user>``): its SCRAM credentials.
+        # Each user's configs (``/config/users/<user>``): its SCRAM credentials and quotas.
         self.user_configs: dict[str, dict[str, str]] = {}
-        self._user_watches: dict[str, Watch] = {}
+        self._user_watches: dict[str, _UserNodes] = {}  # by node name
+        self._client_watches: dict[str, Watch] = {}  # by node name
+        # Every user and client id quota set, by entity; ``quota_generation`` counts their changes.
+        self.client_quotas: dict[QuotaEntity, dict[str, float]] = {}
+        self.quota_generation = 0
         self.features = features.FinalizedFeatures()
         self.partition_listeners: list[PartitionListener] = []
         self.topic_removed_listeners: list[TopicListener] = []
@@ -148,6 +178,7 @@ class ClusterMetadata:
             await store.watch_data(znodes.CONTROLLER_EPOCH, lambda n: post("controller_epoch", n)),
             await store.watch_children(znodes.CONFIG_BROKERS, lambda kids: post("broker_configs", kids)),
             await store.watch_children(znodes.CONFIG_USERS, lambda kids: post("users", kids)),
+            await store.watch_children(znodes.CONFIG_CLIENTS, lambda kids: post("clients", kids)),
             await store.watch_children(znodes.TOPICS, lambda kids: post("topics", kids)),
             await store.watch_data(features.FEATURE_ZNODE, lambda n: post("features", n)),
         ]
@@ -168,8 +199,10 @@ class ClusterMetadata:
 
     def close(self) -> None:
         for watch in (self._watches + list(self._broker_watches.values()) + list(self._broker_config_watches.values())
-                      + list(self._user_watches.values())):
+                      + list(self._client_watches.values())):
             watch.cancel()
+        for user_nodes in self._user_watches.values():
+            user_nodes.cancel()
         for nodes in self._topic_nodes.values():
             nodes.cancel()
         self._send.close()
@@ -217,12 +250,17 @@ class ClusterMetadata:
         elif kind == "users":
             await self._users_changed(event[1] or [])
         elif kind == "user":
-            _, user, node = event
-            self._config_versions[znodes.user_config_path(user)] = -1 if node is None else node.version
-            if node is None:
-                self.user_configs.pop(user, None)
-            else:
-                self.user_configs[user] = znodes.decode_config(node.data)
+            self._user_changed(event[1], event[2])
+        elif kind == "user_children":
+            await self._user_children_changed(event[1], event[2] or [])
+        elif kind == "user_clients":
+            await self._user_clients_changed(event[1], event[2] or [])
+        elif kind == "clients":
+            await self._clients_changed(event[1] or [])
+        elif kind == "quota":
+            _, path, entity, node = event
+            self._config_versions[path] = -1 if node is None else node.version
+            self._set_quotas(entity, node)
         elif kind == "broker_config":
             _, resource, node = event
             self._config_versions[znodes.broker_config_path(resource)] = -1 if node is None else node.version
@@ -255,15 +293,89 @@ class ClusterMetadata:
             self._broker_watches[node_id] = await self.store.watch_data(
                 znodes.broker_path(node_id), lambda n, i=node_id: self._post("broker", i, n))
 
-    async def _users_changed(self, users: list[str]) -> None:
-        for user in list(self._user_watches):
-            if user not in users:
-                self._user_watches.pop(user).cancel()
-                self._post("user", user, None)
-        for user in users:
-            if user not in self._user_watches:
-                self._user_watches[user] = await self.store.watch_data(
-                    znodes.user_config_path(user), lambda n, u=user: self._post("user", u, n))
+    async def _users_changed(self, nodes: list[str]) -> None:
+        for name in list(self._user_watches):
+            if name not in nodes:
+                watches = self._user_watches.pop(name)
+                clients = list(watches.client_data)
+                watches.cancel()
+                self._post("user", name, None)
+                user = znodes.entity_name(name)
+                for client in clients:
+                    self._post("quota", _user_client_path(name, client),
+                               QuotaEntity.of(user=user, client_id=znodes.entity_name(client)), None)
+        for name in nodes:
+            if name not in self._user_watches:
+                watches = self._user_watches[name] = _UserNodes()
+                path = f"{znodes.CONFIG_USERS}/{name}"
+                watches.data = await self.store.watch_data(path, lambda n, u=name: self._post("user", u, n))
+                watches.children = await self.store.watch_children(
+                    path, lambda kids, u=name: self._post("user_children", u, kids))
+
+    def _user_changed(self, name: str, node: Node | None) -> None:
+        user = znodes.entity_name(name)
+        path = f"{znodes.CONFIG_USERS}/{name}"
+        self._config_versions[path] = -1 if node is None else node.version
+        if user is not None:
+            if node is None:
+                self.user_configs.pop(user, None)
+            else:
+                self.user_configs[user] = znodes.decode_config(node.data)
+        self._set_quotas(QuotaEntity.of(user=user), node)
+
+    async def _user_children_changed(self, name: str, children: list[str]) -> None:
+        watches = self._user_watches.get(name)
+        if watches is None:
+            return
+        if znodes.USER_CLIENTS in children and watches.clients is None:
+            watches.clients = await self.store.watch_children(
+                f"{znodes.CONFIG_USERS}/{name}/{znodes.USER_CLIENTS}",
+                lambda kids, u=name: self._post("user_clients", u, kids))
+        elif znodes.USER_CLIENTS not in children and watches.clients is not None:
+            watches.clients.cancel()
+            watches.clients = None
+            await self._user_clients_changed(name, [])
+
+    async def _user_clients_changed(self, name: str, clients: list[str]) -> None:
+        watches = self._user_watches.get(name)
+        if watches is None:
+            return  # the user went; its client ids went with it
+        known = watches.client_data
+        user = znodes.entity_name(name)
+        for client in list(known):
+            if client not in clients:
+                known.pop(client).cancel()
+                self._post("quota", _user_client_path(name, client),
+                           QuotaEntity.of(user=user, client_id=znodes.entity_name(client)), None)
+        for client in clients:
+            if client not in known:
+                path = _user_client_path(name, client)
+                entity = QuotaEntity.of(user=user, client_id=znodes.entity_name(client))
+                known[client] = await self.store.watch_data(
+                    path, lambda n, p=path, e=entity: self._post("quota", p, e, n))
+
+    async def _clients_changed(self, nodes: list[str]) -> None:
+        for name in list(self._client_watches):
+            if name not in nodes:
+                self._client_watches.pop(name).cancel()
+                path = f"{znodes.CONFIG_CLIENTS}/{name}"
+                self._post("quota", path, QuotaEntity.of(client_id=znodes.entity_name(name)), None)
+        for name in nodes:
+            if name not in self._client_watches:
+                path = f"{znodes.CONFIG_CLIENTS}/{name}"
+                entity = QuotaEntity.of(client_id=znodes.entity_name(name))
+                self._client_watches[name] = await self.store.watch_data(
+                    path, lambda n, p=path, e=entity: self._post("quota", p, e, n))
+
+    def _set_quotas(self, entity: QuotaEntity, node: Node | None) -> None:
+        quotas = parse_quotas(znodes.decode_config(node.data)) if node is not None else {}
+        if quotas == self.client_quotas.get(entity, {}):
+            return
+        if quotas:
+            self.client_quotas[entity] = quotas
+        else:
+            self.client_quotas.pop(entity, None)
+        self.quota_generation += 1
 
     async def _broker_config_entities_changed(self, entities: list[str]) -> None:
         for entity in list(self._broker_config_watches):

@@ -4,13 +4,15 @@ The same layout serves both store engines, so an operator's ``zkCli.sh get
 /brokers/topics/T/partitions/0/state`` shows what Kafka would show, and a single broker's file
 holds the same documents.  The JSON follows Kafka's ZkData (``BrokerIdZNode`` version 5,
 ``TopicZNode`` version 3, ``TopicPartitionStateZNode`` version 1, ``ConfigEntityZNode``,
-``ControllerZNode``, ``ClusterIdZNode``, ``ProducerIdBlockZNode``).
+``ControllerZNode``, ``ClusterIdZNode``, ``ProducerIdBlockZNode``).  Users and client ids are
+node names as Kafka's ``Sanitizer`` makes them, ``<default>`` for a default quota entity.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 
@@ -21,6 +23,7 @@ TOPICS = "/brokers/topics"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
 CONFIG_USERS = "/config/users"
+CONFIG_CLIENTS = "/config/clients"
 DELETE_TOPICS = "/admin/delete_topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
@@ -28,11 +31,15 @@ CLUSTER_ID = "/cluster/id"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 
 # Created at start when missing, as Kafka's broker does, so watches on them always have a node.
-PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, CONFIG_USERS, DELETE_TOPICS, "/config/changes",
-                    "/isr_change_notification")
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, CONFIG_USERS, CONFIG_CLIENTS, DELETE_TOPICS,
+                    "/config/changes", "/isr_change_notification")
 
-# The dynamic broker config resource "" (the cluster-wide default) is stored under this name.
-DEFAULT_BROKER_ENTITY = "<default>"
+# Kafka's ConfigEntityName.DEFAULT: the node of a default entity (the cluster-wide broker config
+# resource "", the default user or client id of a quota).  Real names are sanitized, so none is it.
+DEFAULT_ENTITY = "<default>"
+DEFAULT_BROKER_ENTITY = DEFAULT_ENTITY
+# The child of a user's node that holds its per-client-id quota nodes.
+USER_CLIENTS = "clients"
 
 
 def broker_path(node_id: int) -> str:
@@ -63,9 +70,43 @@ def broker_config_path(resource: str) -> str:
     return f"{CONFIG_BROKERS}/{resource or DEFAULT_BROKER_ENTITY}"
 
 
-def user_config_path(user: str) -> str:
-    """A user's configs: its SCRAM credentials (``SCRAM-SHA-256`` -> ``salt=...,stored_key=...``)."""
-    return f"{CONFIG_USERS}/{user}"
+def sanitize(name: str) -> str:
+    """Kafka's ``Sanitizer.sanitize``: a user or client id as a node name (Java's URL encoding, with
+    ``*`` and space percent-encoded too), so ``/`` and the like cannot break the path."""
+    return urllib.parse.quote(name, safe="").replace("~", "%7E")
+
+
+def desanitize(node: str) -> str:
+    return urllib.parse.unquote(node)
+
+
+def entity_node(name: str | None) -> str:
+    """The node name of a quota entity's user or client id: None is the default entity."""
+    return DEFAULT_ENTITY if name is None else sanitize(name)
+
+
+def entity_name(node: str) -> str | None:
+    return None if node == DEFAULT_ENTITY else desanitize(node)
+
+
+def user_config_path(user: str | None) -> str:
+    """A user's configs: its SCRAM credentials (``SCRAM-SHA-256`` -> ``salt=...,stored_key=...``)
+    and its quotas (``producer_byte_rate``...); None is the default user's quotas."""
+    return f"{CONFIG_USERS}/{entity_node(user)}"
+
+
+def user_clients_path(user: str | None) -> str:
+    return f"{user_config_path(user)}/{USER_CLIENTS}"
+
+
+def user_client_config_path(user: str | None, client_id: str | None) -> str:
+    """The quotas of a client id of a user (either may be None, the default)."""
+    return f"{user_clients_path(user)}/{entity_node(client_id)}"
+
+
+def client_config_path(client_id: str | None) -> str:
+    """The quotas of a client id (None: the default client id)."""
+    return f"{CONFIG_CLIENTS}/{entity_node(client_id)}"
 
 
 def broker_config_resource(entity: str) -> str:

@@ -4,6 +4,10 @@ Each connection is one Trio task that handles its requests one after another (as
 a channel while a request is in flight), so responses leave in request order; other
 connections are other tasks and never wait on this one.  Anything malformed closes only
 this connection, with the reason logged.
+
+A client over one of its quotas (``pykafkad/quota/``) is told so in the response's
+``throttle_time_ms`` and the connection reads nothing more for that long, as Kafka mutes its
+channel (KIP-219); a client too old to back off by itself gets the response only after it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import wire
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
+from pykafkad.quota import client_quota
+from pykafkad.quota.throttling import client_throttles, throttle_time_ms
 from pykafkad.security.sasl import SaslFailure, SaslSession
 from wire.frames import encode_response_segments
 
@@ -67,6 +73,11 @@ class Connection:
         self._start = 0  # bytes of _buffer already handed out as frames
         self.idle_scope = trio.CancelScope()
         self.max_frame = broker.config["socket.request.max.bytes"]
+        self.quotas = client_quota.for_broker(broker)
+        # Set by _handle when the request put its client over a quota: how long to mute, and
+        # whether the response goes out first (the client backs off itself) or after.
+        self._throttle_ms = 0
+        self._respond_before_throttle = True
 
     def _buffered(self) -> int:
         return len(self._buffer) - self._start
@@ -214,7 +225,15 @@ class Connection:
                     if response is not None:
                         pending += response
                         pending_bytes += sum(len(b) for b in response)
-                    if pending_bytes >= _COALESCE_MAX or not self._produce_is_next():
+                    if self._throttle_ms:
+                        throttle_s, self._throttle_ms = self._throttle_ms / 1000, 0
+                        if self._respond_before_throttle:
+                            await flush()
+                        # Muted: the next request is not read until the throttle time is over.
+                        with trio.move_on_after(throttle_s):
+                            await self.broker.shutting_down.wait()
+                        await flush()
+                    elif pending_bytes >= _COALESCE_MAX or not self._produce_is_next():
                         await flush()
                     if self.sasl is not None and self.sasl.failed:
                         # Kafka holds a failed client back this long before closing, to slow guessing.
@@ -269,6 +288,9 @@ class Connection:
                                    "expired (connections.max.reauth.ms)")
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
                              self.listener, self.sasl, self.tls_principal)
+        quotas = self.quotas
+        timer = quotas.task_timer if quotas.enabled and quotas.times_requests() else None
+        timed = timer.start() if timer is not None else None
         try:
             result = await api.handle(self.broker, ctx, body)
         except trio.Cancelled:
@@ -276,7 +298,19 @@ class Connection:
         except Exception as e:  # noqa: BLE001 - a handler bug must cost one connection, not the broker
             log.exception("%s v%d from %s failed", api.name, version, self.peer)
             raise ConnectionClosed(f"internal error handling {api.name}: {e!r}") from None
-        if result is None:
-            return None
+        finally:
+            handler_seconds = timer.stop(timed) if timer is not None and timed is not None else None
         # Large record sets (Fetch) stay their own buffers on the way to the socket: not copied.
-        return encode_response_segments(header.api_key, version, header.correlation_id, result)
+        segments = None if result is None else encode_response_segments(
+            header.api_key, version, header.correlation_id, result)
+        if quotas.enabled:
+            response_bytes = 0 if segments is None else sum(len(b) for b in segments)
+            throttle = throttle_time_ms(quotas, ctx.principal, ctx.client_id, header.api_key, version, body,
+                                        len(frame), response_bytes, handler_seconds)
+            if throttle > 0:
+                self._throttle_ms = throttle
+                self._respond_before_throttle = client_throttles(header.api_key, version)
+                if result is not None and "throttle_time_ms" in result:
+                    result["throttle_time_ms"] = max(result["throttle_time_ms"], throttle)
+                    segments = encode_response_segments(header.api_key, version, header.correlation_id, result)
+        return segments
