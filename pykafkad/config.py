@@ -37,7 +37,9 @@ class ConfigKey:
 
 
 # The SASL mechanisms pykafkad serves.
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+# What a broker authenticates itself with to the others (security/sasl_client.py).
+INTER_BROKER_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 ALL_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
@@ -394,10 +396,10 @@ class BrokerConfig:
                                   "sasl.enabled.mechanisms for a SASL listener)")
         if self.inter_broker_listener.uses_sasl:
             mechanism = values["sasl.mechanism.inter.broker.protocol"]
-            if mechanism not in SASL_MECHANISMS or mechanism not in values["sasl.enabled.mechanisms"]:
+            if mechanism not in INTER_BROKER_SASL_MECHANISMS or mechanism not in values["sasl.enabled.mechanisms"]:
                 raise ConfigError(f"sasl.mechanism.inter.broker.protocol: {mechanism} must be one of "
                                   f"sasl.enabled.mechanisms ({', '.join(values['sasl.enabled.mechanisms'])}) and "
-                                  f"one of {', '.join(SASL_MECHANISMS)}")
+                                  f"one of {', '.join(INTER_BROKER_SASL_MECHANISMS)}")
         dirs = values["log.dirs"] or [values["log.dir"]]
         self.log_dirs = [Path(d) for d in dirs]
 

@@ -1,5 +1,5 @@
-"""SASL on a connection (SaslHandshake, SaslAuthenticate): PLAIN and SCRAM-SHA-256/512, as Kafka's
-brokers serve them.
+"""SASL on a connection (SaslHandshake, SaslAuthenticate): PLAIN, SCRAM-SHA-256/512 and
+OAUTHBEARER (unsecured tokens, ``security/oauthbearer.py``), as Kafka's brokers serve them.
 
 PLAIN checks the user against the listener's JAAS config, Kafka's
 ``listener.name.<listener>.plain.sasl.jaas.config`` (or ``sasl.jaas.config``):
@@ -12,6 +12,7 @@ whether the user exists.
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -19,7 +20,9 @@ from collections.abc import Callable
 from scramp import ScramException, ScramMechanism
 
 from pykafkad.config import BrokerConfig
-from pykafkad.security import scram_credentials
+from pykafkad.security import oauthbearer, scram_credentials
+
+log = logging.getLogger(__name__)
 
 _JAAS_OPTION = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
@@ -56,6 +59,10 @@ class SaslSession:
         # KIP-368: when the authenticated session ends (monotonic seconds), unless re-authenticated.
         self.expires_at: float | None = None
         self._reauth_principal: str | None = None
+        # OAUTHBEARER: the refusal sent as a challenge, which the client acknowledges with ^A.
+        self._oauth_refusal: str | None = None
+        # When the credential itself expires (an OAUTHBEARER token's exp), in epoch ms.
+        self.credential_expires_ms: int | None = None
 
     @property
     def authenticated(self) -> bool:
@@ -93,6 +100,9 @@ class SaslSession:
         """After a successful exchange: how long the session lasts (``connections.max.reauth.ms``, 0
         for ever), which the client re-authenticates within."""
         lifetime = self.config["connections.max.reauth.ms"]
+        if lifetime > 0 and self.credential_expires_ms is not None:
+            # KIP-368: no longer than the token is valid.
+            lifetime = max(0, min(lifetime, self.credential_expires_ms - int(time.time() * 1000)))
         self.expires_at = time.monotonic() + lifetime / 1000 if lifetime > 0 else None
         return lifetime
 
@@ -110,6 +120,8 @@ class SaslSession:
             return self._plain(token)
         if self.mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
             return self._scram(token)
+        if self.mechanism == "OAUTHBEARER":
+            return self._oauthbearer(token)
         raise SaslFailure("Unexpected SASL token: no mechanism was chosen with SaslHandshake")
 
     def _plain(self, token: bytes) -> bytes:
@@ -126,6 +138,28 @@ class SaslSession:
         if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
             raise SaslFailure("Authentication failed: Invalid username or password")
         self._succeeded(user)
+        return b""
+
+    def _oauthbearer(self, token: bytes) -> bytes:
+        if self._oauth_refusal is not None:
+            # RFC 7628: after our error the client sends ^A, and the exchange fails with that error.
+            refusal, self._oauth_refusal = self._oauth_refusal, None
+            raise SaslFailure(refusal)
+        try:
+            authzid, bearer = oauthbearer.bearer_token(token)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise SaslFailure(str(e)) from None
+        try:
+            valid = oauthbearer.validate_unsecured(bearer, jaas_options(self.config, self.listener, "OAUTHBEARER"))
+        except oauthbearer.TokenRefused as e:
+            log.info("OAUTHBEARER token refused on %s: %s", self.listener, e)
+            self._oauth_refusal = e.status
+            return e.status.encode()
+        if authzid is not None and authzid != valid.principal:
+            raise SaslFailure(f"Authentication failed: Client requested an authorization id ({authzid}) that is "
+                              f"different from the token's principal name ({valid.principal})")
+        self.credential_expires_ms = valid.expires_ms
+        self._succeeded(valid.principal)
         return b""
 
     def _scram(self, token: bytes) -> bytes:
