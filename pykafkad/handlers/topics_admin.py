@@ -66,6 +66,10 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
                                             wanted["replication_factor"] if wanted["replication_factor"] > 0
                                             else broker.config["default.replication.factor"])
             overrides = {k: v for k, v in configs.items() if v is not None}
+        if not _topic_allowed(broker, ctx, Operation.DESCRIBE_CONFIGS, name):
+            # Created, but its configs are not the principal's to see (Kafka's topic_config_error_code).
+            result["topic_config_error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            continue
         result["configs"] = [
             {"name": c.name, "value": c.value, "read_only": False, "config_source": c.source,
              "is_sensitive": False}
