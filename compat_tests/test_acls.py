@@ -396,6 +396,14 @@ def test_granted_acls_let_the_same_requests_through_with_their_authorized_operat
                                         "topics": [{"name": topic, "partitions": [
                                             {"partition_index": 0, "committed_offset": 1}]}]})
         assert _topic_error(committed) == 0
+        # CREATE without DESCRIBE_CONFIGS: the topic is made, its configs are not shown.
+        made = f"{topic}-made"
+        acl.acls("--add", "--allow-principal", "User:ANONYMOUS", "--operation", "Create", "--topic", made)
+        created = conn.request(19, 7, {"topics": [{"name": made, "num_partitions": 1, "replication_factor": 1}],
+                                       "timeout_ms": 30000})
+        answer = created["topics"][0]
+        assert (answer["error_code"], answer["topic_config_error_code"], answer["configs"]) == (0, 29, None)
+    assert made in acl.admin().list_topics(timeout=30).topics
     assert acl.end_offset(topic) == 1
     assert list(_group_offsets(acl, group).values()) == [1]
 
