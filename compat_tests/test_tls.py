@@ -8,6 +8,7 @@ start with one line."""
 
 from __future__ import annotations
 
+import select
 import shutil
 import socket
 import struct
@@ -225,3 +226,31 @@ def _served_connection(port: int) -> RawConnection:
             conn.close()
             assert time.monotonic() < deadline, "no connection was ever served"
             time.sleep(0.05)
+
+
+def test_max_connections_holds_clients_back_but_not_the_inter_broker_listener(tmp_path: Path) -> None:
+    """At ``max.connections`` the client listener stops accepting: a new client waits, unanswered,
+    until a connection closes, while the inter-broker listener still takes connections."""
+    client_port = free_port()
+    broker = BrokerProcess(tmp_path / "logs", name="max-connections")
+    listeners = f"PLAINTEXT://127.0.0.1:{broker.port},CLIENT://127.0.0.1:{client_port}"
+    broker.overrides.update({"listeners": listeners, "advertised.listeners": listeners,
+                             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT",
+                             "inter.broker.listener.name": "PLAINTEXT", "max.connections": "2"})
+    broker.start()
+    held: list[RawConnection] = []
+    try:
+        held = [_served_connection(client_port) for _ in range(2)]
+        waiting = socket.create_connection(("127.0.0.1", client_port), timeout=15)
+        waiting.sendall(struct.pack(">ihhih", 10, 18, 0, 7, -1))
+        # Not accepted while two are held (the kernel's backlog keeps it).
+        assert select.select([waiting], [], [], 1.0)[0] == []
+        inter_broker = _served_connection(broker.port)
+        inter_broker.close()
+        held.pop().close()
+        assert len(waiting.recv(4)) == 4, "the waiting client was not served once a slot was freed"
+        waiting.close()
+    finally:
+        for conn in held:
+            conn.close()
+        broker.close()
