@@ -24,6 +24,8 @@ from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import create_topic
 from compat_tests.java_tools import run_tool
 from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
+from pykafkad.quota.client_quota import quota_for
+from pykafkad.quota.entity import QuotaEntity
 
 DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 48, 49
 INVALID_REQUEST, UNSUPPORTED_VERSION = 42, 35
@@ -360,3 +362,49 @@ def test_default_user_quota_holds_unauthenticated_clients(quota_broker: BrokerPr
         alter(quota_broker, [(entity(user=None), {"producer_byte_rate": None})])
     with RawConnection(quota_broker.port) as conn:
         assert raw_produce(conn, f"{client}-2", topic, 250_000)["throttle_time_ms"] == 0
+
+
+def test_request_percentage_counts_handler_time(quota_broker: BrokerProcess) -> None:
+    """request_percentage=0.0001 is a microsecond of handler time a second: a Metadata request or
+    two use it up, and the client is told to wait (Metadata v12 backs off by itself, KIP-219)."""
+    client = f"busy-{uuid.uuid4().hex[:6]}"
+    assert alter(quota_broker, [(entity(client_id=client), {"request_percentage": 0.0001})])[0]["error_code"] == 0
+    throttles = []
+    with RawConnection(quota_broker.port) as conn:
+        for _ in range(20):
+            cid = conn.correlation_id()
+            conn.send(wire.encode_request(3, 12, cid, client, {"topics": None, "allow_auto_topic_creation": False,
+                                                               "include_topic_authorized_operations": False}))
+            frame = conn.recv_frame()
+            assert frame is not None
+            throttles.append(wire.decode_response(3, 12, frame)[1]["throttle_time_ms"])
+            if throttles[-1]:
+                break
+    assert throttles[-1] > 0, throttles
+    # A client id without the quota is not held back by it.
+    with RawConnection(quota_broker.port) as conn:
+        assert conn.request(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                    "include_topic_authorized_operations": False})["throttle_time_ms"] == 0
+
+
+def test_the_quota_of_a_request_is_found_in_kafkas_order() -> None:
+    """The broker's lookup itself (no broker needed): each entity in Kafka's order wins over the
+    ones after it, and says what usage is shared (the sensor's user and client id tags)."""
+    order = [
+        (QuotaEntity.of(user="u", client_id="c"), ("u", "c")),
+        (QuotaEntity.of(user="u", client_id=None), ("u", "c")),
+        (QuotaEntity.of(user="u"), ("u", "")),
+        (QuotaEntity.of(user=None, client_id="c"), ("u", "c")),
+        (QuotaEntity.of(user=None, client_id=None), ("u", "c")),
+        (QuotaEntity.of(user=None), ("u", "")),
+        (QuotaEntity.of(client_id="c"), ("", "c")),
+        (QuotaEntity.of(client_id=None), ("", "c")),
+    ]
+    quotas = {ent: {"producer_byte_rate": float(rank)} for rank, (ent, _) in enumerate(order)}
+    for rank, (ent, tags) in enumerate(order):
+        assert quota_for(quotas, "producer_byte_rate", "u", "c") == (tags, float(rank)), ent
+        del quotas[ent]
+    assert quota_for(quotas, "producer_byte_rate", "u", "c") is None
+    # Another user's or client id's quota is not this one's.
+    other = {QuotaEntity.of(user="v"): {"producer_byte_rate": 1.0}, QuotaEntity.of(client_id="d"): {"x": 1.0}}
+    assert quota_for(other, "producer_byte_rate", "u", "c") is None

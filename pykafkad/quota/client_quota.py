@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 # Kafka drops a client's sensors after an hour without a request.
 INACTIVE_SENSOR_EXPIRY_MS = 3600 * 1000
 _EXPIRY_CHECK_INTERVAL_MS = 60 * 1000
+_MAX_LOOKUPS = 100_000
+_UNKNOWN = object()
 
 # (user tag, client id tag): what a quota's usage is measured per; "" is "not part of it".
 Tags = tuple[str, str]
@@ -89,9 +91,12 @@ class ClientQuotaManager:
     def quota(self, key: str, user: str, client_id: str) -> tuple[Tags, float] | None:
         self._refresh()
         lookup = (key, user, client_id)
-        if lookup not in self._lookups:
-            self._lookups[lookup] = quota_for(self.metadata.client_quotas, key, user, client_id)
-        return self._lookups[lookup]
+        found = self._lookups.get(lookup, _UNKNOWN)
+        if found is _UNKNOWN:
+            if len(self._lookups) >= _MAX_LOOKUPS:
+                self._lookups.clear()  # many client ids come and go: start over rather than grow
+            found = self._lookups[lookup] = quota_for(self.metadata.client_quotas, key, user, client_id)
+        return found  # type: ignore[return-value]
 
     def record(self, key: str, user: str, client_id: str, value: float, now_ms: float | None = None) -> int:
         """Count ``value`` against the quota ``key`` of ``user``/``client_id``; the throttle time it
