@@ -354,6 +354,16 @@ def _cluster_operations_refused(acl: AclBroker, conn: RawConnection, topic: str)
                                                                   "salted_password": b"p" * 32}]})
     assert scram["results"][0]["error_code"] == CLUSTER_AUTHORIZATION_FAILED
     assert conn.request(50, 0, {"users": None})["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+    quota = {"entity": [{"entity_type": "client-id", "entity_name": topic}],
+             "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}
+    altered = conn.request(49, 1, {"entries": [quota], "validate_only": False})
+    assert altered["entries"][0]["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+    described = conn.request(48, 1, {"components": [], "strict": False})
+    assert described["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+    shown = run_tool("kafka-configs", ["--bootstrap-server", f"127.0.0.1:{acl.sasl_port}", "--command-config",
+                                       str(acl.admin_properties), "--describe", "--entity-type", "clients",
+                                       "--entity-name", topic]).stdout
+    assert "producer_byte_rate" not in shown, shown
 
 
 MATRIX: dict[str, MatrixCase] = {

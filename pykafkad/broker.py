@@ -36,6 +36,7 @@ from pykafkad.metadata.registration import BrokerIdInUseError, keep_registered, 
 from pykafkad.metadata.store import MetadataStore, StoreUnavailableError
 from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
 from pykafkad.producer_ids import ProducerIdAllocator
+from pykafkad.quota.client_quota import ClientQuotaManager
 from pykafkad.replica.replica_manager import ReplicaManager
 from pykafkad.security import scram_credentials
 from pykafkad.security.acl_store import AclStore
@@ -82,6 +83,8 @@ class Broker:
         self.replicas.leadership_listeners.append(self.transactions.on_leadership)
         self.replicas.marker_listeners.append(self.groups.on_marker)
         self.txn_verifier = TransactionVerifier(config, self.metadata, self.transactions)
+        # Client quotas (/config/users, /config/clients), measured and enforced per connection.
+        self.client_quotas = ClientQuotaManager(config, self.metadata)
         # ACLs are loaded and enforced only with an authorizer configured, as in Kafka.
         self.acls = AclStore(self.store)
         self.authorizer = Authorizer(config, self.acls) if config["authorizer.class.name"] else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.quota import alterations, filters
 from wire.error_codes import ErrorCode
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 
 async def describe(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not cluster_allowed(broker, ctx, Operation.DESCRIBE_CONFIGS):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None,
+                "entries": None}
     try:
         found = filters.describe(broker.metadata.client_quotas, body["components"], body["strict"])
     except filters.QuotaRequestError as e:
@@ -29,7 +33,12 @@ async def describe(broker: Broker, ctx: RequestContext, body: dict[str, Any]) ->
 
 async def alter(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
+    permitted = cluster_allowed(broker, ctx, Operation.ALTER_CONFIGS)
     for alteration in alterations.plan(body["entries"]):
+        if not permitted:
+            results.append({"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None,
+                            "entity": alteration.wire_entity})
+            continue
         if alteration.error is None and not body["validate_only"] and alteration.changes:
             await broker.controller.alter_entity_configs(alteration.path, alteration.changes)
         code, message = alteration.error or (ErrorCode.NONE, None)

@@ -22,7 +22,6 @@ import wire
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
-from pykafkad.quota import client_quota
 from pykafkad.quota.throttling import client_throttles, throttle_time_ms
 from pykafkad.security.sasl import SaslFailure, SaslSession
 from wire.frames import encode_response_segments
@@ -73,7 +72,7 @@ class Connection:
         self._start = 0  # bytes of _buffer already handed out as frames
         self.idle_scope = trio.CancelScope()
         self.max_frame = broker.config["socket.request.max.bytes"]
-        self.quotas = client_quota.for_broker(broker)
+        self.quotas = broker.client_quotas
         # Set by _handle when the request put its client over a quota: how long to mute, and
         # whether the response goes out first (the client backs off itself) or after.
         self._throttle_ms = 0

@@ -13,7 +13,6 @@ and nothing at all while no quota is set anywhere.
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -22,7 +21,6 @@ from pykafkad.quota.rate import Rate
 from pykafkad.quota.request_time import TaskTimer
 
 if TYPE_CHECKING:
-    from pykafkad.broker import Broker
     from pykafkad.config import BrokerConfig
     from pykafkad.metadata.cluster_metadata import ClusterMetadata
 
@@ -121,14 +119,3 @@ class ClientQuotaManager:
         for name, sensor in list(self._sensors.items()):
             if now_ms - sensor.last_record_ms > INACTIVE_SENSOR_EXPIRY_MS:
                 del self._sensors[name]
-
-
-_MANAGERS: weakref.WeakKeyDictionary[Broker, ClientQuotaManager] = weakref.WeakKeyDictionary()
-
-
-def for_broker(broker: Broker) -> ClientQuotaManager:
-    """The broker's quota manager, made on first use (one per broker, shared by its connections)."""
-    manager = getattr(broker, "client_quotas", None) or _MANAGERS.get(broker)
-    if manager is None:
-        manager = _MANAGERS[broker] = ClientQuotaManager(broker.config, broker.metadata)
-    return manager
