@@ -72,6 +72,25 @@ AUTHORIZER_CLASSES = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                       "kafka.security.authorizer.AclAuthorizer")
 
 
+def parse_metrics_listener(value: str | None) -> tuple[str, int] | None:
+    """``metrics.listener``: ``http://host:port`` -> (host, port); None when empty (no HTTP listener)."""
+    if not value:
+        return None
+    rest = value.removeprefix("http://")
+    host, sep, port = rest.rpartition(":")
+    if rest == value or not sep or not port.isdigit() or "/" in rest or int(port) > 65535:
+        raise ValueError("not http://host:port (e.g. http://127.0.0.1:9644)")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _check_metrics_listener(value: Any) -> str | None:
+    try:
+        parse_metrics_listener(value)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def _check_authorizer(value: Any) -> str | None:
     if value in ("", None, *AUTHORIZER_CLASSES):
         return None
@@ -121,6 +140,8 @@ KEYS: dict[str, ConfigKey] = {
         # Client quotas (quota/): the rate window, as Kafka's quota.window.*.
         ConfigKey("quota.window.num", "int", 11, at_least(1)),
         ConfigKey("quota.window.size.seconds", "int", 1, at_least(1)),
+        # pykafkad's HTTP listener for /metrics, /healthz and /readyz (metrics/http_endpoint.py); off if empty.
+        ConfigKey("metrics.listener", "string", "", _check_metrics_listener),
         # Connection limits (network/connection_quotas.py).
         ConfigKey("max.connections", "int", INT_MAX, at_least(0)),
         ConfigKey("max.connections.per.ip", "int", INT_MAX, at_least(0)),

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
+from pykafkad.metrics import kafka_metrics as metrics
+from pykafkad.metrics.request_timing import count_partition_error
 from pykafkad.replica.replica_manager import FetchedData, FetchEntry
 from wire.error_codes import ErrorCode
 
@@ -86,8 +88,14 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     for (entry, slots), wanted in zip(layout, body["topics"], strict=True):
         entry["partitions"] = []
         topic = broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id else broker.topic(wanted["topic"])
+        name = topic.name if topic is not None else wanted.get("topic") or str(wanted.get("topic_id"))
         for index, slot in slots:
             data = slot if isinstance(slot, FetchedData) else results[slot]
+            if data.error != ErrorCode.NONE:
+                count_partition_error("Fetch", name, data.error, metrics.FAILED_FETCH)
+            elif data.records:
+                (metrics.REPLICATION_BYTES_OUT if replica_id >= 0 else metrics.BYTES_OUT).labels(name).inc(
+                    len(data.records))
             answer = _partition_entry(index, data)
             leader = hints.current_leader(topic.name, index, data.error) if topic is not None else None
             if leader is not None:

@@ -20,6 +20,9 @@ from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import PRODUCE_HINTED, LeaderHints
+from pykafkad.metrics import kafka_metrics as metrics
+from pykafkad.metrics.request_timing import count_partition_error
+from pykafkad.replica.partition import AppendInfo
 from pykafkad.replica.replica_manager import NOT_HOSTED, ProduceEntry
 from wire.error_codes import ErrorCode
 
@@ -62,6 +65,24 @@ def _partition_error(index: int, code: ErrorCode | int, message: str | None = No
     return {"index": index, "error_code": code, "base_offset": -1, "log_append_time_ms": -1,
             "log_start_offset": -1, "error_message": message,
             "record_errors": [{"batch_index": i, "batch_index_error_message": m} for i, m in record_errors or ()]}
+
+
+def _count(answers: list[tuple[str, list[dict[str, Any] | int]]], entries: list[ProduceEntry],
+           outcomes: list[Any]) -> None:
+    """Kafka's BrokerTopicMetrics and ErrorsPerSec for this request: once per partition, not per record."""
+    for name, results in answers:
+        for result in results:
+            if isinstance(result, dict):
+                count_partition_error("Produce", name, result["error_code"], metrics.FAILED_PRODUCE)
+                continue
+            outcome = outcomes[result]
+            if isinstance(outcome, AppendInfo):
+                metrics.BYTES_IN.labels(name).inc(len(entries[result].records))
+                metrics.MESSAGES_IN.labels(name).inc(outcome.last_offset - outcome.base_offset + 1)
+            else:
+                if isinstance(outcome, LogError):
+                    metrics.BYTES_REJECTED.labels(name).inc(len(entries[result].records))
+                count_partition_error("Produce", name, outcome.code, metrics.FAILED_PRODUCE)
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -120,6 +141,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             entries.append(ProduceEntry(name, index, records))
         answers.append((name, results))
     outcomes = await broker.replicas.append_records(entries, acks, body["timeout_ms"], now_ms()) if entries else []
+    _count(answers, entries, outcomes)
     if acks == 0:
         return None
     responses = []

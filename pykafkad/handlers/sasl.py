@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.metrics import kafka_metrics as metrics
 from pykafkad.security.sasl import SaslFailure
 from wire.error_codes import ErrorCode
 
@@ -42,8 +43,10 @@ async def authenticate(broker: Broker, ctx: RequestContext, body: dict[str, Any]
         answer["auth_bytes"] = session.authenticate(bytes(body["auth_bytes"]))
     except SaslFailure as e:
         session.failed = True
+        metrics.FAILED_AUTHENTICATIONS.labels(ctx.listener).inc()
         return {**answer, "error_code": ErrorCode.SASL_AUTHENTICATION_FAILED, "error_message": str(e)}
     if session.authenticated:
+        metrics.SUCCESSFUL_AUTHENTICATIONS.labels(ctx.listener).inc()
         # KIP-368: the client is told how long the session lasts, and re-authenticates within it.
         answer["session_lifetime_ms"] = session.session_lifetime_ms()
         if reauthenticating:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import time
 from typing import TYPE_CHECKING
 
 import trio
@@ -22,6 +23,9 @@ import wire
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
+from pykafkad.metrics import kafka_metrics as metrics
+from pykafkad.metrics import request_timing
+from pykafkad.metrics.request_timing import RequestTiming
 from pykafkad.quota.throttling import client_throttles, throttle_time_ms
 from pykafkad.security.sasl import SaslFailure, SaslSession
 from wire.frames import encode_response_segments
@@ -38,6 +42,8 @@ _SIZE_AND_KEY = struct.Struct(">ih")
 _IOV_MAX = 1024  # buffers per sendmsg (Linux's IOV_MAX)
 Buffer = bytes | bytearray | memoryview
 PRODUCE_KEY = 0
+# Produce and Fetch count their partitions' errors as they answer (with each topic's failed requests).
+COUNTS_OWN_ERRORS = frozenset({0, 1})
 # Pending responses are sent once they add up to this much, however many Produce requests follow.
 _COALESCE_MAX = 256 * 1024
 _RECEIVE_CHUNK = 256 * 1024
@@ -77,6 +83,8 @@ class Connection:
         # whether the response goes out first (the client backs off itself) or after.
         self._throttle_ms = 0
         self._respond_before_throttle = True
+        # The times of the requests whose responses wait in the send buffer (observed once sent).
+        self._timings: list[RequestTiming] = []
 
     def _buffered(self) -> int:
         return len(self._buffer) - self._start
@@ -196,7 +204,12 @@ class Connection:
         async def flush() -> None:
             nonlocal pending_bytes
             if pending:
+                send_started = time.perf_counter()
                 await self._send(pending)
+                sent = time.perf_counter()
+                for timing in self._timings:
+                    timing.observe(send_started, sent)
+                self._timings.clear()
                 pending.clear()
                 pending_bytes = 0
 
@@ -208,19 +221,21 @@ class Connection:
                         frame = await self._next_frame()
                     if self.idle_scope.cancelled_caught or frame is None:
                         return
+                    received = time.perf_counter()
                     self.idle_scope = trio.CancelScope()
                     if self.sasl is not None and self.sasl.raw_tokens and not self.sasl.authenticated:
                         # After SaslHandshake v0 the client's tokens are bare frames, answered in kind.
                         try:
                             token = self.sasl.authenticate(bytes(frame))
                         except SaslFailure as e:
+                            metrics.FAILED_AUTHENTICATIONS.labels(self.listener).inc()
                             raise ConnectionClosed(f"SASL authentication failed: {e}") from None
                         if self.sasl.authenticated:
                             self.sasl.raw_tokens = False
                         await flush()
                         await self._send([_SIZE.pack(len(token)) + token])
                         continue
-                    response = await self._handle(frame)
+                    response = await self._handle(frame, received)
                     if response is not None:
                         pending += response
                         pending_bytes += sum(len(b) for b in response)
@@ -253,7 +268,7 @@ class Connection:
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
 
-    async def _handle(self, frame: bytearray) -> list[Buffer] | None:
+    async def _handle(self, frame: bytearray, received: float) -> list[Buffer] | None:
         try:
             header = wire.decode_request_header(frame)
         except wire.DecodeError as e:
@@ -290,6 +305,9 @@ class Connection:
         quotas = self.quotas
         timer = quotas.task_timer if quotas.enabled and quotas.times_requests() else None
         timed = timer.start() if timer is not None else None
+        timing = RequestTiming(api.name, received)
+        request_timing.begin(timing)
+        metrics.REQUESTS.labels(api.name, str(version)).inc()
         try:
             result = await api.handle(self.broker, ctx, body)
         except trio.Cancelled:
@@ -299,6 +317,13 @@ class Connection:
             raise ConnectionClosed(f"internal error handling {api.name}: {e!r}") from None
         finally:
             handler_seconds = timer.stop(timed) if timer is not None and timed is not None else None
+            timing.handled = time.perf_counter()
+        if result is None:
+            timing.observe(timing.handled, timing.handled)  # acks=0: nothing to send
+        else:
+            self._timings.append(timing)
+            if header.api_key not in COUNTS_OWN_ERRORS:
+                request_timing.count_errors(api.name, result)
         # Large record sets (Fetch) stay their own buffers on the way to the socket: not copied.
         segments = None if result is None else encode_response_segments(
             header.api_key, version, header.correlation_id, result)

@@ -21,9 +21,10 @@ import time
 import trio
 
 from pykafkad.broker import Broker
-from pykafkad.config import BrokerConfig, ConfigError, Listener
+from pykafkad.config import BrokerConfig, ConfigError, Listener, parse_metrics_listener
 from pykafkad.errors import StartupError
 from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
+from pykafkad.metrics import kafka_metrics as metrics
 from pykafkad.network import tls
 from pykafkad.network.connection import Connection
 from pykafkad.network.connection_quotas import ConnectionQuotas
@@ -131,6 +132,15 @@ class Server:
         self.quotas = ConnectionQuotas(config)
         # The SSL listeners' context, made at start.
         self.tls: ssl.SSLContext | None = None
+        # Accepting clients (what /readyz waits for).
+        self.listening = False
+
+    def connection_counts(self) -> dict[str, int]:
+        """Open client connections per listener name."""
+        counts = {lst.name: 0 for lst in self.config.listeners}
+        for conn in self.connections:
+            counts[conn.listener] = counts.get(conn.listener, 0) + 1
+        return counts
 
     async def _serve_connection(self, stream: trio.SocketStream, broker: Broker, spec: Listener,
                                 host: str, peer: str) -> None:
@@ -152,6 +162,7 @@ class Server:
                     await served.do_handshake()
             except (trio.BrokenResourceError, trio.TooSlowError, OSError) as e:
                 cause = e.__cause__ or e
+                metrics.FAILED_AUTHENTICATIONS.labels(spec.name).inc()
                 log.info("TLS handshake with %s on %s failed: %s", peer, spec.name,
                          "timed out" if isinstance(e, trio.TooSlowError) else cause)
                 await trio.aclose_forcefully(served)
@@ -212,6 +223,17 @@ class Server:
         except ConfigError as e:
             raise StartupError(str(e)) from e
         sockets = await bind_listeners(self.config.listeners)
+        http_address = parse_metrics_listener(self.config["metrics.listener"])
+        http_socket = None
+        if http_address is not None:
+            # Imported only when asked for: hypercorn adds a tenth of a second to every start.
+            from pykafkad.metrics import http_endpoint
+            try:
+                http_socket = http_endpoint.bind(http_address)
+            except OSError as e:
+                for _, sock in sockets:
+                    sock.close()
+                raise StartupError(f"metrics.listener={self.config['metrics.listener']}: {_bind_problem(e)}") from e
         try:
             locks = LogDirLocks.acquire(self.config.log_dirs)
         except (LogDirInUse, OSError) as e:
@@ -224,6 +246,10 @@ class Server:
         try:
             broker = Broker(self.config)
             async with trio.open_nursery() as background:
+                if http_socket is not None:
+                    # Up first, so /healthz answers and /readyz says why not while the broker loads.
+                    endpoints = http_endpoint.BrokerEndpoints(broker, self.connection_counts, lambda: self.listening)
+                    await background.start(http_endpoint.serve_endpoints, http_socket, endpoints)
                 await background.start(broker.run)
                 await self._serve(broker, start_listening(sockets), started, task_status)
                 background.cancel_scope.cancel()
@@ -239,6 +265,7 @@ class Server:
     async def _serve(self, broker: Broker, listeners: list[tuple[Listener, trio.SocketListener]], started: float,
                      task_status: trio.TaskStatus[Server]) -> None:
         self.bound = [tuple(lst.socket.getsockname()[:2]) for _, lst in listeners]  # type: ignore[misc]
+        self.listening = True
         log.info(
             "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s, metadata in %s",
             time.monotonic() - started, self.config.node_id, broker.metadata.cluster_id,

@@ -36,6 +36,8 @@ from pykafkad.errors import KafkaError
 from pykafkad.java_hash import java_string_hash
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
+from pykafkad.metrics import kafka_metrics as metrics
+from pykafkad.metrics.request_timing import off_loop, waiting_remotely
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, Partition, check_leader_epoch
@@ -160,6 +162,13 @@ class ReplicaManager:
                 self._partitions[key] = partition
             was_leader = partition.is_leader
             if state.leader == self.config.node_id:
+                if was_leader:
+                    # Kafka's IsrShrinksPerSec/IsrExpandsPerSec: ISR changes of a partition led here,
+                    # whoever made them (this leader's proposal or the controller's).
+                    if len(state.isr) < len(partition.isr):
+                        metrics.ISR_SHRINKS.inc()
+                    elif len(state.isr) > len(partition.isr):
+                        metrics.ISR_EXPANDS.inc()
                 partition.make_leader(state.leader_epoch, state.replicas, state.isr)
                 self._stop_fetching(partition)
                 if not was_leader:
@@ -495,13 +504,15 @@ class ReplicaManager:
         if accepted:
             batches = [(p.log, e.records, p.leader_epoch) for _, p, e in accepted]
             if self._append_may_block(accepted):
-                results = await trio.to_thread.run_sync(_append_all, batches, now_ms)
+                with off_loop("append"):
+                    results = await trio.to_thread.run_sync(_append_all, batches, now_ms)
             else:
                 results = _append_all(batches, now_ms)
             for (i, partition, _), result in zip(accepted, results, strict=True):
                 outcomes[i] = result if isinstance(result, LogError) else partition.appended(result)
         if required_acks == -1:
-            await self._wait_for_acks(accepted, outcomes, timeout_ms)
+            with waiting_remotely():
+                await self._wait_for_acks(accepted, outcomes, timeout_ms)
         return outcomes  # type: ignore[return-value]
 
     async def _wait_for_acks(self, accepted: list[tuple[int, Partition, ProduceEntry]],
@@ -572,8 +583,9 @@ class ReplicaManager:
                     # leaves their bytes out of the response).
                     targets = [_nothing_read(t) if i in throttled else t for i, t in enumerate(targets)]
                 if _read_may_block(targets):
-                    results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
-                                                                   follower, read_committed)
+                    with off_loop("read"):
+                        results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
+                                                                       follower, read_committed)
                 else:
                     results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed)
                 for i in throttled:
@@ -582,7 +594,8 @@ class ReplicaManager:
                 errored = any(r.error != ErrorCode.NONE for r in results)
                 if total >= min_bytes or errored or left <= 0 or self.shutting_down:
                     return results
-                await waiter.wait(left)
+                with waiting_remotely():
+                    await waiter.wait(left)
 
     def _leader_throttled(self, targets: list[tuple[Partition, FetchEntry] | FetchedData],
                           replica_id: int) -> list[int]:

@@ -1,0 +1,137 @@
+"""The HTTP listener (``metrics.listener``): ``/metrics`` scraped after known workloads, with
+Kafka's JMX-exporter names and the values the workload implies (bytes and records in and out,
+requests, errors, latency, log offsets, consumer lag, connections), and the health probes."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
+
+from compat_tests.broker_process import BrokerError, BrokerProcess, free_port
+from compat_tests.raw_kafka import RawConnection, produce_body, record_batch
+
+
+class MetricsBroker:
+    def __init__(self, work: Path) -> None:
+        self.http_port = free_port()
+        self.broker = BrokerProcess(work / "logs", {"metrics.listener": f"http://127.0.0.1:{self.http_port}"},
+                                    name="metrics")
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}", timeout=10) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def scrape(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """Every sample of /metrics: (name, sorted labels) -> value."""
+        status, body = self.get("/metrics")
+        assert status == 200
+        return {(s.name, tuple(sorted(s.labels.items()))): s.value
+                for family in text_string_to_metric_families(body.decode()) for s in family.samples}
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+@pytest.fixture(scope="module")
+def metrics(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetricsBroker]:
+    server = MetricsBroker(tmp_path_factory.mktemp("metrics"))
+    server.broker.start()
+    yield server
+    server.broker.close()
+
+
+def test_probes_answer(metrics: MetricsBroker) -> None:
+    assert metrics.get("/healthz") == (200, b"ok\n")
+    status, body = metrics.get("/readyz")
+    assert status == 200 and json.loads(body) == {"ready": True, "problems": []}
+    status, body = metrics.get("/nope")
+    assert status == 404 and b"/metrics" in body
+
+
+def test_produce_and_fetch_are_counted_per_topic(metrics: MetricsBroker) -> None:
+    topic = f"m-{uuid.uuid4().hex[:8]}"
+    before = metrics.scrape()
+    batch = record_batch([b"v" * 100] * 5, int(time.time() * 1000))
+    with RawConnection(metrics.broker.port) as conn:
+        conn.create_topic(topic)
+        for _ in range(4):
+            answer = conn.request(0, 9, produce_body(topic, 0, batch))
+            assert answer["responses"][0]["partition_responses"][0]["error_code"] == 0
+        fetched = conn.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                                       "isolation_level": 0, "session_id": 0, "session_epoch": -1, "topics": [
+                                           {"topic": topic, "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                                            "partition_max_bytes": 1 << 20}]}]})
+        records = fetched["responses"][0]["partitions"][0]["records"]
+        refused = conn.request(0, 9, produce_body(topic, 5, batch))  # no partition 5
+        assert refused["responses"][0]["partition_responses"][0]["error_code"] == 3
+        after = metrics.scrape()
+    assert value(after, "kafka_server_brokertopicmetrics_messagesin_total", topic=topic) == 20
+    assert value(after, "kafka_server_brokertopicmetrics_bytesin_total", topic=topic) == 4 * len(batch)
+    assert value(after, "kafka_server_brokertopicmetrics_bytesout_total", topic=topic) == len(records) == 4 * len(batch)
+    assert value(after, "kafka_server_brokertopicmetrics_failedproducerequests_total", topic=topic) == 1
+    errors = {"request": "Produce", "error": "UNKNOWN_TOPIC_OR_PARTITION"}
+    name = "kafka_network_requestmetrics_errors_total"
+    assert value(after, name, **errors) - value(before, name, **errors) == 1
+    produced = value(after, "kafka_network_requestmetrics_requests_total", request="Produce", version="9")
+    assert produced - value(before, "kafka_network_requestmetrics_requests_total", request="Produce",
+                            version="9") == 5
+    for part in ("totaltimems", "requestqueuetimems", "localtimems", "remotetimems", "responsesendtimems"):
+        name = f"kafka_network_requestmetrics_{part}_count"
+        assert value(after, name, request="Produce") - value(before, name, request="Produce") == 5, part
+    assert value(after, "kafka_log_log_logendoffset", topic=topic, partition="0") == 20
+    assert value(after, "kafka_log_log_size", topic=topic, partition="0") == 4 * len(batch)
+    assert value(after, "kafka_server_replicamanager_leadercount") >= 1
+    assert value(after, "kafka_controller_kafkacontroller_activecontrollercount") == 1
+    assert value(after, "kafka_server_replicamanager_underreplicatedpartitions") == 0
+    assert value(after, "process_resident_memory_bytes") > 0 and value(after, "process_open_fds") > 0
+    # The loop's lag is sampled every half second: wait for the first sample.
+    deadline = time.monotonic() + 15
+    while value(metrics.scrape(), "pykafkad_event_loop_lag_seconds_count") == 0:
+        assert time.monotonic() < deadline, "the event loop lag was never sampled"
+        time.sleep(0.1)
+
+
+def test_consumer_lag_is_the_high_watermark_minus_the_committed_offset(metrics: MetricsBroker) -> None:
+    topic, group = f"lag-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
+    batch = record_batch([b"x"] * 10, int(time.time() * 1000))
+    with RawConnection(metrics.broker.port) as conn:
+        conn.create_topic(topic)
+        assert conn.request(0, 9, produce_body(topic, 0, batch))["responses"][0]["partition_responses"][0][
+            "error_code"] == 0
+        consumer = Consumer({"bootstrap.servers": metrics.broker.bootstrap, "group.id": group,
+                             "enable.auto.commit": False})
+        try:
+            consumer.commit(offsets=[TopicPartition(topic, 0, 3)], asynchronous=False)
+        finally:
+            consumer.close()
+        samples = metrics.scrape()
+        assert value(samples, "kafka_consumergroup_lag", consumergroup=group, topic=topic, partition="0") == 7
+        assert value(samples, "kafka_consumergroup_current_offset", consumergroup=group, topic=topic,
+                     partition="0") == 3
+        # Connections are counted per listener while they are open: this one at least.
+        assert value(samples, "kafka_server_socketservermetrics_connection_count", listener="PLAINTEXT") >= 1
+
+
+def test_a_taken_metrics_port_stops_the_start_with_one_line(metrics: MetricsBroker, tmp_path: Path) -> None:
+    other = BrokerProcess(tmp_path / "logs", {"metrics.listener": f"http://127.0.0.1:{metrics.http_port}"},
+                          name="taken")
+    with pytest.raises(BrokerError) as refused:
+        other.start(timeout=30)
+    assert f"metrics.listener=http://127.0.0.1:{metrics.http_port}" in str(refused.value)
+    bad = BrokerProcess(tmp_path / "logs2", {"metrics.listener": "127.0.0.1:9644"}, name="bad")
+    with pytest.raises(BrokerError) as refused:
+        bad.start(timeout=30)
+    assert "not http://host:port" in str(refused.value)

@@ -1,0 +1,127 @@
+"""The broker's HTTP listener (``metrics.listener``): ``/metrics`` for Prometheus, ``/healthz`` (the
+process answers) and ``/readyz`` (loaded, registered, listening, and leading every partition the
+cluster says it leads) for Kubernetes probes.  An ASGI app served by hypercorn on the broker's own
+Trio loop, in the same process."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+from pykafkad.metrics import kafka_metrics as m
+from pykafkad.metrics.broker_state import BrokerStateCollector
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+log = logging.getLogger(__name__)
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+LOOP_LAG_INTERVAL_S = 0.5
+
+
+def bind(address: tuple[str, int]) -> socket.socket:
+    """The listening socket, bound at start so a taken port stops the start with a clear message."""
+    family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class BrokerEndpoints:
+    """The ASGI app: what each path answers."""
+
+    def __init__(self, broker: Broker, connections: Callable[[], dict[str, int]], ready: Callable[[], bool]) -> None:
+        self.broker = broker
+        self.ready = ready
+        self.state = BrokerStateCollector(broker, connections)
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
+                       send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        path = scope["path"]
+        if path == "/metrics":
+            await self.state.refresh()
+            await _answer(send, 200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
+        elif path == "/healthz":
+            await _answer(send, 200, b"ok\n", "text/plain")
+        elif path == "/readyz":
+            problems = self.readiness_problems()
+            body = json.dumps({"ready": not problems, "problems": problems}).encode()
+            await _answer(send, 503 if problems else 200, body, "application/json")
+        else:
+            await _answer(send, 404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain")
+
+    def readiness_problems(self) -> list[str]:
+        broker = self.broker
+        node = broker.config.node_id
+        problems = []
+        if not self.ready():
+            problems.append("not yet listening for clients")
+        if node not in broker.metadata.brokers:
+            problems.append(f"broker {node} is not registered in the cluster")
+        for topic in broker.metadata.topics.values():
+            for p in topic.partitions:
+                if p.leader == node:
+                    replica = broker.replicas.get(topic.name, p.index)
+                    if replica is None or not replica.is_leader:
+                        problems.append(f"{topic.name}-{p.index}: led here but not served yet")
+                        if len(problems) > 10:
+                            return problems
+        return problems
+
+
+async def _answer(send: Send, status: int, body: bytes, content_type: str) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def serve_endpoints(sock: socket.socket, endpoints: BrokerEndpoints,
+                          task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve ``endpoints`` on the bound ``sock`` until cancelled, with the loop-lag sampler beside."""
+    config = HypercornConfig()
+    config.bind = [f"fd://{sock.detach()}"]
+    config.accesslog = None
+    config.errorlog = log
+    config.graceful_timeout = 1.0
+    REGISTRY.register(endpoints.state)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_sample_loop_lag)
+            await nursery.start(serve, endpoints, config)
+            task_status.started()
+    finally:
+        REGISTRY.unregister(endpoints.state)
+
+
+async def _sample_loop_lag() -> None:
+    """How late a sleep wakes up is how long other work held the loop (``pykafkad_event_loop_lag_seconds``)."""
+    while True:
+        due = time.perf_counter() + LOOP_LAG_INTERVAL_S
+        await trio.sleep(LOOP_LAG_INTERVAL_S)
+        m.EVENT_LOOP_LAG.observe(max(0.0, time.perf_counter() - due))
