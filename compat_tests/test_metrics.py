@@ -5,6 +5,7 @@ requests, errors, latency, log offsets, consumer lag, connections), and the heal
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -135,3 +136,22 @@ def test_a_taken_metrics_port_stops_the_start_with_one_line(metrics: MetricsBrok
     with pytest.raises(BrokerError) as refused:
         bad.start(timeout=30)
     assert "not http://host:port" in str(refused.value)
+
+
+def test_every_metric_the_grafana_dashboard_queries_is_served(metrics: MetricsBroker) -> None:
+    dashboard = json.loads((Path(__file__).parent.parent / "deploy" / "grafana" / "pykafkad.json").read_text())
+    queried = {name for panel in dashboard["panels"] for target in panel["targets"]
+               for name in re.findall(r"\b((?:kafka|pykafkad|process)_[a-z_]+)\b", target["expr"])}
+    # Workload enough for every family to have a sample: a topic with data, a committed group.
+    topic, group = f"dash-{uuid.uuid4().hex[:8]}", f"dash-{uuid.uuid4().hex[:8]}"
+    with RawConnection(metrics.broker.port) as conn:
+        conn.create_topic(topic)
+        conn.request(0, 9, produce_body(topic, 0, record_batch([b"d"], int(time.time() * 1000))))
+        consumer = Consumer({"bootstrap.servers": metrics.broker.bootstrap, "group.id": group})
+        try:
+            consumer.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)
+        finally:
+            consumer.close()
+        served = {name for name, _ in metrics.scrape()}
+    missing = sorted(q for q in queried if q not in served)
+    assert queried and not missing, missing

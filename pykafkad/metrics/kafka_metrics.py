@@ -60,3 +60,13 @@ EVENT_LOOP_LAG = Histogram("pykafkad_event_loop_lag_seconds",
                            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
 OFF_LOOP_SECONDS = Counter("pykafkad_rust_off_loop_seconds",
                            "Seconds the Rust log spent in worker threads, off the event loop", ["call"])
+
+# Series that exist from the start (at 0), so dashboards and alerts see them before the first event.
+for _call in ("append", "read"):
+    OFF_LOOP_SECONDS.labels(_call)
+
+
+def start_listener_series(listener: str) -> None:
+    """The per-listener series of ``listener``, at 0 until something happens on it."""
+    FAILED_AUTHENTICATIONS.labels(listener)
+    SUCCESSFUL_AUTHENTICATIONS.labels(listener)

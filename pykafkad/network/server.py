@@ -265,6 +265,8 @@ class Server:
     async def _serve(self, broker: Broker, listeners: list[tuple[Listener, trio.SocketListener]], started: float,
                      task_status: trio.TaskStatus[Server]) -> None:
         self.bound = [tuple(lst.socket.getsockname()[:2]) for _, lst in listeners]  # type: ignore[misc]
+        for spec, _ in listeners:
+            metrics.start_listener_series(spec.name)
         self.listening = True
         log.info(
             "pykafkad started in %.2fs: node %d, cluster %s, listening on %s, data in %s, metadata in %s",
