@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from pykafkad import __version__
+from pykafkad.broker_logging import configure as configure_logging
 from pykafkad.config import BrokerConfig, ConfigError, load_config
 
 log = logging.getLogger("pykafkad")
@@ -91,6 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as e:
             print(f"pykafkad: bad configuration: {e}", file=sys.stderr)
             return 2
+        try:
+            configure_logging(config.logging_settings(), getattr(logging, args.log_level))
+        except OSError as e:
+            print(f"pykafkad: cannot start: logging.file={config['logging.file']}: {e.strerror or e}",
+                  file=sys.stderr)
+            return 1
         if args.config is None:
             _report_defaults(config)
         from pykafkad.network.server import StartupError, run_server

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pykafkad.broker_logging import LOGGER_PREFIX, LoggingSettings, log4j_level
 from pykafkad.security.principal_mapping import PrincipalMappingError, parse_rules
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,16 @@ def _check_metrics_listener(value: Any) -> str | None:
     return None
 
 
+def _check_log4j_level(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        log4j_level("", value)
+    except ValueError:
+        return "not a level; use one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF"
+    return None
+
+
 def _check_authorizer(value: Any) -> str | None:
     if value in ("", None, *AUTHORIZER_CLASSES):
         return None
@@ -142,6 +153,12 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("quota.window.size.seconds", "int", 1, at_least(1)),
         # pykafkad's HTTP listener for /metrics, /healthz and /readyz (metrics/http_endpoint.py); off if empty.
         ConfigKey("metrics.listener", "string", "", _check_metrics_listener),
+        # The broker's own log lines (broker_logging.py): log4j's root level, and pykafkad's format and file.
+        ConfigKey("log4j.rootLogger", "string", None, _check_log4j_level),
+        ConfigKey("logging.format", "string", "text", one_of("text", "json")),
+        ConfigKey("logging.file", "string", ""),
+        ConfigKey("logging.file.max.bytes", "long", 100 * 1024 * 1024, at_least(1024)),
+        ConfigKey("logging.file.backups", "int", 10, at_least(0)),
         # Connection limits (network/connection_quotas.py).
         ConfigKey("max.connections", "int", INT_MAX, at_least(0)),
         ConfigKey("max.connections.per.ip", "int", INT_MAX, at_least(0)),
@@ -409,6 +426,8 @@ class BrokerConfig:
         self.super_users = parse_super_users(values["super.users"])
         # Kafka's per-listener keys (``listener.name.<listener>.<mechanism>.sasl.jaas.config``...).
         self.listener_props: dict[str, str] = {}
+        # log4j.logger.<name>=<LEVEL> keys: each logger's level (broker_logging.py).
+        self.logger_levels: dict[str, int] = {}
         if any(lst.uses_sasl for lst in self.listeners):
             unsupported = [m for m in values["sasl.enabled.mechanisms"] if m not in SASL_MECHANISMS]
             if unsupported or not values["sasl.enabled.mechanisms"]:
@@ -423,6 +442,13 @@ class BrokerConfig:
                                   f"one of {', '.join(INTER_BROKER_SASL_MECHANISMS)}")
         dirs = values["log.dirs"] or [values["log.dir"]]
         self.log_dirs = [Path(d) for d in dirs]
+
+    def logging_settings(self) -> LoggingSettings:
+        root = self["log4j.rootLogger"]
+        return LoggingSettings(
+            root_level=log4j_level("log4j.rootLogger", root) if root else None, levels=dict(self.logger_levels),
+            format=self["logging.format"], file=Path(self["logging.file"]) if self["logging.file"] else None,
+            file_max_bytes=self["logging.file.max.bytes"], file_backups=self["logging.file.backups"])
 
     def __getitem__(self, key: str) -> Any:
         if key in self.dynamic_broker:
@@ -534,10 +560,17 @@ def build_config(props: dict[str, str]) -> BrokerConfig:
     values = {name: key.default for name, key in KEYS.items()}
     explicit: set[str] = set()
     listener_props: dict[str, str] = {}
+    logger_levels: dict[str, int] = {}
     for name, raw in props.items():
         key = KEYS.get(name)
         if key is None and name.startswith("listener.name."):
             listener_props[name] = raw.strip()
+            continue
+        if key is None and name.startswith(LOGGER_PREFIX) and len(name) > len(LOGGER_PREFIX):
+            try:
+                logger_levels[name.removeprefix(LOGGER_PREFIX)] = log4j_level(name, raw)
+            except ValueError as e:
+                raise ConfigError(str(e)) from None
             continue
         if key is None:
             if name not in ACCEPTED_UNUSED:
@@ -547,6 +580,7 @@ def build_config(props: dict[str, str]) -> BrokerConfig:
         explicit.add(name)
     config = BrokerConfig(values, explicit)
     config.listener_props = listener_props
+    config.logger_levels = logger_levels
     return config
 
 
