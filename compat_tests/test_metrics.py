@@ -155,3 +155,48 @@ def test_every_metric_the_grafana_dashboard_queries_is_served(metrics: MetricsBr
         served = {name for name, _ in metrics.scrape()}
     missing = sorted(q for q in queried if q not in served)
     assert queried and not missing, missing
+
+
+def test_the_admin_api_shows_the_cluster_topics_groups_and_logs(metrics: MetricsBroker) -> None:
+    topic, group = f"api-{uuid.uuid4().hex[:8]}", f"api-{uuid.uuid4().hex[:8]}"
+    batch = record_batch([b"a"] * 6, int(time.time() * 1000))
+    with RawConnection(metrics.broker.port) as conn:
+        conn.create_topic(topic, partitions=2)
+        conn.request(0, 9, produce_body(topic, 1, batch))
+    consumer = Consumer({"bootstrap.servers": metrics.broker.bootstrap, "group.id": group,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        got = 0
+        deadline = time.monotonic() + 30
+        while got < 6 and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            got += msg is not None and msg.error() is None
+        consumer.commit(offsets=[TopicPartition(topic, 1, 4)], asynchronous=False)
+
+        def get(path: str) -> object:
+            status, body = metrics.get(path)
+            assert status == 200, (path, status, body)
+            return json.loads(body)
+
+        cluster = get("/api/cluster")
+        assert cluster["controller_id"] == 1 and [b["id"] for b in cluster["brokers"]] == [1]
+        assert cluster["brokers"][0]["leaders"] >= 2
+        listed = {t["name"]: t for t in get("/api/topics")}
+        assert listed[topic]["partitions"] == 2 and listed[topic]["under_replicated"] == 0
+        described = get(f"/api/topics/{topic}")
+        part = described["partitions"][1]
+        assert (part["leader"], part["isr"], part["log_end_offset"], part["high_watermark"]) == (1, [1], 6, 6)
+        assert part["size_bytes"] == len(batch)
+        groups = {g["group_id"]: g for g in get("/api/groups")}
+        assert groups[group]["state"] == "Stable" and groups[group]["members"] == 1
+        detail = get(f"/api/groups/{group}")
+        [member] = detail["members"]
+        assert sorted(member["assignment"][topic]) == [0, 1]
+        [offset] = [o for o in detail["offsets"] if o["partition"] == 1]
+        assert (offset["committed_offset"], offset["lag"], offset["member_id"]) == (4, 2, member["member_id"])
+    finally:
+        consumer.close()
+    assert any("created topic" in line["message"] and topic in line["message"] for line in get("/api/logs?lines=500"))
+    status, body = metrics.get("/api/topics/no-such-topic")
+    assert status == 404 and json.loads(body) == {"error": "topic no-such-topic does not exist"}

@@ -15,6 +15,7 @@ spell says how many were left out, so a misbehaving client cannot flood the log.
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import logging.handlers
@@ -63,6 +64,23 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+class RecentLines(logging.Handler):
+    """The last ``size`` formatted lines, for the admin API's ``/api/logs``."""
+
+    def __init__(self, size: int = 500) -> None:
+        super().__init__()
+        self.lines: collections.deque[dict[str, str]] = collections.deque(maxlen=size)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(json.loads(JsonFormatter().format(record)))
+        except Exception:  # noqa: BLE001 - a line that cannot be kept must not break logging
+            self.handleError(record)
+
+
+RECENT = RecentLines()
+
+
 class PerPeerWarningLimit(logging.Filter):
     """At most ``WARNINGS_PER_WINDOW`` warnings per peer per window; then a count of those left out."""
 
@@ -106,6 +124,7 @@ def configure(settings: LoggingSettings, default_level: int) -> None:
     for handler in handlers:
         handler.setFormatter(formatter)
         root.addHandler(handler)
+    root.addHandler(RECENT)
     root.setLevel(settings.root_level if settings.root_level is not None else default_level)
     logging.addLevelName(5, "TRACE")
     for name, level in settings.levels.items():

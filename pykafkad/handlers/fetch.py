@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
-from pykafkad.metrics import kafka_metrics as metrics
-from pykafkad.metrics.request_timing import count_partition_error
+from pykafkad.observability import kafka_metrics as metrics
+from pykafkad.observability.request_timing import count_partition_error
 from pykafkad.replica.replica_manager import FetchedData, FetchEntry
 from wire.error_codes import ErrorCode
 

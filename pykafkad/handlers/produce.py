@@ -20,8 +20,8 @@ from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import PRODUCE_HINTED, LeaderHints
-from pykafkad.metrics import kafka_metrics as metrics
-from pykafkad.metrics.request_timing import count_partition_error
+from pykafkad.observability import kafka_metrics as metrics
+from pykafkad.observability.request_timing import count_partition_error
 from pykafkad.replica.partition import AppendInfo
 from pykafkad.replica.replica_manager import NOT_HOSTED, ProduceEntry
 from wire.error_codes import ErrorCode

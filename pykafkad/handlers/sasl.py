@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.api import Api, RequestContext
-from pykafkad.metrics import kafka_metrics as metrics
+from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.security.sasl import SaslFailure
 from wire.error_codes import ErrorCode
 

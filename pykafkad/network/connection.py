@@ -23,9 +23,9 @@ import wire
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
-from pykafkad.metrics import kafka_metrics as metrics
-from pykafkad.metrics import request_timing
-from pykafkad.metrics.request_timing import RequestTiming
+from pykafkad.observability import kafka_metrics as metrics
+from pykafkad.observability import request_timing
+from pykafkad.observability.request_timing import RequestTiming
 from pykafkad.quota.throttling import client_throttles, throttle_time_ms
 from pykafkad.security.sasl import SaslFailure, SaslSession
 from wire.frames import encode_response_segments

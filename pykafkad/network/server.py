@@ -24,10 +24,10 @@ from pykafkad.broker import Broker
 from pykafkad.config import BrokerConfig, ConfigError, Listener, parse_metrics_listener
 from pykafkad.errors import StartupError
 from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
-from pykafkad.metrics import kafka_metrics as metrics
 from pykafkad.network import tls
 from pykafkad.network.connection import Connection
 from pykafkad.network.connection_quotas import ConnectionQuotas
+from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.security.principal_mapping import PrincipalMappingError, map_name, subject_name
 from pykafkad.security.sasl_client import inter_broker_sasl
 
@@ -227,7 +227,7 @@ class Server:
         http_socket = None
         if http_address is not None:
             # Imported only when asked for: hypercorn adds a tenth of a second to every start.
-            from pykafkad.metrics import http_endpoint
+            from pykafkad.observability import http_endpoint
             try:
                 http_socket = http_endpoint.bind(http_address)
             except OSError as e:

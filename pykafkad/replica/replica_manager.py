@@ -36,8 +36,8 @@ from pykafkad.errors import KafkaError
 from pykafkad.java_hash import java_string_hash
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
-from pykafkad.metrics import kafka_metrics as metrics
-from pykafkad.metrics.request_timing import off_loop, waiting_remotely
+from pykafkad.observability import kafka_metrics as metrics
+from pykafkad.observability.request_timing import off_loop, waiting_remotely
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, Partition, check_leader_epoch

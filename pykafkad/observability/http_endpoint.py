@@ -1,7 +1,8 @@
 """The broker's HTTP listener (``metrics.listener``): ``/metrics`` for Prometheus, ``/healthz`` (the
 process answers) and ``/readyz`` (loaded, registered, listening, and leading every partition the
-cluster says it leads) for Kubernetes probes.  An ASGI app served by hypercorn on the broker's own
-Trio loop, in the same process."""
+cluster says it leads) for Kubernetes probes, and the JSON admin API under ``/api/``
+(``admin_api.py``).  An ASGI app served by hypercorn on the broker's own Trio loop, in the same
+process."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
-from pykafkad.metrics import kafka_metrics as m
-from pykafkad.metrics.broker_state import BrokerStateCollector
+from pykafkad.observability import admin_api
+from pykafkad.observability import kafka_metrics as m
+from pykafkad.observability.broker_state import BrokerStateCollector
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
@@ -64,7 +66,14 @@ class BrokerEndpoints:
         if scope["type"] != "http":
             return
         path = scope["path"]
-        if path == "/metrics":
+        if path.startswith("/api/"):
+            try:
+                found = await admin_api.answer(self.broker, path, scope.get("query_string", b"").decode())
+            except admin_api.NotFound as e:
+                await _answer(send, 404, json.dumps({"error": str(e)}).encode(), "application/json")
+                return
+            await _answer(send, 200, json.dumps(found).encode(), "application/json")
+        elif path == "/metrics":
             await self.state.refresh()
             await _answer(send, 200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
         elif path == "/healthz":
@@ -74,7 +83,7 @@ class BrokerEndpoints:
             body = json.dumps({"ready": not problems, "problems": problems}).encode()
             await _answer(send, 503 if problems else 200, body, "application/json")
         else:
-            await _answer(send, 404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain")
+            await _answer(send, 404, b"not found: try /metrics, /healthz, /readyz or /api/cluster\n", "text/plain")
 
     def readiness_problems(self) -> list[str]:
         broker = self.broker

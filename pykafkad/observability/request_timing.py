@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from pykafkad.metrics import kafka_metrics as m
+from pykafkad.observability import kafka_metrics as m
 from wire.error_codes import ErrorCode
 
 
