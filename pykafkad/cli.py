@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                        help="set a config key, overriding the file (repeatable)")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    from pykafkad.commands import cluster, group, records, topic
+    from pykafkad.commands.connection import add_arguments
+
+    common = argparse.ArgumentParser(add_help=False)
+    add_arguments(common)
+    for module in (cluster, topic, group, records):
+        module.register(commands, common)
     from pykafkad.pipelines import PIPELINES  # names only; pyspark is imported when one runs
 
     pipeline = commands.add_parser(
@@ -36,6 +44,28 @@ def _parser() -> argparse.ArgumentParser:
     pipeline.add_argument("name", choices=sorted(PIPELINES), help="the pipeline")
     pipeline.add_argument("args", nargs=argparse.REMAINDER, help="its options (NAME --help lists them)")
     return parser
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """A command for people (topic, group, ...): its report, or one line saying what failed and why."""
+    from pykafkad.commands.connection import CommandError
+    from pykafkad.commands.output import show
+
+    # librdkafka's own connection chatter goes to its log callback, not the terminal.
+    logging.getLogger().setLevel(logging.CRITICAL)
+    try:
+        report = args.run(args)
+    except CommandError as e:
+        print(f"pykafkad: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    try:
+        show(report, args.json)
+    except BrokenPipeError:
+        # Piped into `head` and the like: the reader has what it wanted.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return report.exit_code
 
 
 def _run_pipeline(name: str, args: list[str]) -> int:
@@ -79,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "pipeline":
         return _run_pipeline(args.name, args.args)
+    if hasattr(args, "run"):
+        return _run_command(args)
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

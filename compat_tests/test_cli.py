@@ -1,0 +1,106 @@
+"""The ``pykafkad`` commands for people (cluster, topic, group, produce, consume) against pykafkad and
+against Apache Kafka: they speak the Kafka protocol, so each must work on both with the same
+results; tables for people, ``--json`` for scripts, one line with the Kafka error and what to do
+when something fails."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat_tests.broker_process import REFERENCE_KAFKA_MODULE, BrokerProcess, free_port
+
+
+@pytest.fixture(scope="module", params=["pykafkad", "kafka"])
+def broker(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    module = REFERENCE_KAFKA_MODULE if request.param == "kafka" else None
+    process = BrokerProcess(tmp_path_factory.mktemp(request.param) / "logs",
+                            {"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "1"},
+                            name=f"cli-{request.param}", module=module)
+    process.start(timeout=120)
+    yield process
+    process.close()
+
+
+def run(broker: BrokerProcess, *args: str, stdin: str | None = None, ok: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "pykafkad", *args, "-b", broker.bootstrap], input=stdin,
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent.parent)
+    if ok:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def run_json(broker: BrokerProcess, *args: str, stdin: str | None = None) -> Any:
+    return json.loads(run(broker, *args, "--json", stdin=stdin).stdout)
+
+
+def test_topics_from_creation_to_deletion(broker: BrokerProcess) -> None:
+    topic = f"cli-{uuid.uuid4().hex[:8]}"
+    created = run(broker, "topic", "create", topic, "-p", "2", "-r", "1", "-c", "retention.ms=3600000")
+    assert topic in created.stdout and "created" in created.stdout
+    again = run(broker, "topic", "create", topic, ok=False)
+    assert again.returncode == 1
+    assert again.stderr.startswith(f"pykafkad: create topic {topic}: TOPIC_ALREADY_EXISTS")
+    assert "pykafkad topic describe" in again.stderr and "Traceback" not in again.stderr
+    assert {"name": topic, "partitions": 2, "replicas": 1} in run_json(broker, "topic", "list")
+    produced = run_json(broker, "produce", topic, "-k", ":", stdin="k1:one\nk1:two\nk2:three\n")
+    assert len(produced["records"]) == 3
+    described = run_json(broker, "topic", "describe", topic)
+    assert sum(p["high_watermark"] for p in described["partitions"]) == 3
+    assert described["configs"] == {"retention.ms": "3600000"}
+    assert "HIGH-WATERMARK" in run(broker, "topic", "describe", topic).stdout
+    run(broker, "topic", "alter-config", topic, "--set", "retention.ms=1000", "--set", "cleanup.policy=compact")
+    assert run_json(broker, "topic", "describe", topic)["configs"] == {"retention.ms": "1000",
+                                                                       "cleanup.policy": "compact"}
+    run(broker, "topic", "alter-config", topic, "--delete", "cleanup.policy")
+    assert run_json(broker, "topic", "describe", topic)["configs"] == {"retention.ms": "1000"}
+    assert run_json(broker, "topic", "add-partitions", topic, "-n", "1")["partitions"] == 3
+    records = run_json(broker, "consume", topic, "-n", "3", "--timeout", "20")
+    assert sorted(r["value"] for r in records) == ["one", "three", "two"]
+    assert {r["key"] for r in records} == {"k1", "k2"}
+    run(broker, "topic", "delete", topic)
+    assert topic not in [t["name"] for t in run_json(broker, "topic", "list")]
+    missing = run(broker, "topic", "describe", topic, ok=False)
+    assert missing.returncode == 1 and "pykafkad topic list" in missing.stderr
+
+
+def test_groups_lag_and_reset(broker: BrokerProcess) -> None:
+    topic, group = f"cli-g-{uuid.uuid4().hex[:8]}", f"cli-{uuid.uuid4().hex[:8]}"
+    run(broker, "topic", "create", topic, "-p", "1", "-r", "1")
+    run(broker, "produce", topic, stdin="".join(f"v{n}\n" for n in range(10)))
+    consumed = run(broker, "consume", topic, "-g", group, "-n", "10", "--timeout", "20")
+    assert consumed.stdout.split() == [f"v{n}" for n in range(10)]
+    assert group in [g["group"] for g in run_json(broker, "group", "list")]
+    assert run_json(broker, "group", "describe", group)["state"] == "EMPTY"
+    lag = run_json(broker, "group", "lag", group)
+    assert lag["total_lag"] == 0 and lag["partitions"][0]["committed"] == 10
+    planned = run_json(broker, "group", "reset-offsets", group, "--topic", topic, "--to-offset", "4")
+    assert planned["executed"] is False and run_json(broker, "group", "lag", group)["total_lag"] == 0
+    run(broker, "group", "reset-offsets", group, "--topic", topic, "--to-offset", "4", "--execute")
+    assert run_json(broker, "group", "lag", group)["total_lag"] == 6
+    run(broker, "group", "reset-offsets", group, "--topic", topic, "--to-earliest", "--execute")
+    assert run_json(broker, "group", "lag", group)["total_lag"] == 10
+    run(broker, "group", "delete", group)
+    assert group not in [g["group"] for g in run_json(broker, "group", "list")]
+
+
+def test_cluster_info_and_health(broker: BrokerProcess) -> None:
+    info = run_json(broker, "cluster", "info")
+    assert [b["port"] for b in info["brokers"]] == [broker.port] and info["brokers"][0]["controller"]
+    assert run_json(broker, "cluster", "health") == {"healthy": True, "problems": []}
+    assert "BROKERS" in run(broker, "cluster", "info").stdout
+
+
+def test_an_unreachable_broker_is_one_line() -> None:
+    done = subprocess.run([sys.executable, "-m", "pykafkad", "topic", "list", "-b", f"127.0.0.1:{free_port()}",
+                           "-X", "socket.connection.setup.timeout.ms=2000", "-X", "metadata.request.timeout.ms=3000"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("pykafkad: ") and "--bootstrap-server" in done.stderr, done.stderr
