@@ -9,6 +9,9 @@ PLAINTEXT one, where every client is ``User:ANONYMOUS``: the raw requests of the
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -475,3 +478,27 @@ def test_acls_survive_a_restart(acl: AclBroker) -> None:
     acl.acls("--add", "--allow-principal", "User:bob", "--operation", "Read", "--topic", topic)
     acl.broker.restart()
     assert "(principal=User:bob, host=*, operation=READ, permissionType=ALLOW)" in acl.acls("--list", "--topic", topic)
+
+
+def test_pykafkad_acl_commands(acl: AclBroker, tmp_path: Path) -> None:
+    topic = _name("cli")
+
+    def cli(*args: str, properties: Path = acl.admin_properties) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pykafkad", "acl", *args, "-b", f"127.0.0.1:{acl.sasl_port}",
+                               "--command-config", str(properties)], capture_output=True, text=True, timeout=120)
+
+    created = cli("create", "--topic", topic, "--principal", "User:alice", "--operation", "read",
+                  "--operation", "describe", "--json")
+    assert created.returncode == 0, created.stderr
+    assert len(json.loads(created.stdout)) == 2
+    listed = json.loads(cli("list", "--topic", topic, "--json").stdout)
+    assert sorted(a["operation"] for a in listed) == ["describe", "read"]
+    assert {a["principal"] for a in listed} == {"User:alice"} and {a["permission"] for a in listed} == {"allow"}
+    assert "User:alice" in acl.acls("--list", "--topic", topic)
+    bob = tmp_path / "bob.properties"
+    bob.write_text(acl.admin_properties.read_text().replace('"admin"', '"bob"').replace("admin-secret", "bob-secret"))
+    refused = cli("delete", "--topic", topic, properties=bob)
+    assert refused.returncode == 1 and "CLUSTER_AUTHORIZATION_FAILED" in refused.stderr, refused.stderr
+    deleted = cli("delete", "--topic", topic, "--operation", "read", "--json")
+    assert [a["operation"] for a in json.loads(deleted.stdout)] == ["read"]
+    assert [a["operation"] for a in json.loads(cli("list", "--topic", topic, "--json").stdout)] == ["describe"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,9 @@ _NEXT_STEP = {
 }
 
 
+_JAAS_OPTION = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
 class CommandError(Exception):
     """What went wrong, in one line for the person who ran the command."""
 
@@ -63,8 +67,16 @@ def client_config(args: argparse.Namespace) -> dict[str, Any]:
             raise CommandError(f"--command-config {args.command_config}: {e.strerror}") from None
         for line in lines:
             key, sep, value = line.partition("=")
-            if sep and not line.lstrip().startswith("#") and key.strip() in _SHARED_KEYS:
+            if not sep or line.lstrip().startswith("#"):
+                continue
+            if key.strip() in _SHARED_KEYS:
                 config[key.strip()] = value.strip()
+            elif key.strip() == "sasl.jaas.config":
+                # The Java clients' PLAIN/SCRAM login: its username and password are librdkafka's.
+                options = dict(_JAAS_OPTION.findall(value))
+                for option, setting in (("username", "sasl.username"), ("password", "sasl.password")):
+                    if option in options:
+                        config[setting] = options[option]
     for item in args.settings:
         key, sep, value = item.partition("=")
         if not sep:
