@@ -74,10 +74,12 @@ $(SPARK_JARS)/.done: spark_tests/pom.xml pyproject.toml $(VENV)/.created
 		-DoutputDirectory=$(abspath $(SPARK_JARS))
 	touch $@
 
-# Debian packages the tests drive: kcat (a client), strace (counts the broker's fsyncs).
+# Debian packages the tests drive: kcat (a client), strace (counts the broker's fsyncs), chromium and
+# chromium-driver (the console's browser tests).
 system-deps:
-	@command -v kcat >/dev/null && command -v strace >/dev/null || \
-		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace; }
+	@command -v kcat >/dev/null && command -v strace >/dev/null && command -v chromium >/dev/null \
+		&& command -v chromedriver >/dev/null || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace chromium chromium-driver; }
 
 test: build java-deps tools spark-deps zookeeper-deps system-deps test-rust test-python
 

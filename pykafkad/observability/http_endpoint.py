@@ -10,6 +10,7 @@ import json
 import logging
 import socket
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,11 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
-from pykafkad.observability import admin_api
+from pykafkad.observability import admin_api, console
 from pykafkad.observability import kafka_metrics as m
 from pykafkad.observability.broker_state import BrokerStateCollector
+from pykafkad.observability.history import History
+from pykafkad.observability.record_browser import Searches
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
@@ -52,6 +55,8 @@ class BrokerEndpoints:
         self.broker = broker
         self.ready = ready
         self.state = BrokerStateCollector(broker, connections)
+        self.history = History(broker)
+        self.searches = Searches(broker)
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
                        send: Send) -> None:
@@ -66,7 +71,15 @@ class BrokerEndpoints:
         if scope["type"] != "http":
             return
         path = scope["path"]
-        if path.startswith("/api/"):
+        query = scope.get("query_string", b"").decode()
+        if path.startswith("/api/search/"):
+            tail = path.removeprefix("/api/search/")
+            found_search = self.searches.searches.get(int(tail)) if tail.isdigit() else None
+            if found_search is None:
+                await _answer(send, 404, b'{"error": "no such search"}', "application/json")
+            else:
+                await _answer(send, 200, json.dumps(found_search.progress()).encode(), "application/json")
+        elif path.startswith("/api/"):
             try:
                 found = await admin_api.answer(self.broker, path, scope.get("query_string", b"").decode())
             except admin_api.NotFound as e:
@@ -83,7 +96,33 @@ class BrokerEndpoints:
             body = json.dumps({"ready": not problems, "problems": problems}).encode()
             await _answer(send, 503 if problems else 200, body, "application/json")
         else:
-            await _answer(send, 404, b"not found: try /metrics, /healthz, /readyz or /api/cluster\n", "text/plain")
+            await self._console(send, path, query)
+
+    async def _console(self, send: Send, path: str, query: str) -> None:
+        parts = [urllib.parse.unquote(p) for p in path.split("/") if p]
+        try:
+            match parts:
+                case []:
+                    page = console.brokers_page(self.broker)
+                case ["topics"]:
+                    page = console.topics_page(self.broker, self.history)
+                case ["topics", name]:
+                    page = console.topic_page(self.broker, self.history, name)
+                case ["groups"]:
+                    page = await console.groups_page(self.broker)
+                case ["groups", group_id]:
+                    page = await console.group_page(self.broker, self.history, group_id)
+                case ["browse"]:
+                    page = await console.browse_page(self.broker, query)
+                case ["search"]:
+                    page = console.search_page(self.broker, query, self.searches)
+                case _:
+                    raise admin_api.NotFound(f"no page {path}: try / (the console), /metrics, /healthz, /readyz "
+                                             "or /api/cluster")
+        except admin_api.NotFound as e:
+            await _answer(send, 404, console.not_found_page(str(e)), "text/html; charset=utf-8")
+            return
+        await _answer(send, 200, page, "text/html; charset=utf-8")
 
     def readiness_problems(self) -> list[str]:
         broker = self.broker
@@ -122,6 +161,8 @@ async def serve_endpoints(sock: socket.socket, endpoints: BrokerEndpoints,
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_sample_loop_lag)
+            nursery.start_soon(endpoints.history.run)
+            await nursery.start(endpoints.searches.run)
             await nursery.start(serve, endpoints, config)
             task_status.started()
     finally:

@@ -1,0 +1,144 @@
+"""The web console in a real browser: headless Chromium from Debian's packages driven by Selenium
+(the system's chromedriver, no browser download), against a broker process whose data changes
+while the pages are open.  A screenshot of each page goes to ``.cache/test-output/console/``."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from compat_tests.broker_process import BrokerProcess, free_port
+
+SCREENSHOTS = Path(__file__).parent.parent / ".cache" / "test-output" / "console"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+class Console:
+    def __init__(self, work: Path) -> None:
+        self.http_port = free_port()
+        self.broker = BrokerProcess(work / "logs", {"metrics.listener": f"http://127.0.0.1:{self.http_port}",
+                                                    "group.initial.rebalance.delay.ms": "0"}, name="console")
+        self.topic, self.group = f"web-{uuid.uuid4().hex[:6]}", f"webg-{uuid.uuid4().hex[:6]}"
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.http_port}{path}"
+
+    def produce(self, first: int, count: int) -> None:
+        producer = Producer({"bootstrap.servers": self.broker.bootstrap})
+        for n in range(first, first + count):
+            producer.produce(self.topic, json.dumps({"order": n, "item": f"item-{n}"}).encode(), key=f"k{n}".encode(),
+                             partition=0, headers=[("source", f"shop-{n % 3}".encode())])
+        assert producer.flush(30) == 0
+
+    def commit(self, offset: int) -> None:
+        consumer = Consumer({"bootstrap.servers": self.broker.bootstrap, "group.id": self.group,
+                             "enable.auto.commit": False})
+        try:
+            consumer.commit(offsets=[TopicPartition(self.topic, 0, offset)], asynchronous=False)
+        finally:
+            consumer.close()
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    server = Console(tmp_path_factory.mktemp("console"))
+    server.broker.start()
+    admin = AdminClient({"bootstrap.servers": server.broker.bootstrap})
+    admin.create_topics([NewTopic(server.topic, 2, 1)])[server.topic].result(timeout=30)
+    server.produce(0, 40)
+    server.commit(25)
+    yield server
+    server.broker.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not Path(path).exists():
+            pytest.fail(f"{path} is missing: run `make system-deps` (Debian's chromium and chromium-driver)",
+                        pytrace=False)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    yield driver
+    driver.quit()
+
+
+def _open(browser: webdriver.Chrome, console: Console, path: str, shot: str) -> None:
+    browser.get(console.url(path))
+    browser.save_screenshot(str(SCREENSHOTS / f"{shot}.png"))
+
+
+def _cells(browser: webdriver.Chrome, table_id: str) -> list[list[str]]:
+    rows = browser.find_elements(By.CSS_SELECTOR, f"#{table_id} tbody tr")
+    return [[c.text for c in row.find_elements(By.TAG_NAME, "td")] for row in rows]
+
+
+def test_brokers_and_topics(browser: webdriver.Chrome, console: Console) -> None:
+    _open(browser, console, "/", "brokers")
+    [broker] = _cells(browser, "brokers")
+    assert broker[0] == "1" and broker[2] == str(console.broker.port) and broker[5] == "controller"
+    _open(browser, console, "/topics", "topics")
+    rows = {r[0]: r for r in _cells(browser, "topics")}
+    assert rows[console.topic][1:4] == ["2", "1", "in sync"]
+    browser.find_element(By.LINK_TEXT, console.topic).click()
+    browser.save_screenshot(str(SCREENSHOTS / "topic.png"))
+    partitions = _cells(browser, "partitions")
+    assert [p[0] for p in partitions] == ["0", "1"] and partitions[0][5] == "40"
+
+
+def test_group_lag_follows_the_data(browser: webdriver.Chrome, console: Console) -> None:
+    _open(browser, console, f"/groups/{console.group}", "group")
+    [row] = [r for r in _cells(browser, "lag") if r[1] == "0"]
+    assert row[2:5] == ["25", "40", "15"]
+    console.produce(40, 10)  # the data changes under the open page
+    browser.refresh()
+    [row] = [r for r in _cells(browser, "lag") if r[1] == "0"]
+    assert row[3:5] == ["50", "25"]
+    _open(browser, console, "/groups", "groups")
+    assert console.group in [r[0] for r in _cells(browser, "groups")]
+
+
+def test_message_browser(browser: webdriver.Chrome, console: Console) -> None:
+    _open(browser, console, f"/browse?topic={console.topic}&partition=0&offset=5&count=3&format=json", "messages")
+    records = _cells(browser, "records")
+    assert [r[0] for r in records] == ["5", "6", "7"]
+    assert json.loads(records[0][3]) == {"order": 5, "item": "item-5"} and records[0][2] == "k5"
+    assert records[0][4] == "source: shop-2"
+    browser.get(console.url(f"/browse?topic={console.topic}&partition=0&offset=0&count=1&format=hex"))
+    assert _cells(browser, "records")[0][3].startswith("7b 22")  # '{"'
+    browser.get(console.url(f"/browse?topic={console.topic}&partition=0&timestamp={int(time.time() * 1000) + 60_000}"))
+    assert _cells(browser, "records") == []
+    browser.get(console.url(f"/browse?topic={console.topic}&partition=7"))
+    assert "does not exist" in browser.find_element(By.ID, "error").text
+
+
+def test_search_finds_the_message_with_progress(browser: webdriver.Chrome, console: Console) -> None:
+    browser.get(console.url(f"/search?topic={console.topic}"))
+    form = browser.find_element(By.TAG_NAME, "form")
+    form.find_element(By.NAME, "value").send_keys('"item-33"')
+    form.find_element(By.NAME, "header").send_keys("shop-0")
+    form.find_element(By.TAG_NAME, "button").click()
+    box = browser.find_element(By.ID, "search")
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "search").get_attribute("data-done") == "true")
+    browser.save_screenshot(str(SCREENSHOTS / "search.png"))
+    assert box.find_element(By.ID, "progress").get_attribute("value") == "100"
+    assert "done: 1 match(es)" in box.find_element(By.ID, "status").text
+    [match] = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
+               for r in browser.find_elements(By.CSS_SELECTOR, "#matches tr")]
+    assert match[0] == "33" and json.loads(match[3]) == {"order": 33, "item": "item-33"}

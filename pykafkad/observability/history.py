@@ -1,0 +1,54 @@
+"""A short memory of how the broker's numbers moved, for the console's charts: every
+``INTERVAL_S`` the records in per topic (from the log end offsets of partitions led here) and the
+lag of each group coordinated here, ``SAMPLES`` samples back (ten minutes)."""
+
+from __future__ import annotations
+
+import collections
+import time
+from typing import TYPE_CHECKING
+
+import trio
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+
+INTERVAL_S = 5.0
+SAMPLES = 120
+
+
+class History:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        # topic -> (time, records per second since the previous sample)
+        self.topic_rates: dict[str, collections.deque[tuple[float, float]]] = {}
+        # group -> (time, total lag)
+        self.group_lag: dict[str, collections.deque[tuple[float, int]]] = {}
+        self._last_ends: dict[str, tuple[float, int]] = {}
+
+    async def run(self) -> None:
+        while True:
+            await self.sample()
+            await trio.sleep(INTERVAL_S)
+
+    async def sample(self) -> None:
+        now = time.time()
+        ends: dict[str, int] = {}
+        for p in self.broker.replicas.partitions():
+            if p.is_leader:
+                ends[p.topic] = ends.get(p.topic, 0) + p.log_end_offset
+        for topic, end in ends.items():
+            previous = self._last_ends.get(topic)
+            if previous is not None and now > previous[0]:
+                rate = max(0.0, (end - previous[1]) / (now - previous[0]))
+                self.topic_rates.setdefault(topic, collections.deque(maxlen=SAMPLES)).append((now, rate))
+            self._last_ends[topic] = (now, end)
+        for group_id in self.broker.groups.group_ids():
+            fetched = await self.broker.groups.call(group_id, "fetch", {"topics": None, "require_stable": False})
+            total = 0
+            for t in fetched.get("topics", []):
+                for p in t["partitions"]:
+                    replica = self.broker.replicas.get(t["name"], p["partition_index"])
+                    if replica is not None and p["committed_offset"] >= 0:
+                        total += max(0, replica.high_watermark - p["committed_offset"])
+            self.group_lag.setdefault(group_id, collections.deque(maxlen=SAMPLES)).append((now, total))

@@ -1,0 +1,191 @@
+"""Reading records for people: a page of a partition's records from an offset or a time, decoded
+as text, JSON or hex with their headers; and searches ("was this message there?") by key, header
+or value substring over an offset range, run in the background with their progress.
+
+Only replicas hosted by this broker are read (decoded by the Rust codec, off the event loop);
+for others the reader is told which broker leads the partition.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from pykafkad._rust_log import LogError, decode_batch_headers, decode_batches
+
+if TYPE_CHECKING:
+    from pykafkad.broker import Broker
+    from pykafkad.replica.partition import Partition
+
+READ_BYTES = 1 << 20
+SEARCH_CHUNK_BYTES = 4 << 20
+MAX_MATCHES = 100
+FORMATS = ("string", "json", "hex")
+
+
+class BrowseError(Exception):
+    """Why records cannot be shown (the message says what to do)."""
+
+
+def render(data: bytes | None, fmt: str) -> str | None:
+    if data is None:
+        return None
+    if fmt == "hex":
+        return data.hex(" ")
+    text = data.decode("utf-8", "replace")
+    if fmt == "json":
+        try:
+            return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        except ValueError:
+            return text
+    return text
+
+
+def _replica(broker: Broker, topic: str, partition: int) -> Partition:
+    info = broker.topic(topic)
+    if info is None or not 0 <= partition < len(info.partitions):
+        raise BrowseError(f"{topic}-{partition} does not exist")
+    replica = broker.replicas.get(topic, partition)
+    if replica is None:
+        leader = info.partitions[partition].leader
+        raise BrowseError(f"{topic}-{partition} has no replica on this broker; open the console of broker {leader}")
+    return replica
+
+
+def _records(data: bytes) -> list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]:
+    """The data records of ``data`` (control batches, a transaction's markers, left out)."""
+    control = {h["base_offset"] for h in decode_batch_headers(data) if h["is_control"]}
+    if not control:
+        return decode_batches(data)
+    out = []
+    for header, batch in _split(data):
+        if not header["is_control"]:
+            out += decode_batches(batch)
+    return out
+
+
+def _split(data: bytes) -> list[tuple[dict[str, Any], bytes]]:
+    out, pos = [], 0
+    for header in decode_batch_headers(data):
+        size = int(header["size"])
+        out.append((header, data[pos:pos + size]))
+        pos += size
+    return out
+
+
+async def read_page(broker: Broker, topic: str, partition: int, offset: int | None, timestamp: int | None,
+                    count: int, fmt: str) -> dict[str, Any]:
+    """Up to ``count`` records from ``offset`` (or the first at or after ``timestamp``, or the start)."""
+    replica = _replica(broker, topic, partition)
+    log = replica.log
+    end = replica.high_watermark
+    if timestamp is not None:
+        found = log.offset_for_timestamp(timestamp)
+        offset = found[0] if found is not None else end
+    start = max(log.log_start_offset, offset if offset is not None else log.log_start_offset)
+    records: list[dict[str, Any]] = []
+    position = start
+    while len(records) < count and position < end:
+        try:
+            data = await trio.to_thread.run_sync(log.read, position, READ_BYTES)
+            decoded = await trio.to_thread.run_sync(_records, data)
+        except LogError as e:
+            raise BrowseError(f"cannot read {topic}-{partition} at {position}: {e}") from None
+        if not data:
+            break
+        headers = decode_batch_headers(data)
+        for o, ts, key, value, hdrs in decoded:
+            if start <= o < end and len(records) < count:
+                records.append({"offset": o, "timestamp": ts, "key": render(key, fmt), "value": render(value, fmt),
+                                "headers": [(k, render(v, fmt)) for k, v in hdrs]})
+        position = max(position + 1, int(headers[-1]["last_offset"]) + 1) if headers else end
+    return {"topic": topic, "partition": partition, "start": start, "log_start_offset": log.log_start_offset,
+            "high_watermark": end, "format": fmt, "records": records,
+            "next_offset": records[-1]["offset"] + 1 if records else start}
+
+
+@dataclass
+class Search:
+    """One search's progress and what it found so far."""
+
+    id: int
+    topic: str
+    partition: int
+    start: int
+    end: int
+    key: str | None
+    value: str | None
+    header: str | None
+    scanned_to: int = 0
+    matches: list[dict[str, Any]] = field(default_factory=list)
+    done: bool = False
+    error: str | None = None
+    started: float = field(default_factory=time.time)
+
+    def matches_record(self, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]]) -> bool:
+        def has(data: bytes | None, needle: str | None) -> bool:
+            return needle is None or (data is not None and needle.encode() in data)
+        header_ok = self.header is None or any(self.header in k or (v is not None and self.header.encode() in v)
+                                               for k, v in headers)
+        return has(key, self.key) and has(value, self.value) and header_ok
+
+    def progress(self) -> dict[str, Any]:
+        total = max(1, self.end - self.start)
+        return {"id": self.id, "topic": self.topic, "partition": self.partition, "start": self.start, "end": self.end,
+                "scanned_to": self.scanned_to, "percent": round(100 * (self.scanned_to - self.start) / total, 1),
+                "done": self.done, "error": self.error, "matches": self.matches}
+
+
+class Searches:
+    """The searches of this broker's console, run one task each."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.searches: dict[int, Search] = {}
+        self._ids = itertools.count(1)
+        self._nursery: trio.Nursery | None = None
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            await trio.sleep_forever()
+
+    def start(self, topic: str, partition: int, start: int | None, end: int | None, key: str | None,
+              value: str | None, header: str | None) -> Search:
+        replica = _replica(self.broker, topic, partition)
+        first = max(replica.log.log_start_offset, start if start is not None else 0)
+        last = min(replica.high_watermark, end if end is not None else replica.high_watermark)
+        search = Search(next(self._ids), topic, partition, first, max(first, last), key or None, value or None,
+                        header or None, scanned_to=first)
+        self.searches[search.id] = search
+        while len(self.searches) > 50:
+            del self.searches[min(self.searches)]
+        assert self._nursery is not None, "the console is not running"
+        self._nursery.start_soon(self._scan, search, replica)
+        return search
+
+    async def _scan(self, search: Search, replica: Partition) -> None:
+        position = search.start
+        try:
+            while position < search.end and len(search.matches) < MAX_MATCHES:
+                data = await trio.to_thread.run_sync(replica.log.read, position, SEARCH_CHUNK_BYTES)
+                if not data:
+                    break
+                decoded = await trio.to_thread.run_sync(_records, data)
+                for o, ts, key, value, hdrs in decoded:
+                    if search.start <= o < search.end and search.matches_record(key, value, hdrs):
+                        search.matches.append({"offset": o, "timestamp": ts, "key": render(key, "string"),
+                                               "value": render(value, "string")})
+                headers = decode_batch_headers(data)
+                position = max(position + 1, int(headers[-1]["last_offset"]) + 1) if headers else search.end
+                search.scanned_to = min(position, search.end)
+                await trio.sleep(0)
+        except LogError as e:
+            search.error = f"cannot read at {position}: {e}"
+        search.done = True
