@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 import time
 import uuid
 from collections.abc import Iterator
@@ -131,3 +132,25 @@ def test_a_session_lasts_no_longer_than_its_token(oauth: OAuthBroker) -> None:
         # connections.max.reauth.ms is 10 minutes; the token's 20 s win.
         assert 0 < answer["session_lifetime_ms"] <= 20_000, answer
         assert conn.request(3, 12, {"topics": []})["brokers"]
+
+
+@pytest.mark.parametrize("claims", ['{"sub":"a","exp":1e400}', '{"sub":"a","exp":NaN}',
+                                    '{"sub":"a","exp":4102444800,"iat":Infinity}', "[" * 5000 + "]" * 5000])
+@pytest.mark.parametrize("handshake_version", [0, 1])
+def test_hostile_tokens_cost_only_their_connection(oauth: OAuthBroker, claims: str, handshake_version: int) -> None:
+    """Numbers no clock can hold and deeply nested claims are refused like any bad token, on the
+    SaslAuthenticate path (v1) and the raw-token path (v0); the broker goes on serving."""
+    header = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=").decode()
+    body = base64.urlsafe_b64encode(claims.encode()).rstrip(b"=").decode()
+    first = _first_message(f"{header}.{body}.")
+    with RawConnection(oauth.sasl_port) as conn:
+        assert conn.request(17, handshake_version, {"mechanism": "OAUTHBEARER"})["error_code"] == 0
+        if handshake_version == 1:
+            challenge = conn.request(36, 2, {"auth_bytes": first})
+            assert json.loads(challenge["auth_bytes"]) == {"status": "invalid_token"}
+        else:
+            conn.send(struct.pack(">i", len(first)) + first)
+            assert json.loads(conn.recv_frame()) == {"status": "invalid_token"}
+    with RawConnection(oauth.sasl_port) as conn:
+        assert conn.api_versions(3)[0] == 0
+    assert oauth.broker.is_alive()

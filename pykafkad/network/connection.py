@@ -230,6 +230,9 @@ class Connection:
                         except SaslFailure as e:
                             metrics.FAILED_AUTHENTICATIONS.labels(self.listener).inc()
                             raise ConnectionClosed(f"SASL authentication failed: {e}") from None
+                        except Exception as e:  # noqa: BLE001 - a bug on this path must cost one connection
+                            log.exception("SASL token from %s failed", self.peer)
+                            raise ConnectionClosed(f"internal error in SASL authentication: {e!r}") from None
                         if self.sasl.authenticated:
                             self.sasl.raw_tokens = False
                         await flush()
