@@ -48,7 +48,7 @@ class AclBroker:
         self.sasl_port = free_port()
         listeners = f"PLAINTEXT://127.0.0.1:{self.broker.port},SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}"
         self.broker.overrides.update({
-            "listeners": listeners, "advertised.listeners": listeners, "auto.create.topics.enable": "false",
+            "listeners": listeners, "advertised.listeners": listeners,
             "sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
             "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:admin",
         })
@@ -502,3 +502,23 @@ def test_pykafkad_acl_commands(acl: AclBroker, tmp_path: Path) -> None:
     deleted = cli("delete", "--topic", topic, "--operation", "read", "--json")
     assert [a["operation"] for a in json.loads(deleted.stdout)] == ["read"]
     assert [a["operation"] for a in json.loads(cli("list", "--topic", topic, "--json").stdout)] == ["describe"]
+
+
+def test_auto_creation_needs_create_as_well_as_write(acl: AclBroker) -> None:
+    """With auto.create.topics.enable (on here), a produce to a missing topic creates it only for a
+    principal that may CREATE it: WRITE on a prefix is not enough."""
+    prefix = _name("auto")
+    acl.acls("--add", "--allow-principal", "User:ANONYMOUS", "--operation", "Write", "--operation", "Describe",
+             "--topic", prefix, "--resource-pattern-type", "prefixed")
+    try:
+        with RawConnection(acl.broker.port) as conn:
+            answer = conn.request(0, 9, produce_body(f"{prefix}-a", 0, record_batch([b"x"], int(time.time() * 1000))))
+            assert answer["responses"][0]["partition_responses"][0]["error_code"] == 3
+            assert f"{prefix}-a" not in acl.admin().list_topics(timeout=30).topics
+            acl.acls("--add", "--allow-principal", "User:ANONYMOUS", "--operation", "Create", "--topic", prefix,
+                     "--resource-pattern-type", "prefixed")
+            answer = conn.request(0, 9, produce_body(f"{prefix}-b", 0, record_batch([b"y"], int(time.time() * 1000))))
+            assert answer["responses"][0]["partition_responses"][0]["error_code"] in (0, 5, 6)
+            assert f"{prefix}-b" in acl.admin().list_topics(timeout=30).topics
+    finally:
+        acl.acls("--remove", "--force", "--topic", prefix, "--resource-pattern-type", "prefixed")

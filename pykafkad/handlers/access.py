@@ -18,13 +18,16 @@ __all__ = ["CLUSTER_NAME", "OPERATIONS_NOT_REQUESTED", "Operation", "ResourceTyp
 
 
 def allowed(broker: Broker, ctx: RequestContext, operation: Operation, resource_type: ResourceType,
-            name: str) -> bool:
+            name: str, log_denial: bool = True) -> bool:
+    """``log_denial=False`` for filters (listing what the principal may see), whose refusals are not
+    events: Kafka does not audit them either."""
     authorizer = broker.authorizer
-    return authorizer is None or authorizer.authorize(ctx.principal, ctx.host, operation, resource_type, name)
+    return authorizer is None or authorizer.authorize(ctx.principal, ctx.host, operation, resource_type, name,
+                                                      log_denial)
 
 
-def cluster_allowed(broker: Broker, ctx: RequestContext, operation: Operation) -> bool:
-    return allowed(broker, ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+def cluster_allowed(broker: Broker, ctx: RequestContext, operation: Operation, log_denial: bool = True) -> bool:
+    return allowed(broker, ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, log_denial)
 
 
 def allowed_any(broker: Broker, ctx: RequestContext, operation: Operation, resource_type: ResourceType) -> bool:
@@ -41,4 +44,6 @@ def operations(broker: Broker, ctx: RequestContext, resource_type: ResourceType,
     authorizer = broker.authorizer
     if authorizer is None:
         return all_operations(resource_type)
+    if resource_type == ResourceType.CLUSTER and not cluster_allowed(broker, ctx, Operation.DESCRIBE, False):
+        return 0  # Kafka shows the cluster's operations only to those who may describe it
     return authorizer.authorized_operations(ctx.principal, ctx.host, resource_type, name)

@@ -71,8 +71,8 @@ async def _fetch_group(broker: Broker, ctx: RequestContext, group_id: str, topic
     result = await broker.groups.call(group_id, "fetch", {"topics": wanted, "require_stable": require_stable})
     if topics is None and broker.authorizer is not None:
         # Asked for every committed offset: those of topics the principal may not describe are left out.
-        result = {**result, "topics": [t for t in result["topics"]
-                                       if allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, t["name"])]}
+        result = {**result, "topics": [t for t in result["topics"] if allowed(
+            broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, t["name"], log_denial=False)]}
     if denied:
         result = {**result, "topics": result["topics"] + [
             {"name": t["name"], "partitions": [

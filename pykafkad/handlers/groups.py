@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 
 
-def _group_allowed(broker: Broker, ctx: RequestContext, operation: Operation, group_id: str) -> bool:
-    return allowed(broker, ctx, operation, ResourceType.GROUP, group_id)
+def _group_allowed(broker: Broker, ctx: RequestContext, operation: Operation, group_id: str,
+                   log_denial: bool = True) -> bool:
+    return allowed(broker, ctx, operation, ResourceType.GROUP, group_id, log_denial)
 
 
 def client_host(ctx: RequestContext) -> str:
@@ -133,9 +134,9 @@ async def list_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     types = {t.lower() for t in body["types_filter"]} if ctx.api_version >= 5 else set()
     listed = []
     # DESCRIBE on the cluster lists every group; otherwise only the groups the principal may describe.
-    every_group = cluster_allowed(broker, ctx, Operation.DESCRIBE)
+    every_group = cluster_allowed(broker, ctx, Operation.DESCRIBE, log_denial=False)
     for group_id in sorted(broker.groups.group_ids()):
-        if not every_group and not _group_allowed(broker, ctx, Operation.DESCRIBE, group_id):
+        if not every_group and not _group_allowed(broker, ctx, Operation.DESCRIBE, group_id, log_denial=False):
             continue
         entry = await broker.groups.call(group_id, "list", {})
         if not entry:

@@ -61,8 +61,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     live = broker.metadata.brokers
     with_operations = body.get("include_topic_authorized_operations", False)
 
-    def described(name: str) -> bool:
-        return allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, name)
+    def described(name: str, log_denial: bool = True) -> bool:
+        return allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, name, log_denial)
 
     def entry(topic: TopicInfo) -> dict[str, Any]:
         return _topic_entry(topic, live, operations(broker, ctx, ResourceType.TOPIC, topic.name, with_operations))
@@ -71,7 +71,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     if all_topics:
         # Topics the principal may not describe are left out, as Kafka leaves them out.
         topics = [entry(t) for t in sorted(broker.metadata.topics.values(), key=lambda t: t.name)
-                  if described(t.name)]
+                  if described(t.name, log_denial=False)]
     else:
         for wanted in requested:
             name, topic_id = wanted["name"], wanted["topic_id"]

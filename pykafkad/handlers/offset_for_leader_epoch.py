@@ -27,7 +27,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             index = part["partition"]
             try:
                 if denied:
-                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                    raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED if follower_denied
+                                     else ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = broker.replicas.leader(name, index, part["current_leader_epoch"])
             except KafkaError as e:
                 results.append({"error_code": e.code, "partition": index, "leader_epoch": -1, "end_offset": -1})

@@ -17,7 +17,7 @@ from pykafkad._rust_log import LogError
 from pykafkad.clock import now_ms
 from pykafkad.coordinator.transaction.verification import transactional_producer
 from pykafkad.errors import KafkaError
-from pykafkad.handlers.access import Operation, ResourceType, allowed
+from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import PRODUCE_HINTED, LeaderHints
 from pykafkad.observability import kafka_metrics as metrics
@@ -104,7 +104,11 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                                    for p in topic_data["partition_data"]]))
             continue
         topic = broker.topic(name)
-        if topic is None and global_error is None:
+        if topic is None and global_error is None and (
+                cluster_allowed(broker, ctx, Operation.CREATE, log_denial=False)
+                or allowed(broker, ctx, Operation.CREATE, ResourceType.TOPIC, name)):
+            # pykafkad creates a produced-to topic when auto.create.topics.enable allows; who may
+            # create it is decided as for Metadata's auto-creation.
             try:
                 topic = await broker.controller.maybe_auto_create(name)
             except KafkaError:

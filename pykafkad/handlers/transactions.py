@@ -63,8 +63,8 @@ async def add_partitions(broker: Broker, ctx: RequestContext, body: dict[str, An
     if txn_denied:
         codes = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     elif denied:
-        codes = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp in denied else ErrorCode.OPERATION_NOT_ATTEMPTED
-                 for tp in wanted}
+        codes = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp in denied else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                 if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in wanted}
     elif unknown:
         codes = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
                  for tp in wanted}
@@ -179,7 +179,8 @@ async def list_transactions(broker: Broker, ctx: RequestContext, body: dict[str,
     now = int(time.time() * 1000)
     found = []
     for meta in broker.transactions.transactions():
-        if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, meta.transactional_id):
+        if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, meta.transactional_id,
+                       log_denial=False):
             continue
         if states and meta.state.kafka_name not in states:
             continue
@@ -207,7 +208,7 @@ async def describe_transactions(broker: Broker, ctx: RequestContext, body: dict[
             continue
         by_topic: dict[str, list[int]] = {}
         for topic, index in sorted(meta.partitions):
-            if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, topic):
+            if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, topic, log_denial=False):
                 continue
             by_topic.setdefault(topic, []).append(index)
         states.append({"error_code": ErrorCode.NONE, "transactional_id": txn_id,

@@ -16,7 +16,9 @@ import logging
 from pykafkad.config import BrokerConfig
 from pykafkad.security.acl import (
     SUPPORTED_OPERATIONS,
+    WILDCARD,
     Operation,
+    PatternType,
     Permission,
     ResourceType,
     allowing_operations,
@@ -25,6 +27,8 @@ from pykafkad.security.acl_store import AclStore
 
 audit = logging.getLogger("kafka.authorizer.logger")
 
+# The resource name Kafka's authorizeByResourceType asks about first: one no ACL should cover.
+UNCOVERED_NAME = "hardcode"
 # Kafka's "not asked for" value of an authorized-operations field.
 OPERATIONS_NOT_REQUESTED = -2147483648
 
@@ -64,20 +68,30 @@ class Authorizer:
         return False, "no ALLOW ACL matched"
 
     def authorize_any(self, principal: str, host: str, operation: Operation, resource_type: ResourceType) -> bool:
-        """Whether ``principal`` may perform ``operation`` on some resource of ``resource_type``
-        (Kafka's authorizeByResourceType): an ALLOW on any pattern not wholly cancelled by a DENY."""
+        """Whether ``principal`` may perform ``operation`` on some resource of ``resource_type``: Kafka's
+        authorizeByResourceType.  A resource no ACL covers decides first (allow.everyone.if.no.acl.found);
+        then an ALLOW (of the operation or ALL) counts unless a DENY covers its whole pattern."""
         if principal in self.super_users:
             return True
-        bindings = [b for b in self.acls.of_type(resource_type) if b.entry.applies_to(principal, host)]
-        if not bindings and not self.acls.of_type(resource_type):
-            return self.allow_if_no_acls
-        denied = {b.pattern for b in bindings if b.entry.permission == Permission.DENY
-                  and b.entry.operation in (operation, Operation.ALL)}
-        if any(p.name == "*" and p.pattern_type.name == "LITERAL" for p in denied):
+        if self._decide(principal, host, operation, resource_type, UNCOVERED_NAME)[0]:
+            return True
+        allowed_ops = (operation, Operation.ALL)
+        deny_literals, deny_prefixes, allow_literals, allow_prefixes = set(), set(), set(), set()
+        for binding in self.acls.of_type(resource_type):
+            entry = binding.entry
+            if entry.operation not in allowed_ops or not entry.applies_to(principal, host):
+                continue
+            literal = binding.pattern.pattern_type == PatternType.LITERAL
+            if entry.permission == Permission.DENY:
+                (deny_literals if literal else deny_prefixes).add(binding.pattern.name)
+            elif entry.permission == Permission.ALLOW:
+                (allow_literals if literal else allow_prefixes).add(binding.pattern.name)
+        if WILDCARD in deny_literals:
             return False
-        allowing = allowing_operations(operation)
-        return any(b.entry.permission == Permission.ALLOW and b.entry.operation in allowing
-                   and b.pattern not in denied for b in bindings)
+        for name in allow_literals:
+            if name == WILDCARD or (name not in deny_literals and not any(name.startswith(d) for d in deny_prefixes)):
+                return True
+        return any(not any(prefix.startswith(d) for d in deny_prefixes) for prefix in allow_prefixes)
 
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType, name: str) -> int:
         """Kafka's authorized-operations bit field for one resource."""

@@ -69,3 +69,22 @@ def test_znode_json_round_trips_in_kafkas_spelling() -> None:
     assert encode(entries) == (b'{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow",'
                                b'"operation":"DescribeConfigs","host":"*"}]}')
     assert decode(encode(entries)) == entries
+
+
+def test_some_topic_as_kafkas_authorize_by_resource_type() -> None:
+    # allow.everyone.if.no.acl.found: a resource no ACL covers decides, whatever other ACLs exist.
+    a = _authorizer({_literal("orders"): [AccessControlEntry("User:alice", "*", Operation.READ, ALLOW)]},
+                    **{"allow.everyone.if.no.acl.found": "true"})
+    assert a.authorize_any("User:bob", "127.0.0.1", Operation.WRITE, TOPIC)
+    # A PREFIXED DENY covers the ALLOWs whose names start with it; a wildcard DENY covers everything.
+    prefixed = ResourcePattern(TOPIC, "logs-", PatternType.PREFIXED)
+    b = _authorizer({_literal("logs-app"): [AccessControlEntry("User:bob", "*", Operation.WRITE, ALLOW)],
+                     prefixed: [AccessControlEntry("User:bob", "*", Operation.WRITE, DENY)]})
+    assert not b.authorize_any("User:bob", "127.0.0.1", Operation.WRITE, TOPIC)
+    c = _authorizer({ResourcePattern(TOPIC, "logs-app-", PatternType.PREFIXED): [
+        AccessControlEntry("User:bob", "*", Operation.WRITE, ALLOW)], _literal("logs-x"): [
+        AccessControlEntry("User:bob", "*", Operation.WRITE, DENY)]})
+    assert c.authorize_any("User:bob", "127.0.0.1", Operation.WRITE, TOPIC)
+    d = _authorizer({_literal("t"): [AccessControlEntry("User:bob", "*", Operation.WRITE, ALLOW)],
+                     _literal("*"): [AccessControlEntry("User:*", "*", Operation.ALL, DENY)]})
+    assert not d.authorize_any("User:bob", "127.0.0.1", Operation.WRITE, TOPIC)
