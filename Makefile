@@ -20,7 +20,8 @@ cluster: build tools
 	$(PY) -m pykafkad.dev_cluster --configs configs/cluster --zookeeper-jars $(ZOOKEEPER_LIB)
 
 run: build
-	$(VENV)/bin/pykafkad serve configs/server.properties --override metrics.listener=http://127.0.0.1:9644
+	$(VENV)/bin/pykafkad serve configs/server.properties --override metrics.listener=http://127.0.0.1:9644 \
+		--override metrics.console.enable=true
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)

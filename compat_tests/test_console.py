@@ -28,6 +28,7 @@ class Console:
     def __init__(self, work: Path) -> None:
         self.http_port = free_port()
         self.broker = BrokerProcess(work / "logs", {"metrics.listener": f"http://127.0.0.1:{self.http_port}",
+                                                    "metrics.console.enable": "true",
                                                     "group.initial.rebalance.delay.ms": "0"}, name="console")
         self.topic, self.group = f"web-{uuid.uuid4().hex[:6]}", f"webg-{uuid.uuid4().hex[:6]}"
 
@@ -134,6 +135,8 @@ def test_search_finds_the_message_with_progress(browser: webdriver.Chrome, conso
     form.find_element(By.NAME, "value").send_keys('"item-33"')
     form.find_element(By.NAME, "header").send_keys("shop-0")
     form.find_element(By.TAG_NAME, "button").click()
+    # The results page replaces the form's page: wait for it before reading it.
+    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.ID, "search"))
     box = browser.find_element(By.ID, "search")
     WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "search").get_attribute("data-done") == "true")
     browser.save_screenshot(str(SCREENSHOTS / "search.png"))

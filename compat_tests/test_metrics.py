@@ -24,12 +24,14 @@ from compat_tests.raw_kafka import RawConnection, produce_body, record_batch
 class MetricsBroker:
     def __init__(self, work: Path) -> None:
         self.http_port = free_port()
-        self.broker = BrokerProcess(work / "logs", {"metrics.listener": f"http://127.0.0.1:{self.http_port}"},
-                                    name="metrics")
+        self.broker = BrokerProcess(work / "logs", {"metrics.listener": f"http://127.0.0.1:{self.http_port}",
+                                                    "metrics.console.enable": "true"}, name="metrics")
 
-    def get(self, path: str) -> tuple[int, bytes]:
+    def get(self, path: str, host: str | None = None) -> tuple[int, bytes]:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}",
+                                         headers={"Host": host} if host else {})
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}", timeout=10) as answer:
+            with urllib.request.urlopen(request, timeout=10) as answer:
                 return answer.status, answer.read()
         except urllib.error.HTTPError as e:
             return e.code, e.read()
@@ -200,3 +202,34 @@ def test_the_admin_api_shows_the_cluster_topics_groups_and_logs(metrics: Metrics
     assert any("created topic" in line["message"] and topic in line["message"] for line in get("/api/logs?lines=500"))
     status, body = metrics.get("/api/topics/no-such-topic")
     assert status == 404 and json.loads(body) == {"error": "topic no-such-topic does not exist"}
+
+
+def test_a_loopback_listener_answers_only_to_loopback_names(metrics: MetricsBroker) -> None:
+    """Another site's page cannot reach the console by pointing a name of its own at 127.0.0.1."""
+    assert metrics.get("/healthz", host=f"localhost:{metrics.http_port}")[0] == 200
+    status, body = metrics.get("/api/topics", host="attacker.example")
+    assert status == 403 and b"127.0.0.1, localhost" in body
+
+
+def test_the_console_is_off_unless_enabled_and_never_with_an_authorizer(tmp_path: Path) -> None:
+    port = free_port()
+    plain = BrokerProcess(tmp_path / "logs", {"metrics.listener": f"http://127.0.0.1:{port}"}, name="no-console")
+    plain.start()
+    try:
+        for path in ("/", "/api/topics", "/browse"):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10)
+                raise AssertionError(f"{path} was served without metrics.console.enable")
+            except urllib.error.HTTPError as e:
+                assert e.code == 404 and b"metrics.console.enable=true" in e.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+            assert answer.status == 200
+    finally:
+        plain.close()
+    guarded = BrokerProcess(tmp_path / "logs2", {"metrics.listener": f"http://127.0.0.1:{free_port()}",
+                                                 "metrics.console.enable": "true",
+                                                 "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"},
+                            name="console-acls")
+    with pytest.raises(BrokerError) as refused:
+        guarded.start(timeout=30)
+    assert "metrics.console.enable=true cannot be combined with authorizer.class.name" in str(refused.value)

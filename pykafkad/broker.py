@@ -35,6 +35,7 @@ from pykafkad.metadata.model import BrokerInfo
 from pykafkad.metadata.registration import BrokerIdInUseError, keep_registered, register_broker
 from pykafkad.metadata.store import MetadataStore, StoreUnavailableError
 from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
+from pykafkad.observability import kafka_metrics
 from pykafkad.producer_ids import ProducerIdAllocator
 from pykafkad.quota.client_quota import ClientQuotaManager
 from pykafkad.replica.replica_manager import ReplicaManager
@@ -93,6 +94,7 @@ class Broker:
         self.metadata.partition_listeners.append(self.replicas.apply)
         self.metadata.topic_removed_listeners.append(self.replicas.remove_topic)
         self.metadata.topic_removed_listeners.append(self.groups.topic_removed)
+        self.metadata.topic_removed_listeners.append(kafka_metrics.forget_topic)
         self.metadata.topic_configs_listeners.append(self.logs.apply_settings)
         self.metadata.broker_configs_listeners.append(self._broker_configs_changed)
 

@@ -153,6 +153,9 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("quota.window.size.seconds", "int", 1, at_least(1)),
         # pykafkad's HTTP listener for /metrics, /healthz and /readyz (metrics/http_endpoint.py); off if empty.
         ConfigKey("metrics.listener", "string", "", _check_metrics_listener),
+        # The web console and the JSON admin API on that listener: they show every topic's records to
+        # whoever reaches the port, so they are off unless asked for (and never with an authorizer).
+        ConfigKey("metrics.console.enable", "boolean", False),
         # The broker's own log lines (broker_logging.py): log4j's root level, and pykafkad's format and file.
         ConfigKey("log4j.rootLogger", "string", None, _check_log4j_level),
         ConfigKey("logging.format", "string", "text", one_of("text", "json")),
@@ -424,6 +427,10 @@ class BrokerConfig:
         except PrincipalMappingError as e:
             raise ConfigError(f"ssl.principal.mapping.rules: {e}") from None
         self.super_users = parse_super_users(values["super.users"])
+        if values["metrics.console.enable"] and values["authorizer.class.name"]:
+            raise ConfigError("metrics.console.enable=true cannot be combined with authorizer.class.name: the console "
+                              "does not authenticate its readers, so it would show topics the ACLs protect; leave "
+                              "it off on brokers with ACLs")
         # Kafka's per-listener keys (``listener.name.<listener>.<mechanism>.sasl.jaas.config``...).
         self.listener_props: dict[str, str] = {}
         # log4j.logger.<name>=<LEVEL> keys: each logger's level (broker_logging.py).

@@ -44,6 +44,9 @@ from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
+# How long a writer waits for this broker's cache to show its config write before answering anyway.
+CACHE_WAIT_S = 10.0
+
 TopicDeletedListener = Callable[[str], Awaitable[None]]
 
 
@@ -389,10 +392,13 @@ class Controller:
             except (BadVersionError, NodeExistsError, NoNodeError):
                 continue  # another writer came first: apply the changes to what it left
             break
-        if version < 0:
-            await self.metadata.wait_for(lambda: not self.metadata.seen(path, 0))
-        else:
-            await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
+        # Bounded: another broker may delete or re-create the node before this cache sees our write,
+        # and then the cache never shows exactly it (ZooKeeper restarts a re-created node's version).
+        with trio.move_on_after(CACHE_WAIT_S):
+            if version < 0:
+                await self.metadata.wait_for(lambda: not self.metadata.seen(path, 0))
+            else:
+                await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
 
     async def alter_user_configs(self, user: str, changes: Mapping[str, str | None]) -> None:
         """Change some configs of ``user`` (its SCRAM credentials), leaving its quotas and the rest."""

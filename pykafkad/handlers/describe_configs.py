@@ -31,9 +31,9 @@ _BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": Config
 # meta.properties, not in a config): read at start-up, but Kafka describes no such config.
 # super.users and allow.everyone.if.no.acl.found are the authorizer's own settings, which Kafka's
 # DescribeConfigs does not list either; metrics.listener and the logging keys are pykafkad's own.
-_NOT_KAFKA_CONFIGS = frozenset({"cluster.id", "super.users", "allow.everyone.if.no.acl.found", "metrics.listener",
-                                "log4j.rootLogger", "logging.format", "logging.file", "logging.file.max.bytes",
-                                "logging.file.backups"})
+_NOT_KAFKA_CONFIGS = frozenset({
+    "cluster.id", "super.users", "allow.everyone.if.no.acl.found", "metrics.listener", "metrics.console.enable",
+    "log4j.rootLogger", "logging.format", "logging.file", "logging.file.max.bytes", "logging.file.backups"})
 # Kafka's replication quotas are dynamic-only configs (QuotaConfig), not KafkaConfig keys: described
 # only when set as dynamic broker configs.
 _DYNAMIC_ONLY = frozenset({"leader.replication.throttled.rate", "follower.replication.throttled.rate"})

@@ -94,8 +94,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             if data.error != ErrorCode.NONE:
                 count_partition_error("Fetch", name, data.error, metrics.FAILED_FETCH)
             elif data.records:
-                (metrics.REPLICATION_BYTES_OUT if replica_id >= 0 else metrics.BYTES_OUT).labels(name).inc(
-                    len(data.records))
+                counter = metrics.REPLICATION_BYTES_OUT if replica_id >= 0 else metrics.BYTES_OUT
+                metrics.for_topic(counter, name).inc(len(data.records))
             answer = _partition_entry(index, data)
             leader = hints.current_leader(topic.name, index, data.error) if topic is not None else None
             if leader is not None:

@@ -77,11 +77,11 @@ def _count(answers: list[tuple[str, list[dict[str, Any] | int]]], entries: list[
                 continue
             outcome = outcomes[result]
             if isinstance(outcome, AppendInfo):
-                metrics.BYTES_IN.labels(name).inc(len(entries[result].records))
-                metrics.MESSAGES_IN.labels(name).inc(outcome.last_offset - outcome.base_offset + 1)
+                metrics.for_topic(metrics.BYTES_IN, name).inc(len(entries[result].records))
+                metrics.for_topic(metrics.MESSAGES_IN, name).inc(outcome.last_offset - outcome.base_offset + 1)
             else:
                 if isinstance(outcome, LogError):
-                    metrics.BYTES_REJECTED.labels(name).inc(len(entries[result].records))
+                    metrics.for_topic(metrics.BYTES_REJECTED, name).inc(len(entries[result].records))
                 count_partition_error("Produce", name, outcome.code, metrics.FAILED_PRODUCE)
 
 

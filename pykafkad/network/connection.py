@@ -85,6 +85,7 @@ class Connection:
         self._respond_before_throttle = True
         # The times of the requests whose responses wait in the send buffer (observed once sent).
         self._timings: list[RequestTiming] = []
+        self.timed = bool(broker.config["metrics.listener"])
 
     def _buffered(self) -> int:
         return len(self._buffer) - self._start
@@ -221,7 +222,7 @@ class Connection:
                         frame = await self._next_frame()
                     if self.idle_scope.cancelled_caught or frame is None:
                         return
-                    received = time.perf_counter()
+                    received = time.perf_counter() if self.timed else 0.0
                     self.idle_scope = trio.CancelScope()
                     if self.sasl is not None and self.sasl.raw_tokens and not self.sasl.authenticated:
                         # After SaslHandshake v0 the client's tokens are bare frames, answered in kind.
@@ -308,9 +309,12 @@ class Connection:
         quotas = self.quotas
         timer = quotas.task_timer if quotas.enabled and quotas.times_requests() else None
         timed = timer.start() if timer is not None else None
-        timing = RequestTiming(api.name, received)
-        request_timing.begin(timing)
-        metrics.REQUESTS.labels(api.name, str(version)).inc()
+        # Request metrics only where someone can scrape them (metrics.listener): their few
+        # microseconds per request are not paid for nothing.
+        timing = RequestTiming(api.name, received) if self.timed else None
+        if timing is not None:
+            request_timing.begin(timing)
+            metrics.requests_of(api.name, version).inc()
         try:
             result = await api.handle(self.broker, ctx, body)
         except trio.Cancelled:
@@ -320,13 +324,14 @@ class Connection:
             raise ConnectionClosed(f"internal error handling {api.name}: {e!r}") from None
         finally:
             handler_seconds = timer.stop(timed) if timer is not None and timed is not None else None
+        if timing is not None:
             timing.handled = time.perf_counter()
-        if result is None:
-            timing.observe(timing.handled, timing.handled)  # acks=0: nothing to send
-        else:
-            self._timings.append(timing)
-            if header.api_key not in COUNTS_OWN_ERRORS:
-                request_timing.count_errors(api.name, result)
+            if result is None:
+                timing.observe(timing.handled, timing.handled)  # acks=0: nothing to send
+            else:
+                self._timings.append(timing)
+                if header.api_key not in COUNTS_OWN_ERRORS:
+                    request_timing.count_errors(api.name, result)
         # Large record sets (Fetch) stay their own buffers on the way to the socket: not copied.
         segments = None if result is None else encode_response_segments(
             header.api_key, version, header.correlation_id, result)

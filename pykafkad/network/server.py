@@ -248,7 +248,8 @@ class Server:
             async with trio.open_nursery() as background:
                 if http_socket is not None:
                     # Up first, so /healthz answers and /readyz says why not while the broker loads.
-                    endpoints = http_endpoint.BrokerEndpoints(broker, self.connection_counts, lambda: self.listening)
+                    endpoints = http_endpoint.BrokerEndpoints(broker, self.connection_counts, lambda: self.listening,
+                                                              http_address[0])
                     await background.start(http_endpoint.serve_endpoints, http_socket, endpoints)
                 await background.start(broker.run)
                 await self._serve(broker, start_listening(sockets), started, task_status)

@@ -104,13 +104,13 @@ async def group(broker: Broker, group_id: str) -> dict[str, Any]:
 
 def logs(query: str) -> list[dict[str, str]]:
     wanted = urllib.parse.parse_qs(query).get("lines", ["100"])[0]
-    count = int(wanted) if wanted.isdigit() else 100
+    count = int(wanted) if wanted.isascii() and wanted.isdigit() else 100
     return list(RECENT.lines)[-count:] if count > 0 else []
 
 
 async def answer(broker: Broker, path: str, query: str) -> Any:
     """The JSON for an ``/api/...`` path; NotFound for any other."""
-    parts = [urllib.parse.unquote(p) for p in path.removeprefix("/api/").split("/") if p]
+    parts = [p for p in path.removeprefix("/api/").split("/") if p]  # the ASGI path is already decoded
     match parts:
         case ["cluster"]:
             return cluster(broker)

@@ -150,7 +150,10 @@ async def group_page(broker: Broker, history: History, group_id: str) -> bytes:
 
 def _int(query: dict[str, list[str]], name: str) -> int | None:
     value = query.get(name, [""])[0].strip()
-    return int(value) if value.lstrip("-").isdigit() else None
+    try:
+        return int(value) if value.isascii() else None
+    except ValueError:
+        return None
 
 
 def _select_topic(broker: Broker, chosen: str) -> str:

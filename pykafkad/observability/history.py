@@ -5,6 +5,7 @@ lag of each group coordinated here, ``SAMPLES`` samples back (ten minutes)."""
 from __future__ import annotations
 
 import collections
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,8 @@ import trio
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
+
+log = logging.getLogger(__name__)
 
 INTERVAL_S = 5.0
 SAMPLES = 120
@@ -28,7 +31,10 @@ class History:
 
     async def run(self) -> None:
         while True:
-            await self.sample()
+            try:
+                await self.sample()
+            except Exception:  # noqa: BLE001 - a failed sample must not take the broker down
+                log.exception("sampling the console's history failed")
             await trio.sleep(INTERVAL_S)
 
     async def sample(self) -> None:
@@ -52,3 +58,10 @@ class History:
                     if replica is not None and p["committed_offset"] >= 0:
                         total += max(0, replica.high_watermark - p["committed_offset"])
             self.group_lag.setdefault(group_id, collections.deque(maxlen=SAMPLES)).append((now, total))
+        # Topics and groups that are gone take their history with them.
+        for gone in set(self.topic_rates) - set(ends):
+            self.topic_rates.pop(gone, None)
+        for gone in set(self._last_ends) - set(ends):
+            self._last_ends.pop(gone, None)
+        for gone in set(self.group_lag) - set(self.broker.groups.group_ids()):
+            self.group_lag.pop(gone, None)

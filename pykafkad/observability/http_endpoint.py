@@ -10,7 +10,6 @@ import json
 import logging
 import socket
 import time
-import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +33,12 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 LOOP_LAG_INTERVAL_S = 0.5
 
 
+def _loopback_host(scope: dict[str, Any]) -> bool:
+    host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    return name in ("127.0.0.1", "localhost", "[::1]")
+
+
 def bind(address: tuple[str, int]) -> socket.socket:
     """The listening socket, bound at start so a taken port stops the start with a clear message."""
     family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
@@ -51,9 +56,14 @@ def bind(address: tuple[str, int]) -> socket.socket:
 class BrokerEndpoints:
     """The ASGI app: what each path answers."""
 
-    def __init__(self, broker: Broker, connections: Callable[[], dict[str, int]], ready: Callable[[], bool]) -> None:
+    def __init__(self, broker: Broker, connections: Callable[[], dict[str, int]], ready: Callable[[], bool],
+                 bound_host: str = "0.0.0.0") -> None:
         self.broker = broker
         self.ready = ready
+        self.console_enabled = bool(broker.config["metrics.console.enable"])
+        # Bound to loopback, only loopback names may be asked for (a page of another site cannot
+        # reach the console by pointing its own name at 127.0.0.1: DNS rebinding).
+        self.loopback_only = bound_host in ("127.0.0.1", "::1", "localhost")
         self.state = BrokerStateCollector(broker, connections)
         self.history = History(broker)
         self.searches = Searches(broker)
@@ -71,22 +81,34 @@ class BrokerEndpoints:
         if scope["type"] != "http":
             return
         path = scope["path"]
-        query = scope.get("query_string", b"").decode()
-        if path.startswith("/api/search/"):
+        query = scope.get("query_string", b"").decode("utf-8", "replace")
+        if self.loopback_only and not _loopback_host(scope):
+            await _answer(send, 403, b"this listener answers only to 127.0.0.1, localhost or [::1]\n", "text/plain")
+            return
+        if path in ("/metrics", "/healthz", "/readyz"):
+            await self._probe(send, path)
+        elif not self.console_enabled:
+            await _answer(send, 404, b"not found: /metrics, /healthz and /readyz are served here; the console and "
+                          b"/api/ need metrics.console.enable=true\n", "text/plain")
+        elif path.startswith("/api/search/"):
             tail = path.removeprefix("/api/search/")
-            found_search = self.searches.searches.get(int(tail)) if tail.isdigit() else None
+            found_search = self.searches.searches.get(int(tail)) if tail.isascii() and tail.isdigit() else None
             if found_search is None:
                 await _answer(send, 404, b'{"error": "no such search"}', "application/json")
             else:
                 await _answer(send, 200, json.dumps(found_search.progress()).encode(), "application/json")
         elif path.startswith("/api/"):
             try:
-                found = await admin_api.answer(self.broker, path, scope.get("query_string", b"").decode())
+                found = await admin_api.answer(self.broker, path, query)
             except admin_api.NotFound as e:
                 await _answer(send, 404, json.dumps({"error": str(e)}).encode(), "application/json")
                 return
             await _answer(send, 200, json.dumps(found).encode(), "application/json")
-        elif path == "/metrics":
+        else:
+            await self._console(send, path, query)
+
+    async def _probe(self, send: Send, path: str) -> None:
+        if path == "/metrics":
             await self.state.refresh()
             await _answer(send, 200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
         elif path == "/healthz":
@@ -95,11 +117,9 @@ class BrokerEndpoints:
             problems = self.readiness_problems()
             body = json.dumps({"ready": not problems, "problems": problems}).encode()
             await _answer(send, 503 if problems else 200, body, "application/json")
-        else:
-            await self._console(send, path, query)
 
     async def _console(self, send: Send, path: str, query: str) -> None:
-        parts = [urllib.parse.unquote(p) for p in path.split("/") if p]
+        parts = [p for p in path.split("/") if p]  # the ASGI path is already percent-decoded
         try:
             match parts:
                 case []:

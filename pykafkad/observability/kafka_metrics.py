@@ -66,6 +66,43 @@ for _call in ("append", "read"):
     OFF_LOOP_SECONDS.labels(_call)
 
 
+_TOPIC_COUNTERS = (MESSAGES_IN, BYTES_IN, BYTES_OUT, BYTES_REJECTED, REPLICATION_BYTES_OUT, FAILED_PRODUCE,
+                   FAILED_FETCH)
+
+
+# Children looked up once: ``labels()`` takes a lock and hashes its labels on every call.
+_CHILDREN: dict[tuple[int, str], Counter] = {}
+_REQUEST_CHILDREN: dict[tuple[str, int], Counter] = {}
+
+
+def for_topic(counter: Counter, topic: str) -> Counter:
+    """``counter``'s series for ``topic``."""
+    key = (id(counter), topic)
+    child = _CHILDREN.get(key)
+    if child is None:
+        child = _CHILDREN[key] = counter.labels(topic)
+    return child
+
+
+def requests_of(api: str, version: int) -> Counter:
+    """The requests counter of ``api`` at ``version``."""
+    child = _REQUEST_CHILDREN.get((api, version))
+    if child is None:
+        child = _REQUEST_CHILDREN[(api, version)] = REQUESTS.labels(api, str(version))
+    return child
+
+
+def forget_topic(topic: object) -> None:
+    """A deleted topic's series go with it (``topic`` is the removed TopicInfo)."""
+    name = getattr(topic, "name", topic)
+    for counter in _TOPIC_COUNTERS:
+        _CHILDREN.pop((id(counter), name), None)
+        try:
+            counter.remove(name)
+        except KeyError:
+            pass  # never counted
+
+
 def start_listener_series(listener: str) -> None:
     """The per-listener series of ``listener``, at 0 until something happens on it."""
     FAILED_AUTHENTICATIONS.labels(listener)

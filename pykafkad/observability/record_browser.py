@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,10 +23,19 @@ if TYPE_CHECKING:
     from pykafkad.broker import Broker
     from pykafkad.replica.partition import Partition
 
+log = logging.getLogger(__name__)
+
 READ_BYTES = 1 << 20
 SEARCH_CHUNK_BYTES = 4 << 20
 MAX_MATCHES = 100
+# Searches scanning at once; more are refused until one ends (each reads and decodes whole chunks).
+MAX_RUNNING_SEARCHES = 2
+KEPT_SEARCHES = 50
 FORMATS = ("string", "json", "hex")
+
+
+# The message browser's reads, in a thread of their own (see Searches.limiter).
+_BROWSE_LIMITER = trio.CapacityLimiter(1)
 
 
 class BrowseError(Exception):
@@ -92,8 +102,8 @@ async def read_page(broker: Broker, topic: str, partition: int, offset: int | No
     position = start
     while len(records) < count and position < end:
         try:
-            data = await trio.to_thread.run_sync(log.read, position, READ_BYTES)
-            decoded = await trio.to_thread.run_sync(_records, data)
+            data = await trio.to_thread.run_sync(log.read, position, READ_BYTES, limiter=_BROWSE_LIMITER)
+            decoded = await trio.to_thread.run_sync(_records, data, limiter=_BROWSE_LIMITER)
         except LogError as e:
             raise BrowseError(f"cannot read {topic}-{partition} at {position}: {e}") from None
         if not data:
@@ -126,6 +136,7 @@ class Search:
     done: bool = False
     error: str | None = None
     started: float = field(default_factory=time.time)
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     def matches_record(self, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]]) -> bool:
         def has(data: bytes | None, needle: str | None) -> bool:
@@ -149,6 +160,9 @@ class Searches:
         self.searches: dict[int, Search] = {}
         self._ids = itertools.count(1)
         self._nursery: trio.Nursery | None = None
+        # The console's reads and decoding in threads of their own, so a search never takes the
+        # worker threads that produce, fetch and ZooKeeper calls use.
+        self.limiter = trio.CapacityLimiter(1)
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
@@ -159,33 +173,45 @@ class Searches:
     def start(self, topic: str, partition: int, start: int | None, end: int | None, key: str | None,
               value: str | None, header: str | None) -> Search:
         replica = _replica(self.broker, topic, partition)
+        if sum(1 for s in self.searches.values() if not s.done) >= MAX_RUNNING_SEARCHES:
+            raise BrowseError(f"{MAX_RUNNING_SEARCHES} searches are running already; wait for one to finish")
         first = max(replica.log.log_start_offset, start if start is not None else 0)
         last = min(replica.high_watermark, end if end is not None else replica.high_watermark)
         search = Search(next(self._ids), topic, partition, first, max(first, last), key or None, value or None,
                         header or None, scanned_to=first)
         self.searches[search.id] = search
-        while len(self.searches) > 50:
-            del self.searches[min(self.searches)]
+        while len(self.searches) > KEPT_SEARCHES:
+            self.searches.pop(min(self.searches)).scope.cancel()
         assert self._nursery is not None, "the console is not running"
         self._nursery.start_soon(self._scan, search, replica)
         return search
 
     async def _scan(self, search: Search, replica: Partition) -> None:
         position = search.start
-        try:
-            while position < search.end and len(search.matches) < MAX_MATCHES:
-                data = await trio.to_thread.run_sync(replica.log.read, position, SEARCH_CHUNK_BYTES)
-                if not data:
-                    break
-                decoded = await trio.to_thread.run_sync(_records, data)
-                for o, ts, key, value, hdrs in decoded:
-                    if search.start <= o < search.end and search.matches_record(key, value, hdrs):
-                        search.matches.append({"offset": o, "timestamp": ts, "key": render(key, "string"),
-                                               "value": render(value, "string")})
-                headers = decode_batch_headers(data)
-                position = max(position + 1, int(headers[-1]["last_offset"]) + 1) if headers else search.end
-                search.scanned_to = min(position, search.end)
-                await trio.sleep(0)
-        except LogError as e:
-            search.error = f"cannot read at {position}: {e}"
+        with search.scope:
+            try:
+                while position < search.end and len(search.matches) < MAX_MATCHES:
+                    found, next_position = await trio.to_thread.run_sync(
+                        _scan_chunk, search, replica.log, position, limiter=self.limiter)
+                    search.matches.extend(found[:MAX_MATCHES - len(search.matches)])
+                    position = next_position
+                    search.scanned_to = min(position, search.end)
+            except LogError as e:
+                search.error = f"cannot read at {position}: {e}"
+            except Exception as e:  # noqa: BLE001 - a search must never take the broker down
+                log.exception("console search %d failed", search.id)
+                search.error = f"failed: {e!r}"
         search.done = True
+
+
+def _scan_chunk(search: Search, log_: Any, position: int) -> tuple[list[dict[str, Any]], int]:
+    """In a worker thread: read one chunk from ``position``, decode it and match its records; the
+    matches and where the next chunk starts."""
+    data = log_.read(position, SEARCH_CHUNK_BYTES)
+    if not data:
+        return [], search.end
+    found = [{"offset": o, "timestamp": ts, "key": render(key, "string"), "value": render(value, "string")}
+             for o, ts, key, value, hdrs in _records(data)
+             if search.start <= o < search.end and search.matches_record(key, value, hdrs)]
+    headers = decode_batch_headers(data)
+    return found, (max(position + 1, int(headers[-1]["last_offset"]) + 1) if headers else search.end)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from pykafkad.observability import kafka_metrics as m
 from wire.error_codes import ErrorCode
@@ -31,11 +32,24 @@ class RequestTiming:
         """Record the request's times (seconds in, Kafka's milliseconds out)."""
         handler = max(0.0, self.handled - self.started)
         remote = min(self.remote, handler)
-        m.TOTAL_TIME.labels(self.api).observe((sent - self.received) * 1000)
-        m.QUEUE_TIME.labels(self.api).observe(max(0.0, self.started - self.received) * 1000)
-        m.LOCAL_TIME.labels(self.api).observe((handler - remote) * 1000)
-        m.REMOTE_TIME.labels(self.api).observe(remote * 1000)
-        m.SEND_TIME.labels(self.api).observe(max(0.0, sent - send_started) * 1000)
+        total, queue, local, remote_time, send = _histograms(self.api)
+        total.observe((sent - self.received) * 1000)
+        queue.observe(max(0.0, self.started - self.received) * 1000)
+        local.observe((handler - remote) * 1000)
+        remote_time.observe(remote * 1000)
+        send.observe(max(0.0, sent - send_started) * 1000)
+
+
+# Each API's five histograms, looked up once (``labels()`` takes a lock and hashes every time).
+_HISTOGRAMS: dict[str, tuple[Any, Any, Any, Any, Any]] = {}
+
+
+def _histograms(api: str) -> tuple[Any, Any, Any, Any, Any]:
+    found = _HISTOGRAMS.get(api)
+    if found is None:
+        found = _HISTOGRAMS[api] = tuple(h.labels(api) for h in (m.TOTAL_TIME, m.QUEUE_TIME, m.LOCAL_TIME,
+                                                                   m.REMOTE_TIME, m.SEND_TIME))
+    return found
 
 
 _current: ContextVar[RequestTiming | None] = ContextVar("request_timing", default=None)
@@ -70,7 +84,14 @@ def off_loop(call: str) -> Iterator[None]:
 
 
 def count_errors(api: str, response: object) -> None:
-    """Count every non-zero ``error_code`` in an answer (for APIs whose handlers do not count their own)."""
+    """Count every non-zero ``error_code`` in an answer (for APIs whose handlers do not count their own).
+    Metadata's are counted per topic only: walking every partition of a large cluster's answer would
+    cost more than the answer itself."""
+    if api == "Metadata" and isinstance(response, dict):
+        for topic in response.get("topics") or []:
+            if topic["error_code"]:
+                m.ERRORS.labels(api, _error_name(topic["error_code"])).inc()
+        return
     stack = [response]
     while stack:
         item = stack.pop()
@@ -93,4 +114,4 @@ def _error_name(code: int) -> str:
 def count_partition_error(api: str, topic: str, code: int, failed: m.Counter) -> None:
     """One partition answered with ``code``: Kafka's ErrorsPerSec and the topic's failed requests."""
     m.ERRORS.labels(api, _error_name(code)).inc()
-    failed.labels(topic).inc()
+    m.for_topic(failed, topic).inc()

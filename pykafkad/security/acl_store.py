@@ -35,6 +35,7 @@ from pykafkad.security.acl import (
 
 log = logging.getLogger(__name__)
 
+CACHE_WAIT_S = 10.0
 ROOTS = {PatternType.LITERAL: "/kafka-acl", PatternType.PREFIXED: "/kafka-acl-extended/prefixed"}
 
 
@@ -184,7 +185,11 @@ class AclStore:
         path = node_path(pattern)
         while True:
             node = await self.store.get(path)
-            old = decode(node.data) if node is not None else frozenset()
+            try:
+                old = decode(node.data) if node is not None else frozenset()
+            except (ValueError, KeyError, TypeError) as e:
+                raise AclStoreError(f"the ACL node {path} is unreadable ({e!r}); fix or delete it in ZooKeeper") \
+                    from None
             new = frozenset(change(old))
             try:
                 if node is None and not new:
@@ -198,9 +203,11 @@ class AclStore:
             except (BadVersionError, NodeExistsError, NoNodeError):
                 continue  # another broker wrote first: apply the change to what it wrote
             break
-        # Returns once this broker's cache shows the write (or a later one).
-        await self._wait_for(lambda: self.acls.get(pattern, frozenset()) == new
-                             or self._versions.get(pattern, -1) > (node.version if node else -1) + 1)
+        # Returns once this broker's cache shows the write (or a later one), or after CACHE_WAIT_S: another
+        # broker may have changed the node again before this cache saw ours.
+        with trio.move_on_after(CACHE_WAIT_S):
+            await self._wait_for(lambda: self.acls.get(pattern, frozenset()) == new
+                                 or self._versions.get(pattern, -1) > (node.version if node else -1) + 1)
 
 
 def _by_pattern(bindings: list[AclBinding]) -> dict[ResourcePattern, frozenset[AccessControlEntry]]:
