@@ -369,12 +369,72 @@ def _cluster_operations_refused(acl: AclBroker, conn: RawConnection, topic: str)
     assert "producer_byte_rate" not in shown, shown
 
 
+def _transactions_refused(acl: AclBroker, conn: RawConnection, topic: str) -> None:
+    txn, group = f"{topic}-txn", f"{topic}-group"
+    added = conn.request(24, 3, {"v3_and_below_transactional_id": txn, "v3_and_below_producer_id": 1,
+                                 "v3_and_below_producer_epoch": 0,
+                                 "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
+    part = added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]
+    assert part["partition_error_code"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    offsets = conn.request(25, 3, {"transactional_id": txn, "producer_id": 1, "producer_epoch": 0, "group_id": group})
+    assert offsets["error_code"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    ended = conn.request(26, 3, {"transactional_id": txn, "producer_id": 1, "producer_epoch": 0, "committed": True})
+    assert ended["error_code"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    committed = conn.request(28, 3, {"transactional_id": txn, "group_id": group, "producer_id": 1, "producer_epoch": 0,
+                                     "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                                         {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                                         "committed_leader_epoch": -1,
+                                                                         "committed_metadata": ""}]}]})
+    assert _topic_error(committed) == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert _group_offsets(acl, group) == {}
+    described = conn.request(65, 0, {"transactional_ids": [txn]})
+    assert described["transaction_states"][0]["error_code"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert conn.request(66, 1, {"state_filters": [], "producer_id_filters": []})["transaction_states"] == []
+    producers = conn.request(61, 0, {"topics": [{"name": topic, "partition_indexes": [0]}]})
+    assert _topic_error(producers) == TOPIC_AUTHORIZATION_FAILED
+    markers = conn.request(27, 1, {"markers": [{"producer_id": 1, "producer_epoch": 0, "transaction_result": True,
+                                                "topics": [{"name": topic, "partition_indexes": [0]}],
+                                                "coordinator_epoch": 0}]})
+    assert markers["markers"][0]["topics"][0]["partitions"][0]["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+    assert acl.end_offset(topic) == 1  # no marker written
+
+
+def _members_and_replicas_refused(acl: AclBroker, conn: RawConnection, topic: str) -> None:
+    group = f"{topic}-group"
+    beat = conn.request(12, 4, {"group_id": group, "generation_id": 1, "member_id": "m"})
+    assert beat["error_code"] == GROUP_AUTHORIZATION_FAILED
+    synced = conn.request(14, 5, {"group_id": group, "generation_id": 1, "member_id": "m",
+                                  "protocol_type": "consumer", "protocol_name": "range", "assignments": []})
+    assert synced["error_code"] == GROUP_AUTHORIZATION_FAILED
+    left = conn.request(13, 5, {"group_id": group, "members": [{"member_id": "m"}]})
+    assert left["error_code"] == GROUP_AUTHORIZATION_FAILED
+    deleted = conn.request(47, 0, {"group_id": group, "topics": [{"name": topic, "partitions": [
+        {"partition_index": 0}]}]})
+    assert deleted["error_code"] == GROUP_AUTHORIZATION_FAILED
+    assert conn.request(16, 4, {"states_filter": []})["groups"] == []
+    epochs = conn.request(23, 4, {"replica_id": -1, "topics": [{"topic": topic, "partitions": [
+        {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]})
+    assert epochs["topics"][0]["partitions"][0]["error_code"] == TOPIC_AUTHORIZATION_FAILED
+    follower = conn.request(23, 4, {"replica_id": 2, "topics": [{"topic": topic, "partitions": [
+        {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]})
+    assert follower["topics"][0]["partitions"][0]["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+    moved = conn.request(34, 2, {"dirs": [{"path": str(acl.broker.log_dir), "topics": [
+        {"name": topic, "partitions": [0]}]}]})
+    assert moved["results"][0]["partitions"][0]["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+    features = conn.request(57, 1, {"timeout_ms": 10000, "feature_updates": [
+        {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 1}], "validate_only": False})
+    assert features["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+    listed = conn.request(46, 0, {"timeout_ms": 10000, "topics": None})
+    assert listed["error_code"] == CLUSTER_AUTHORIZATION_FAILED
+
+
 MATRIX: dict[str, MatrixCase] = {
     "produce": _produce_refused, "fetch": _fetch_refused, "follower fetch": _follower_fetch_refused,
     "list offsets": _list_offsets_refused, "metadata": _metadata_hides, "create topics": _create_topic_refused,
     "delete topics": _delete_topic_refused, "create partitions": _create_partitions_refused,
     "delete records": _delete_records_refused, "configs": _configs_refused, "groups and offsets": _group_refused,
     "producer ids and transactions": _producer_ids_refused, "cluster operations": _cluster_operations_refused,
+    "transactions": _transactions_refused, "members, epochs and replicas": _members_and_replicas_refused,
 }
 
 
