@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,9 +40,15 @@ class RequestContext:
 
     @property
     def host(self) -> str:
-        """The client's address, without its port (an ACL's host)."""
-        host = self.peer.rpartition(":")[0] or self.peer
-        return host.strip("[]")
+        """The client's address without its port, as Java writes it (an ACL's host): IPv6 in full,
+        without leading zeros (``0:0:0:0:0:0:0:1``)."""
+        host = (self.peer.rpartition(":")[0] or self.peer).strip("[]")
+        if ":" in host:
+            try:
+                return ":".join(f"{int(group, 16):x}" for group in ipaddress.IPv6Address(host).exploded.split(":"))
+            except ValueError:
+                return host
+        return host
 
 
 Handler = Callable[["Broker", RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]
