@@ -169,6 +169,8 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.dirs", "list", None),
         ConfigKey("log.dir", "string", "/tmp/kafka-logs"),
         ConfigKey("num.partitions", "int", 1, at_least(1)),
+        # DescribeTopicPartitions' page size cap (handlers/describe_topic_partitions.py).
+        ConfigKey("max.request.partition.size.limit", "int", 2000, at_least(1)),
         ConfigKey("default.replication.factor", "short", 1, at_least(1)),
         ConfigKey("auto.create.topics.enable", "boolean", True),
         ConfigKey("delete.topic.enable", "boolean", True),

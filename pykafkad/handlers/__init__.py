@@ -16,12 +16,14 @@ from pykafkad.handlers import (
     describe_cluster,
     describe_configs,
     describe_log_dirs,
+    describe_topic_partitions,
     elect_leaders,
     fetch,
     find_coordinator,
     group_offsets,
     groups,
     init_producer_id,
+    list_config_resources,
     list_offsets,
     metadata,
     offset_for_leader_epoch,
@@ -65,6 +67,8 @@ APIS: dict[int, Api] = {
         scram_credentials,
         client_quotas,
         acls,
+        describe_topic_partitions,
+        list_config_resources,
     )
     for api in module.APIS
 }
