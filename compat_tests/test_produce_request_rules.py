@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 import time
+import uuid
 import zlib
 
 import pytest
@@ -77,3 +78,27 @@ def test_produce_records_rules_as_on_kafka(broker: BrokerProcess, reference_kafk
         "\n".join(f"{case}: pykafkad {ours[case]} kafka {theirs[case]}" for case in ours)
     assert codes_and_ends["two batches"] == (87, 0) and codes_and_ends["zstd at v6"] == (76, 0)
     assert "exactly one record batch" in ours["two batches"][1]
+
+
+def _by_id(port: int) -> tuple[int, bool, int]:
+    """Produce v13 (topic ids, KIP-516) to a topic by its id and to an unknown id: the first's error
+    and whether its answer names the id, and the unknown id's error."""
+    with RawConnection(port) as conn:
+        topic = unique_topic("produce-by-id")
+        conn.create_topic(topic)
+        conn.wait_for_leader(topic)
+        described = conn.request(3, 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                         "allow_auto_topic_creation": False})
+        topic_id = described["topics"][0]["topic_id"]
+        batch = record_batch([b"by-id"], int(time.time() * 1000))
+
+        def produce(tid: uuid.UUID) -> dict:
+            return conn.request(0, 13, {"transactional_id": None, "acks": -1, "timeout_ms": 10000, "topic_data": [
+                {"topic_id": tid, "partition_data": [{"index": 0, "records": batch}]}]})["responses"][0]
+        known, unknown = produce(topic_id), produce(uuid.uuid4())
+        return (known["partition_responses"][0]["error_code"], known["topic_id"] == topic_id,
+                unknown["partition_responses"][0]["error_code"])
+
+
+def test_produce_v13_names_topics_by_id_as_kafka(broker: BrokerProcess, reference_kafka: BrokerProcess) -> None:
+    assert _by_id(broker.port) == _by_id(reference_kafka.port) == (0, True, 100)

@@ -34,6 +34,8 @@ VALID_ACKS = (-1, 0, 1)
 ABORTABLE_FROM = 11
 # From v12 a transactional batch's partition is added to the transaction by its leader.
 IMPLICIT_ADD_FROM = 12
+# From v13 topics are named by id (KIP-516), as Kafka 4.1 produces.
+TOPIC_IDS_FROM = 13
 NOT_IN_TRANSACTION = (ErrorCode.INVALID_TXN_STATE, ErrorCode.TRANSACTION_ABORTABLE)
 _BATCH_LENGTH = struct.Struct(">i")  # at byte 8 of a batch: its size after these 12 bytes
 _MAGIC_AT, _ATTRIBUTES_AT, _ZSTD, _CODEC_BITS = 16, 21, 4, 0x07
@@ -73,6 +75,8 @@ def _count(answers: list[tuple[str, list[dict[str, Any] | int]]], entries: list[
     for name, results in answers:
         for result in results:
             if isinstance(result, dict):
+                if not name:
+                    continue  # an unknown topic id: no topic to count it for
                 count_partition_error("Produce", name, result["error_code"], metrics.FAILED_PRODUCE)
                 continue
             outcome = outcomes[result]
@@ -96,15 +100,25 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     # (topic name, [partition answer, or the index of its entry in `entries`])
     answers: list[tuple[str, list[dict[str, Any] | int]]] = []
     entries: list[ProduceEntry] = []
+    by_id = ctx.api_version >= TOPIC_IDS_FROM
     for topic_data in body["topic_data"]:
-        name = topic_data["name"]
+        if by_id:
+            # v13 (KIP-516) names topics by id: an unknown id is never created.
+            known = broker.metadata.topics_by_id.get(topic_data["topic_id"])
+            if known is None:
+                answers.append(("", [_partition_error(p["index"], ErrorCode.UNKNOWN_TOPIC_ID)
+                                     for p in topic_data["partition_data"]]))
+                continue
+            name = known.name
+        else:
+            name = topic_data["name"]
         results: list[dict[str, Any] | int] = []
         if global_error is None and not allowed(broker, ctx, Operation.WRITE, ResourceType.TOPIC, name):
             answers.append((name, [_partition_error(p["index"], ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                                    for p in topic_data["partition_data"]]))
             continue
         topic = broker.topic(name)
-        if topic is None and global_error is None and (
+        if topic is None and global_error is None and not by_id and (
                 cluster_allowed(broker, ctx, Operation.CREATE, log_denial=False)
                 or allowed(broker, ctx, Operation.CREATE, ResourceType.TOPIC, name)):
             # pykafkad creates a produced-to topic when auto.create.topics.enable allows; who may
@@ -150,7 +164,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         return None
     responses = []
     hints = LeaderHints(broker, PRODUCE_HINTED, ctx.listener)
-    for name, results in answers:
+    for (name, results), topic_data in zip(answers, body["topic_data"], strict=True):
         partition_responses = []
         for result in results:
             if isinstance(result, dict):
@@ -172,8 +186,9 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                     "log_append_time_ms": outcome.log_append_time_ms,
                     "log_start_offset": outcome.log_start_offset, "record_errors": [], "error_message": None,
                 })
-        responses.append({"name": name, "partition_responses": partition_responses})
+        key = {"topic_id": topic_data["topic_id"]} if by_id else {"name": name}
+        responses.append({**key, "partition_responses": partition_responses})
     return {"responses": responses, "throttle_time_ms": 0, "node_endpoints": hints.node_endpoints()}
 
 
-APIS = [Api(0, "Produce", 0, 12, handle, reject_below=3)]
+APIS = [Api(0, "Produce", 0, 13, handle, reject_below=3)]
