@@ -145,3 +145,21 @@ def test_search_finds_the_message_with_progress(browser: webdriver.Chrome, conso
     [match] = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
                for r in browser.find_elements(By.CSS_SELECTOR, "#matches tr")]
     assert match[0] == "33" and json.loads(match[3]) == {"order": 33, "item": "item-33"}
+
+
+def test_the_browser_shows_what_read_committed_consumers_see(browser: webdriver.Chrome, console: Console) -> None:
+    topic = f"txn-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": console.broker.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    producer = Producer({"bootstrap.servers": console.broker.bootstrap, "transactional.id": f"{topic}-p"})
+    producer.init_transactions(30)
+    for value, commit in ((b"kept-1", True), (b"dropped", False), (b"kept-2", True)):
+        producer.begin_transaction()
+        producer.produce(topic, value)
+        producer.flush(30)
+        (producer.commit_transaction if commit else producer.abort_transaction)(30)
+    _open(browser, console, f"/browse?topic={topic}&partition=0&count=10", "messages-transactions")
+    assert [r[3] for r in _cells(browser, "records")] == ["kept-1", "kept-2"]
+    browser.get(console.url(f"/search?topic={topic}&partition=0&value=dropped"))
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "search").get_attribute("data-done") == "true")
+    assert "done: 0 match(es)" in browser.find_element(By.ID, "status").text

@@ -67,21 +67,31 @@ def _replica(broker: Broker, topic: str, partition: int) -> Partition:
     return replica
 
 
-def _records(data: bytes) -> list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]:
-    """The data records of ``data`` (control batches, a transaction's markers, left out)."""
-    control = {h["base_offset"] for h in decode_batch_headers(data) if h["is_control"]}
-    if not control:
+def _records(data: bytes, aborted: list[tuple[int, int]] = ()) -> list[
+        tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]:
+    """The committed data records of ``data``, as a read_committed consumer sees them: control
+    batches (transaction markers) and the batches of ``aborted`` transactions ((producer id, first
+    offset), from the log) left out."""
+    headers = decode_batch_headers(data)
+    if not aborted and not any(h["is_control"] for h in headers):
         return decode_batches(data)
+    starts = sorted(aborted, key=lambda a: a[1])
+    open_aborts: set[int] = set()
     out = []
-    for header, batch in _split(data):
-        if not header["is_control"]:
+    for header, batch in _split(data, headers):
+        pid = int(header["producer_id"])
+        while starts and starts[0][1] <= int(header["base_offset"]):
+            open_aborts.add(starts.pop(0)[0])
+        if header["is_control"]:
+            open_aborts.discard(pid)  # this producer's transaction ended here
+        elif not (header["is_transactional"] and pid in open_aborts):
             out += decode_batches(batch)
     return out
 
 
-def _split(data: bytes) -> list[tuple[dict[str, Any], bytes]]:
+def _split(data: bytes, headers: list[dict[str, Any]]) -> list[tuple[dict[str, Any], bytes]]:
     out, pos = [], 0
-    for header in decode_batch_headers(data):
+    for header in headers:
         size = int(header["size"])
         out.append((header, data[pos:pos + size]))
         pos += size
@@ -93,7 +103,8 @@ async def read_page(broker: Broker, topic: str, partition: int, offset: int | No
     """Up to ``count`` records from ``offset`` (or the first at or after ``timestamp``, or the start)."""
     replica = _replica(broker, topic, partition)
     log = replica.log
-    end = replica.high_watermark
+    # Only what a read_committed consumer may see: below the last stable offset, aborted batches out.
+    end = log.last_stable_offset(replica.high_watermark)
     if timestamp is not None:
         found = log.offset_for_timestamp(timestamp)
         offset = found[0] if found is not None else end
@@ -103,12 +114,15 @@ async def read_page(broker: Broker, topic: str, partition: int, offset: int | No
     while len(records) < count and position < end:
         try:
             data = await trio.to_thread.run_sync(log.read, position, READ_BYTES, limiter=_BROWSE_LIMITER)
-            decoded = await trio.to_thread.run_sync(_records, data, limiter=_BROWSE_LIMITER)
+            aborted = log.aborted_transactions(position, end)
+            decoded = await trio.to_thread.run_sync(_records, data, aborted, limiter=_BROWSE_LIMITER)
         except LogError as e:
             raise BrowseError(f"cannot read {topic}-{partition} at {position}: {e}") from None
         if not data:
             break
         headers = decode_batch_headers(data)
+        if not headers:
+            break
         for o, ts, key, value, hdrs in decoded:
             if start <= o < end and len(records) < count:
                 records.append({"offset": o, "timestamp": ts, "key": render(key, fmt), "value": render(value, fmt),
@@ -175,8 +189,9 @@ class Searches:
         replica = _replica(self.broker, topic, partition)
         if sum(1 for s in self.searches.values() if not s.done) >= MAX_RUNNING_SEARCHES:
             raise BrowseError(f"{MAX_RUNNING_SEARCHES} searches are running already; wait for one to finish")
+        stable = replica.log.last_stable_offset(replica.high_watermark)
         first = max(replica.log.log_start_offset, start if start is not None else 0)
-        last = min(replica.high_watermark, end if end is not None else replica.high_watermark)
+        last = min(stable, end if end is not None else stable)
         search = Search(next(self._ids), topic, partition, first, max(first, last), key or None, value or None,
                         header or None, scanned_to=first)
         self.searches[search.id] = search
@@ -210,8 +225,9 @@ def _scan_chunk(search: Search, log_: Any, position: int) -> tuple[list[dict[str
     data = log_.read(position, SEARCH_CHUNK_BYTES)
     if not data:
         return [], search.end
+    aborted = log_.aborted_transactions(position, search.end)
     found = [{"offset": o, "timestamp": ts, "key": render(key, "string"), "value": render(value, "string")}
-             for o, ts, key, value, hdrs in _records(data)
+             for o, ts, key, value, hdrs in _records(data, aborted)
              if search.start <= o < search.end and search.matches_record(key, value, hdrs)]
     headers = decode_batch_headers(data)
     return found, (max(position + 1, int(headers[-1]["last_offset"]) + 1) if headers else search.end)
