@@ -12,7 +12,7 @@ SPARK_JARS  := $(CACHE)/spark/jars
 ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build test test-rust test-python lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
+.PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
 .PHONY: bench bench-quick bench-cluster bench-deps cluster
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
@@ -90,6 +90,12 @@ test-rust:
 test-python:
 	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
 		$(PY) -m pytest -q
+
+# kafka-python's own integration tests (from its sdist, fetched into $(CACHE)/suites) against pykafkad;
+# fails if a test on compat_tests/suites/kafka_python/allowlist.txt does not pass.  Against Kafka
+# 4.1.1: $(PY) -m compat_tests.suites.kafka_python.run --broker kafka (see FINDINGS.md there).
+compat: build java-deps
+	JAVA_LIB=$(abspath $(JAVA_LIB)) $(PY) -m compat_tests.suites.kafka_python.run --broker pykafkad
 
 lint:
 	$(VENV)/bin/ruff check pykafkad wire compat_tests cluster_tests spark_tests benchmarks
