@@ -214,7 +214,7 @@ def report(kind: str, document: dict[str, object], comparison: Comparison, run_d
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--broker", choices=("pykafkad", "kafka"), default="pykafkad")
-    parser.add_argument("--config", choices=sorted(CONFIGS), default="plain",
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="fixture",
                         help="broker settings: plain (num.partitions=4) or fixture (as the suite's own broker)")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                         help="one more broker setting (repeatable)")
