@@ -233,3 +233,18 @@ def test_the_console_is_off_unless_enabled_and_never_with_an_authorizer(tmp_path
     with pytest.raises(BrokerError) as refused:
         guarded.start(timeout=30)
     assert "metrics.console.enable=true cannot be combined with authorizer.class.name" in str(refused.value)
+
+
+def test_a_deleted_topic_takes_its_series_with_it(metrics: MetricsBroker) -> None:
+    topic = f"gone-{uuid.uuid4().hex[:8]}"
+    with RawConnection(metrics.broker.port) as conn:
+        conn.create_topic(topic)
+        conn.request(0, 9, produce_body(topic, 0, record_batch([b"x"], int(time.time() * 1000))))
+        assert value(metrics.scrape(), "kafka_server_brokertopicmetrics_messagesin_total", topic=topic) == 1
+        deleted = conn.request(20, 6, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                       "timeout_ms": 30000})
+        assert deleted["responses"][0]["error_code"] == 0
+    deadline = time.monotonic() + 30
+    while any(labels and dict(labels).get("topic") == topic for _, labels in metrics.scrape()):
+        assert time.monotonic() < deadline, f"{topic}'s series outlived the topic"
+        time.sleep(0.1)
