@@ -4,8 +4,9 @@
     python -m benchmarks report DIR/results.json      # re-render RESULTS.md and the chart
     python -m benchmarks report DIR/results.json OTHER/results.json   # add OTHER's workloads first
 
-For every workload, each round runs it on pykafkad and then on Kafka (A B A B ...), each on a
-freshly started broker with an empty log directory; only one broker runs at a time.  Raw figures
+For every workload, each round runs it on pykafkad, on pykafkad with ``metrics.listener`` set and
+scraped every second, and then on Kafka (A M B A M B ...), each on a freshly started broker with an
+empty log directory; only one broker runs at a time.  Raw figures
 go to DIR/results.json after every run; DIR/RESULTS.md and DIR/results.png are written at the end.
 """
 
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import kafka_dist, report
-from benchmarks.brokers import ApacheKafka, BrokerUnderTest, Pykafkad, install_cleanup
+from benchmarks.brokers import ApacheKafka, BrokerUnderTest, Pykafkad, PykafkadWithMetrics, install_cleanup
 from benchmarks.workloads import Latency, Scale, Throughput
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -135,8 +136,13 @@ def run(args: argparse.Namespace) -> Path:
     lib = kafka_dist.ensure_jars()
     work = REPO_ROOT / ".cache" / "bench" / "run"
     root = Path(args.pykafkad_root).resolve() if args.pykafkad_root else REPO_ROOT
-    brokers: dict[str, BrokerUnderTest] = {"pykafkad": Pykafkad(work, root), "kafka": ApacheKafka(work, lib)}
-    order = [b for b in ("pykafkad", "kafka") if b in args.brokers.split(",")]
+    brokers: dict[str, BrokerUnderTest] = {"pykafkad": Pykafkad(work, root),
+                                           "pykafkad-metrics": PykafkadWithMetrics(work, root),
+                                           "kafka": ApacheKafka(work, lib)}
+    unknown = set(args.brokers.split(",")) - set(brokers)
+    if unknown:
+        raise SystemExit(f"--brokers: unknown {', '.join(sorted(unknown))}; choose from {', '.join(brokers)}")
+    order = [b for b in brokers if b in args.brokers.split(",")]
     results: dict[str, Any] = {
         "meta": {"command": args.command_line, "profile": args.profile, "rounds": rounds,
                  "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
@@ -156,6 +162,8 @@ def run(args: argparse.Namespace) -> Path:
                     if isinstance(broker, ApacheKafka):
                         record["format_s"] = broker.format_s
                     record["metrics"] = wl.run(broker, lib)
+                    if isinstance(broker, PykafkadWithMetrics):
+                        record["scrape"] = broker.scraper.stats()
                     print(f"    startup {record['startup_s']:.2f}s "
                           + ", ".join(f"{k}={v:.4g}" for k, v in record["metrics"].items()), flush=True)
                 except Exception as e:  # noqa: BLE001 - one failed run is reported, the rest go on
@@ -189,7 +197,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=0, help="rounds of A B per workload (default: the profile's)")
     parser.add_argument("--out", help="directory for results.json, RESULTS.md, results.png")
     parser.add_argument("--only", help="run only workloads whose name contains this text")
-    parser.add_argument("--brokers", default="pykafkad,kafka", help="comma-separated subset of pykafkad,kafka")
+    parser.add_argument("--brokers", default="pykafkad,pykafkad-metrics,kafka",
+                        help="comma-separated subset of %(default)s (pykafkad-metrics: with metrics.listener, "
+                        "scraped every second)")
     parser.add_argument("--pykafkad-root", help="run pykafkad from this checkout (with its built _rust_log), "
                         "e.g. a git worktree of a baseline commit; default: this one")
     parser.add_argument("-v", "--verbose", action="store_true")

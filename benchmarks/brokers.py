@@ -1,6 +1,6 @@
 """Start and stop either broker, and watch its process through /proc.
 
-`Pykafkad` and `ApacheKafka` share one interface: `start()` launches the broker on a fresh
+`Pykafkad`, `PykafkadWithMetrics` and `ApacheKafka` share one interface: `start()` launches the broker on a fresh
 loopback port with a fresh log directory and returns the seconds from process start to the
 first acknowledged produce; `stop()` sends SIGTERM (SIGKILL after a timeout).  Both run with
 their default configuration; the only settings given are the listener, the log directory and
@@ -277,6 +277,72 @@ class Pykafkad(BrokerUnderTest):
         for key, value in settings.items():
             cmd += ["--override", f"{key}={value}"]
         return cmd
+
+
+class PykafkadWithMetrics(Pykafkad):
+    """pykafkad with ``metrics.listener`` set (as ``make run`` starts it), scraped as Prometheus would
+    be, but every ``SCRAPE_INTERVAL_S`` rather than its default 15 s: what watching the broker costs."""
+
+    name = "pykafkad-metrics"
+
+    def start(self, port: int | None = None) -> float:
+        self.metrics_port = free_port()
+        self.extra_settings = {**self.extra_settings, "metrics.listener": f"http://127.0.0.1:{self.metrics_port}"}
+        startup = super().start(port)
+        self.scraper = Scraper(f"http://127.0.0.1:{self.metrics_port}/metrics")
+        self.scraper.start()
+        return startup
+
+    def stop(self) -> None:
+        scraper = getattr(self, "scraper", None)
+        if scraper is not None:
+            scraper.stop()
+        super().stop()
+
+
+SCRAPE_INTERVAL_S = 1.0
+
+
+class Scraper:
+    """GET ``url`` every SCRAPE_INTERVAL_S in a thread; counts scrapes, failures, bytes and time."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.scrapes = 0
+        self.failures = 0
+        self.bytes = 0
+        self.seconds = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def stats(self) -> dict[str, float]:
+        """Scrapes so far, with their mean time and size."""
+        n = max(self.scrapes, 1)
+        return {"scrapes": self.scrapes, "scrape_failures": self.failures,
+                "scrape_ms": 1000 * self.seconds / n, "scrape_kb": self.bytes / n / 1000}
+
+    def _run(self) -> None:
+        import urllib.error
+        import urllib.request
+
+        while not self._stop.wait(SCRAPE_INTERVAL_S):
+            t0 = time.monotonic()
+            try:
+                with urllib.request.urlopen(self.url, timeout=10) as answer:
+                    body = answer.read()
+            except (OSError, urllib.error.URLError):
+                self.failures += 1
+                continue
+            self.seconds += time.monotonic() - t0
+            self.bytes += len(body)
+            self.scrapes += 1
 
 
 class ApacheKafka(BrokerUnderTest):

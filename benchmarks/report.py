@@ -48,6 +48,12 @@ METRICS: dict[str, dict[str, tuple[str, str, float | None]]] = {
     },
 }
 STARTUP = ("startup_s", "process start to first acknowledged produce, s", "lower", 0.2)
+# The metrics compared between pykafkad and pykafkad with metrics.listener (the "pykafkad-metrics" runs).
+METRICS_COST = {
+    "throughput": ("produce_mb_s", "consume_mb_s", "produce_cpu_s_per_gb", "consume_cpu_s_per_gb", "rss_peak_mb"),
+    "latency": ("p50_ms", "p99_ms", "cpu_s_per_s", "rss_peak_mb"),
+    "scale": ("create_partitions_s", "rss_idle_mb", "idle_cpu_s_per_s"),
+}
 
 
 def _fmt(x: float | None) -> str:
@@ -189,6 +195,7 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
                 "", f"Ratio of medians pykafkad/Kafka: **{ratio:.2f}** "
                 f"({_verdict(ratio, 'lower', STARTUP[3])}).", ""]
 
+    out += metrics_cost_section(results)
     out += ["## Workloads", ""]
     for wl in results["workloads"]:
         d = wl["description"]
@@ -207,6 +214,45 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
     if rest:
         out += [rest, ""]
     return "\n".join(out)
+
+
+def metrics_cost_section(results: dict[str, Any]) -> list[str]:
+    """pykafkad with ``metrics.listener`` (scraped every second) against pykafkad without, per workload."""
+    with_metrics = "pykafkad-metrics"
+    all_runs = [r for wl in results["workloads"] for r in wl["runs"]]
+    if not any(r["broker"] == with_metrics for r in all_runs):
+        return []
+    out = ["## What `metrics.listener` costs", "",
+           "Every workload also ran on pykafkad with `metrics.listener` set, as `make run` starts it, and its "
+           "`/metrics` scraped once a second during the whole run (Prometheus scrapes every 15 s by default). "
+           "The ratio is with / without: below 1.00 on a higher-is-better metric, or above 1.00 on a "
+           "lower-is-better one, is what the metrics cost, within the spread of the rounds.", "",
+           "| workload | metric | pykafkad | with metrics.listener | ratio | scrapes (mean ms, kB) |",
+           "|---|---|---:|---:|---:|---|"]
+    for wl in results["workloads"]:
+        kind = wl["description"]["kind"]
+        scrapes = [r["scrape"] for r in wl["runs"] if r["broker"] == with_metrics and "scrape" in r]
+        seen = ""
+        if scrapes:
+            seen = (f"{sum(s['scrapes'] for s in scrapes)} ({_fmt(_mean([s['scrape_ms'] for s in scrapes]))} ms, "
+                    f"{_fmt(_mean([s['scrape_kb'] for s in scrapes]))} kB)")
+            failed = sum(s["scrape_failures"] for s in scrapes)
+            seen += f", {failed} failed" if failed else ""
+        for metric in METRICS_COST[kind]:
+            plain, measured = _mean(_values(wl["runs"], "pykafkad", metric)), _mean(_values(wl["runs"], with_metrics,
+                                                                                             metric))
+            if plain is None and measured is None:
+                continue
+            ratio = measured / plain if measured is not None and plain else None
+            out.append(f"| {wl['description']['key']} | {METRICS[kind][metric][0]} | {_fmt(plain)} | "
+                       f"{_fmt(measured)} | {_ratio(ratio)} | {seen} |")
+            seen = ""
+    plain_start, metrics_start = _values_startup(all_runs, "pykafkad"), _values_startup(all_runs, with_metrics)
+    if plain_start and metrics_start:
+        ratio = statistics.median(metrics_start) / statistics.median(plain_start)
+        out.append(f"| every start | {STARTUP[1]} (median) | {_fmt(statistics.median(plain_start))} | "
+                   f"{_fmt(statistics.median(metrics_start))} | {_ratio(ratio)} | |")
+    return out + [""]
 
 
 def _split_summary(notes: str) -> tuple[str, str]:

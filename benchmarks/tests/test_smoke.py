@@ -1,8 +1,8 @@
 """The benchmark harness runs end to end on tiny sizes, and reads its tools' output.
 
 A benchmark is not a test: nothing here asserts a timing or a ratio.  The smoke run starts
-both brokers (pykafkad and a real Kafka from the Maven jars) once per workload on tiny sizes
-and checks that every run finished and the report and chart were written.
+each broker (pykafkad, pykafkad with its metrics listener scraped, and a real Kafka from the Maven
+jars) once per workload on tiny sizes and checks that every run finished and the report and chart were written.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_harness_runs_both_brokers_on_tiny_sizes(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "results.json").read_text())
     for workload in results["workloads"]:
         runs = workload["runs"]
-        assert {r["broker"] for r in runs} == {"pykafkad", "kafka"}, workload["description"]["key"]
+        assert {r["broker"] for r in runs} == {"pykafkad", "pykafkad-metrics", "kafka"}, workload["description"]["key"]
         failed = [r for r in runs if "error" in r]
         assert not failed, failed
         if workload["description"].get("client") == "librdkafka" and workload["description"]["kind"] == "throughput":
@@ -86,6 +86,12 @@ def test_harness_runs_both_brokers_on_tiny_sizes(tmp_path: Path) -> None:
     for workload in results["workloads"]:
         assert f"### {workload['description']['key']}" in md
     assert "ratio pykafkad/Kafka" in md
+    # pykafkad with metrics.listener was scraped while it ran, and its cost is reported per workload.
+    scraped = [r["scrape"] for wl in results["workloads"] for r in wl["runs"] if r["broker"] == "pykafkad-metrics"]
+    assert sum(s["scrapes"] for s in scraped) > 0 and not any(s["scrape_failures"] for s in scraped)
+    assert "## What `metrics.listener` costs" in md
+    for workload in results["workloads"]:
+        assert f"| {workload['description']['key']} |" in md.split("## What `metrics.listener` costs")[1]
     try:
         import matplotlib  # noqa: F401 - the chart needs the `bench` extra
     except ImportError:
