@@ -9,6 +9,8 @@ ZooKeeper and four brokers on 127.0.0.1; every wait is on a ZooKeeper watch or a
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ STATE = "/brokers/topics/{topic}/partitions/{partition}/state"
 ALTER_PARTITION_REASSIGNMENTS = 45
 INVALID_REPLICATION_FACTOR = 38
 REMOVAL_TIMEOUT_S = 30.0
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _start(cluster: Cluster, ids: list[int]) -> ZooKeeperView:
@@ -254,5 +257,79 @@ def test_a_broker_down_while_its_replicas_left_removes_them_when_it_returns(
         assert not _replica_dir(cluster, 2, "dropped", 0).exists()
         assert "is stray" in cluster.brokers[2].stderr_tail(40)
         _check_no_loss(cluster.bootstrap, "left", 1, acked)
+    finally:
+        view.close()
+
+
+def _pykafkad(cluster: Cluster, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "pykafkad", *args, "-b", cluster.bootstrap], capture_output=True,
+                          text=True, timeout=120, cwd=REPO_ROOT)
+    assert (done.returncode == 0) == ok, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+@pytest.mark.cluster_timeout(240)
+def test_pykafkad_reassign_shows_a_throttled_move_copying_then_done(cluster: Cluster) -> None:
+    """``pykafkad reassign``: a move throttled to 1 B/s holds still after its first fetch (1 MiB of
+    3 MB), so its progress is seen part way; a second start raises the throttle and waits; a watcher
+    started before sees the rest, and the throttle is cleared once nothing is moving."""
+    view = _start(cluster, [1, 2, 3])
+    try:
+        _create(cluster, view, "watched", "1:2")
+        acked = produce(cluster.bootstrap, "watched", list(range(3000)), size=1000, acks="1",
+                        **{"batch.size": 100000, "linger.ms": 20})
+        plan = ("--topic", "watched", "--partition", "0", "--replicas", "2,3")
+        out = _pykafkad(cluster, "reassign", "start", *plan, "--throttle", "1").stdout
+        assert "replication throttled to 1 B/s on brokers 1,2,3" in out and "started reassigning watched-0" in out
+        assert view.json("/config/topics/watched")["config"] == {
+            "leader.replication.throttled.replicas": "0:1,0:2", "follower.replication.throttled.replicas": "0:3"}
+        assert view.json("/config/brokers/3")["config"] == {
+            "leader.replication.throttled.rate": "1", "follower.replication.throttled.rate": "1"}
+
+        # Broker 3's first fetch lands, then the throttle holds it: the move is part way.
+        deadline = time.monotonic() + 60
+        while True:
+            moves = json.loads(_pykafkad(cluster, "reassign", "status", "--json").stdout)["reassignments"]
+            assert len(moves) == 1, moves
+            if moves[0]["copied_bytes"] > 0:
+                break
+            assert time.monotonic() < deadline, moves
+            time.sleep(0.2)
+        move = moves[0]
+        assert (move["topic"], move["partition"], move["adding"], move["removing"]) == ("watched", 0, [3], [1])
+        assert move["leader_bytes"] >= 3_000_000 and 0 < move["percent"] < 100, move
+        table = _pykafkad(cluster, "reassign", "status").stdout
+        assert "1 reassignment(s) in progress" in table and "COPIED" in table and "%)" in table, table
+
+        watcher = subprocess.Popen([sys.executable, "-m", "pykafkad", "reassign", "status", "--wait", "-b",
+                                    cluster.bootstrap], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   cwd=REPO_ROOT)
+        try:
+            first = watcher.stderr.readline()
+            assert first.startswith("copied ") and "0 of 1 partition(s) moved" in first, first
+            assert "(100%)" not in first, first
+            done = _pykafkad(cluster, "reassign", "start", *plan, "--throttle", "100000000", "--wait")
+            assert "1 partition(s) moved" in done.stdout, done.stdout
+            assert done.stderr.splitlines()[-1].endswith("(100%), 1 of 1 partition(s) moved"), done.stderr
+            rest, errors = watcher.communicate(timeout=120)
+        finally:
+            watcher.kill()
+        assert watcher.returncode == 0, rest + errors
+        assert (first + errors).splitlines()[-1].endswith("(100%), 1 of 1 partition(s) moved"), errors
+        assert "1 partition(s) moved" in rest, rest
+        _wait_assigned(view, "watched", {0: [2, 3]})
+        assert "throttled" not in json.dumps(view.json("/config/topics/watched")), view.json("/config/topics/watched")
+        for node_id in (1, 2, 3):
+            assert "throttled" not in json.dumps(view.json(f"/config/brokers/{node_id}"))
+
+        out = _pykafkad(cluster, "reassign", "cancel", "--all").stdout
+        assert "nothing to cancel" in out, out
+        refused = _pykafkad(cluster, "reassign", "cancel", "--topic", "watched", "--partition", "0", ok=False)
+        assert "NO_REASSIGNMENT_IN_PROGRESS" in refused.stdout and "pykafkad reassign status" in refused.stdout
+        bad = _pykafkad(cluster, "reassign", "start", "--topic", "watched", "--partition", "0", "--replicas", "2,9",
+                        ok=False)
+        assert "INVALID_REPLICA_ASSIGNMENT" in bad.stdout and "pykafkad cluster info" in bad.stdout, bad.stdout
+        _check_no_loss(cluster.bootstrap, "watched", 1, acked)
     finally:
         view.close()

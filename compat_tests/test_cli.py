@@ -98,6 +98,45 @@ def test_cluster_info_and_health(broker: BrokerProcess) -> None:
     assert "BROKERS" in run(broker, "cluster", "info").stdout
 
 
+def test_reassign_speaks_the_same_protocol_to_both(broker: BrokerProcess, tmp_path: Path) -> None:
+    # One broker cannot move a replica anywhere, but every request of `pykafkad reassign` (ApiVersions,
+    # Metadata, List/AlterPartitionReassignments, DescribeLogDirs, IncrementalAlterConfigs) is answered
+    # alike: a move onto the replica it has completes at once, and its throttle is set then cleared.
+    topic = f"cli-r-{uuid.uuid4().hex[:8]}"
+    run(broker, "topic", "create", topic, "-p", "1", "-r", "1")
+    node = run_json(broker, "cluster", "info")["brokers"][0]["id"]
+    assert run_json(broker, "reassign", "status") == {"reassignments": []}
+    assert "0 reassignment(s) in progress" in run(broker, "reassign", "status").stdout
+    done = run(broker, "reassign", "start", "--topic", topic, "--partition", "0", "--replicas", str(node),
+               "--throttle", "1000000", "--wait")
+    assert f"replication throttled to 1000000 B/s on brokers {node}" in done.stdout, done.stdout
+    assert f"started reassigning {topic}-0" in done.stdout and "1 partition(s) moved" in done.stdout, done.stdout
+    assert "replication throttles cleared" in done.stdout, done.stdout
+    assert done.stderr.strip().endswith("1 of 1 partition(s) moved"), done.stderr
+    assert run_json(broker, "topic", "describe", topic)["configs"] == {}
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [node],
+                                                              "log_dirs": ["any"]}]}))
+    assert run_json(broker, "reassign", "start", "--reassignment-json-file", str(plan), "--wait")["moved"] == [
+        {"topic": topic, "partition": 0}]
+    plan.write_text('{"version": 1, "partitions": [{"topic": "t"}]}')
+    garbled = run(broker, "reassign", "start", "--reassignment-json-file", str(plan), ok=False)
+    assert garbled.stderr.startswith(f"pykafkad: --reassignment-json-file {plan}: not Kafka's reassignment JSON")
+
+    bad = run(broker, "reassign", "start", "--topic", topic, "--partition", "0", "--replicas", f"{node},{node + 100}",
+              ok=False)
+    assert bad.returncode == 1 and "INVALID_REPLICA_ASSIGNMENT" in bad.stdout, bad.stdout + bad.stderr
+    assert "pykafkad cluster info" in bad.stdout and "Traceback" not in bad.stderr
+    missing = run(broker, "reassign", "start", "--topic", f"{topic}-no", "--partition", "0", "--replicas", str(node),
+                  ok=False)
+    assert "UNKNOWN_TOPIC_OR_PARTITION" in missing.stdout, missing.stdout + missing.stderr
+    nothing = run(broker, "reassign", "cancel", "--topic", topic, "--partition", "0", ok=False)
+    assert "NO_REASSIGNMENT_IN_PROGRESS" in nothing.stdout, nothing.stdout + nothing.stderr
+    assert "nothing to cancel" in run(broker, "reassign", "cancel", "--all").stdout
+    usage = run(broker, "reassign", "start", "--topic", topic, ok=False)
+    assert usage.stderr == "pykafkad: give --topic, --partition and --replicas (or --reassignment-json-file)\n"
+
+
 def test_an_unreachable_broker_is_one_line() -> None:
     done = subprocess.run([sys.executable, "-m", "pykafkad", "topic", "list", "-b", f"127.0.0.1:{free_port()}",
                            "-X", "socket.connection.setup.timeout.ms=2000", "-X", "metadata.request.timeout.ms=3000"],

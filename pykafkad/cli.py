@@ -28,12 +28,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                        help="set a config key, overriding the file (repeatable)")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    from pykafkad.commands import acl, cluster, group, records, topic
+    from pykafkad.commands import acl, cluster, group, reassign, records, topic
     from pykafkad.commands.connection import add_arguments
 
     common = argparse.ArgumentParser(add_help=False)
     add_arguments(common)
-    for module in (cluster, topic, group, records, acl):
+    for module in (cluster, topic, group, records, reassign, acl):
         module.register(commands, common)
     from pykafkad.pipelines import PIPELINES  # names only; pyspark is imported when one runs
 

@@ -1,0 +1,161 @@
+"""A Kafka protocol client for the commands that need APIs librdkafka does not offer
+(ListPartitionReassignments, AlterPartitionReassignments, per-broker DescribeLogDirs): the
+broker's own ``wire`` codec over ``BrokerLink``s, one per broker, each request at the highest
+version both sides support (from ApiVersions).  It takes the same ``--bootstrap-server``,
+``--command-config`` and ``-X`` settings as the librdkafka commands, so TLS and SASL
+(PLAIN, SCRAM) work alike; it speaks to Apache Kafka as to pykafkad."""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+from typing import Any
+
+import wire
+from pykafkad.commands.connection import TIMEOUT_S, CommandError
+from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
+from pykafkad.security.sasl_client import SaslClient
+from wire.error_codes import ErrorCode
+
+API_VERSIONS, METADATA = 18, 3
+CLIENT_ID = "pykafkad-cli"
+_UNREACHABLE = "is a broker running there? set --bootstrap-server or PYKAFKAD_BROKERS"
+
+
+def error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+@dataclass
+class Broker:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass
+class ProtocolClient:
+    """Links to the cluster's brokers, opened on first use and closed by ``aclose``."""
+
+    settings: dict[str, Any]
+    brokers: dict[int, Broker] = field(default_factory=dict)
+    controller_id: int = -1
+    _links: dict[int | None, BrokerLink] = field(default_factory=dict)
+    _versions: dict[int | None, dict[int, tuple[int, int]]] = field(default_factory=dict)
+
+    @classmethod
+    async def open(cls, settings: dict[str, Any]) -> ProtocolClient:
+        """A client connected to one of ``bootstrap.servers`` that knows the cluster's brokers."""
+        client = cls(settings)
+        await client.refresh_metadata()
+        return client
+
+    async def refresh_metadata(self, topics: list[str] | None = None) -> dict[str, Any]:
+        """Metadata of ``topics`` (every topic when None); updates the broker list and controller."""
+        answer = await self.request(METADATA, {"topics": None if topics is None else [{"name": t} for t in topics],
+                                               "allow_auto_topic_creation": False})
+        self.brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"], b.get("rack"))
+                        for b in answer["brokers"]}
+        self.controller_id = answer.get("controller_id", -1)
+        return answer
+
+    async def request(self, api_key: int, body: dict[str, Any], node: int | None = None) -> dict[str, Any]:
+        """``body`` to broker ``node`` (the bootstrap broker when None), at the highest common version."""
+        link = await self._link(node)
+        version = self._version(node, api_key)
+        try:
+            return await link.request(api_key, version, body, TIMEOUT_S)
+        except BrokerLinkError as e:
+            self._links.pop(node, None)
+            raise CommandError(f"{wire.api_name(api_key)} to {self._where(node)}: {e}; {_UNREACHABLE}") from None
+
+    def version(self, api_key: int, node: int | None = None) -> int:
+        """The version ``request`` uses for ``api_key`` on ``node`` (once linked to it)."""
+        return self._version(node, api_key)
+
+    async def aclose(self) -> None:
+        for link in self._links.values():
+            await link.aclose()
+        self._links.clear()
+
+    def _where(self, node: int | None) -> str:
+        if node is None:
+            return str(self.settings["bootstrap.servers"])
+        broker = self.brokers.get(node)
+        return f"broker {node}" + (f" ({broker.host}:{broker.port})" if broker else "")
+
+    def _version(self, node: int | None, api_key: int) -> int:
+        ours = wire.supported_versions(api_key)
+        theirs = self._versions.get(node, {}).get(api_key)
+        if theirs is None or max(ours[0], theirs[0]) > min(ours[1], theirs[1]):
+            raise CommandError(f"{self._where(node)} does not support {wire.api_name(api_key)} "
+                               f"(versions {ours[0]}-{ours[1]}); it needs Apache Kafka 2.4 or later, or pykafkad")
+        return min(ours[1], theirs[1])
+
+    async def _link(self, node: int | None) -> BrokerLink:
+        link = self._links.get(node)
+        if link is not None:
+            return link
+        if node is None:
+            addresses = [_host_port(a) for a in str(self.settings["bootstrap.servers"]).split(",") if a.strip()]
+        elif node in self.brokers:
+            addresses = [(self.brokers[node].host, self.brokers[node].port)]
+        else:
+            raise CommandError(f"broker {node} is not in the cluster; list the brokers with `pykafkad cluster info`")
+        problems = []
+        for host, port in addresses:
+            try:
+                link = await BrokerLink.connect(host, port, str(self.settings.get("client.id", CLIENT_ID)),
+                                                TIMEOUT_S, _tls(self.settings), _sasl(self.settings))
+                answer = await link.request(API_VERSIONS, 3, {"client_software_name": "pykafkad-cli",
+                                                              "client_software_version": "1"}, TIMEOUT_S)
+            except BrokerLinkError as e:
+                problems.append(str(e))
+                continue
+            if answer["error_code"] != 0:
+                await link.aclose()
+                problems.append(f"{host}:{port} answered ApiVersions with {error_name(answer['error_code'])}")
+                continue
+            self._versions[node] = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
+            self._links[node] = link
+            return link
+        raise CommandError(f"cannot reach {self._where(node)}: {'; '.join(problems)}; {_UNREACHABLE}")
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, sep, port = address.strip().rpartition(":")
+    if not sep or not port.isdigit():
+        raise CommandError(f"--bootstrap-server {address!r}: expected HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def _tls(settings: dict[str, Any]) -> ssl.SSLContext | None:
+    protocol = str(settings.get("security.protocol", "PLAINTEXT")).upper()
+    if protocol not in ("SSL", "SASL_SSL"):
+        return None
+    try:
+        context = ssl.create_default_context(cafile=settings.get("ssl.ca.location"))
+        if settings.get("ssl.certificate.location"):
+            context.load_cert_chain(settings["ssl.certificate.location"], settings.get("ssl.key.location"),
+                                    settings.get("ssl.key.password"))
+    except (OSError, ssl.SSLError) as e:
+        raise CommandError(f"the TLS settings (ssl.*): {e}") from None
+    # librdkafka's default, ssl.endpoint.identification.algorithm=https, checks the broker's name.
+    context.check_hostname = str(settings.get("ssl.endpoint.identification.algorithm", "https")).lower() == "https"
+    return context
+
+
+def _sasl(settings: dict[str, Any]) -> SaslClient | None:
+    protocol = str(settings.get("security.protocol", "PLAINTEXT")).upper()
+    if protocol not in ("SASL_PLAINTEXT", "SASL_SSL"):
+        return None
+    mechanism = str(settings.get("sasl.mechanism", "GSSAPI")).upper()
+    if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        raise CommandError(f"sasl.mechanism {mechanism}: this command authenticates with PLAIN or SCRAM only")
+    if "sasl.username" not in settings or "sasl.password" not in settings:
+        raise CommandError("SASL needs sasl.username and sasl.password (or sasl.jaas.config in --command-config)")
+    return SaslClient(mechanism, str(settings["sasl.username"]), str(settings["sasl.password"]))
