@@ -143,3 +143,10 @@ def test_an_unreachable_broker_is_one_line() -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("pykafkad: ") and "--bootstrap-server" in done.stderr, done.stderr
+    # The commands on pykafkad's own protocol client say it the same way.
+    port = free_port()
+    done = subprocess.run([sys.executable, "-m", "pykafkad", "reassign", "status", "-b", f"127.0.0.1:{port}"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr == (f"pykafkad: cannot reach 127.0.0.1:{port} (Connection refused); is a broker running "
+                           "there? set --bootstrap-server or PYKAFKAD_BROKERS\n"), done.stderr

@@ -7,6 +7,7 @@ version both sides support (from ApiVersions).  It takes the same ``--bootstrap-
 
 from __future__ import annotations
 
+import os
 import ssl
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,7 +115,7 @@ class ProtocolClient:
                 answer = await link.request(API_VERSIONS, 3, {"client_software_name": "pykafkad-cli",
                                                               "client_software_version": "1"}, TIMEOUT_S)
             except BrokerLinkError as e:
-                problems.append(str(e))
+                problems.append(f"{host}:{port} ({_reason(e)})")
                 continue
             if answer["error_code"] != 0:
                 await link.aclose()
@@ -123,7 +124,20 @@ class ProtocolClient:
             self._versions[node] = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
             self._links[node] = link
             return link
-        raise CommandError(f"cannot reach {self._where(node)}: {'; '.join(problems)}; {_UNREACHABLE}")
+        raise CommandError(f"cannot reach {', '.join(problems)}; {_UNREACHABLE}")
+
+
+def _reason(error: BaseException) -> str:
+    """The first OS-level reason in a failure's chain (trio wraps each connect attempt's error)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, BaseExceptionGroup) and seen.exceptions:
+            seen = seen.exceptions[0]
+            continue
+        if isinstance(seen, OSError) and seen.errno:
+            return os.strerror(seen.errno)
+        seen = seen.__cause__
+    return str(error)
 
 
 def _host_port(address: str) -> tuple[str, int]:
