@@ -54,3 +54,27 @@ def test_a_bad_level_stops_the_start_with_one_line(tmp_path: Path) -> None:
     with pytest.raises(BrokerError) as refused:
         broker.start(timeout=30)
     assert "log4j.logger.pykafkad.replica='LOUD': not a level" in str(refused.value)
+
+
+def test_the_log_file_rotates_at_its_size_and_keeps_its_backups(tmp_path: Path) -> None:
+    log_file = tmp_path / "broker" / "pykafkad.log"
+    broker = BrokerProcess(tmp_path / "logs", {
+        "logging.format": "json", "logging.file": str(log_file), "logging.file.max.bytes": "1024",
+        "logging.file.backups": "2"}, name="rotating")
+    broker.start()
+    try:
+        with RawConnection(broker.port) as conn:
+            for n in range(20):  # each creation logs a few INFO lines
+                conn.create_topic(f"rotated-{n}")
+    finally:
+        broker.close()
+    kept = sorted(p.name for p in log_file.parent.iterdir())
+    assert kept == ["pykafkad.log", "pykafkad.log.1", "pykafkad.log.2"], kept
+    for path in log_file.parent.iterdir():
+        text = path.read_text()
+        assert len(text.encode()) <= 1024 + max(len(line.encode()) + 1 for line in text.splitlines()), path
+        assert all(json.loads(line)["message"] for line in text.splitlines())
+    # The newest lines are in the file itself, the oldest kept ones in the last backup.
+    newest = json.loads(log_file.read_text().splitlines()[-1])["time"]
+    oldest = json.loads((log_file.parent / "pykafkad.log.2").read_text().splitlines()[0])["time"]
+    assert oldest <= newest

@@ -48,3 +48,16 @@ def test_unknown_key_warns_and_broker_serves(tmp_path: Path) -> None:
         assert "unknown configuration key num.network.threads" not in log  # a stock Kafka key, accepted
     finally:
         b.stop()
+
+
+def test_a_broker_does_not_load_the_commands_for_people(tmp_path: Path) -> None:
+    # `pykafkad serve` is measured against Kafka's start (benchmarks/): the topic/group/reassign
+    # commands' librdkafka and rich cost about 0.1 s and have no place in a broker process.
+    b = BrokerProcess(tmp_path / "logs", {}, name="lean-start")
+    b.start()
+    try:
+        assert b.proc is not None
+        mapped = Path(f"/proc/{b.proc.pid}/maps").read_text()
+        assert "confluent_kafka" not in mapped and "librdkafka" not in mapped
+    finally:
+        b.stop()
