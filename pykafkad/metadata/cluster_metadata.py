@@ -19,7 +19,6 @@ broker reaches every broker.
 from __future__ import annotations
 
 import logging
-import math
 import re
 import uuid
 from collections.abc import Callable, Iterable
@@ -30,6 +29,7 @@ import trio
 from pykafkad.metadata import features, znodes
 from pykafkad.metadata.model import INTERNAL_TOPICS, BrokerInfo, PartitionInfo, TopicInfo
 from pykafkad.metadata.store import MetadataStore, Node, NodeExistsError, Watch
+from pykafkad.metadata.watch_events import WatchEvents
 from pykafkad.metadata.znodes import PartitionState
 from pykafkad.quota.entity import QuotaEntity, parse_quotas
 
@@ -137,9 +137,8 @@ class ClusterMetadata:
         self.topic_removed_listeners: list[TopicListener] = []
         self.topic_configs_listeners: list[TopicListener] = []
         self.broker_configs_listeners: list[Callable[[], None]] = []
-        self._send, self._receive = trio.open_memory_channel[tuple](math.inf)
-        self._pending = 0
-        self._changed = trio.Event()
+        self._events = WatchEvents(self._apply, "metadata change", log)
+        self._post = self._events.post
         self._topic_nodes: dict[str, _TopicNodes] = {}
         self._broker_watches: dict[int, Watch] = {}
         self._broker_config_watches: dict[str, Watch] = {}
@@ -170,7 +169,7 @@ class ClusterMetadata:
             node = await self.store.get(znodes.CLUSTER_ID)
             assert node is not None, "the cluster id node vanished right after it was made"
         self.cluster_id = znodes.decode_cluster_id(node.data)
-        nursery.start_soon(self._process, name="metadata cache")
+        nursery.start_soon(self._events.run, name="metadata cache")
         store, post = self.store, self._post
         self._watches += [
             await store.watch_children(znodes.BROKER_IDS, lambda kids: post("brokers", kids)),
@@ -186,12 +185,11 @@ class ClusterMetadata:
 
     async def settled(self) -> None:
         """Wait until every notification received so far has been applied."""
-        await self.wait_for(lambda: self._pending == 0)
+        await self._events.settled()
 
     async def wait_for(self, predicate: Callable[[], object]) -> None:
         """Wait until ``predicate()`` holds for the cache (checked after each applied change)."""
-        while not predicate():
-            await self._changed.wait()
+        await self._events.wait_for(predicate)
 
     def seen(self, path: str, version: int) -> bool:
         """Whether the cache has applied config node ``path`` at ``version`` or later."""
@@ -205,29 +203,9 @@ class ClusterMetadata:
             user_nodes.cancel()
         for nodes in self._topic_nodes.values():
             nodes.cancel()
-        self._send.close()
+        self._events.close()
 
     # -- applying notifications -------------------------------------------------------------------
-
-    def _post(self, *event: object) -> None:
-        self._pending += 1
-        try:
-            self._send.send_nowait(event)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            # A watch firing while the broker stops, after the cache stopped applying changes.
-            self._pending -= 1
-
-    async def _process(self) -> None:
-        async with self._receive:
-            async for event in self._receive:
-                try:
-                    await self._apply(event)
-                except Exception:  # noqa: BLE001 - one bad node must not stop the cache
-                    log.exception("applying metadata change %s failed", event[:2])
-                finally:
-                    self._pending -= 1
-                    self._changed.set()
-                    self._changed = trio.Event()
 
     async def _apply(self, event: tuple) -> None:
         kind = event[0]

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Iterable
 
 import trio
 
 from pykafkad.metadata.store import BadVersionError, MetadataStore, NodeExistsError, NoNodeError, Watch
+from pykafkad.metadata.watch_events import WatchEvents
 from pykafkad.security.acl import (
     OPERATIONS_BY_CAMEL,
     PERMISSIONS_BY_CAMEL,
@@ -70,9 +70,7 @@ class AclStore:
         self._versions: dict[ResourcePattern, int] = {}
         self._watches: dict[ResourcePattern, Watch] = {}
         self._dir_watches: list[Watch] = []
-        self._send, self._receive = trio.open_memory_channel[tuple](math.inf)
-        self._pending = 0
-        self._changed = trio.Event()
+        self._events = WatchEvents(self._apply, "ACL change", log)
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -105,35 +103,18 @@ class AclStore:
                         pass  # another broker made it first
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._process)
+                nursery.start_soon(self._events.run)
                 for pattern_type, root in ROOTS.items():
                     for rtype, type_name in ZK_RESOURCE_NAMES.items():
                         self._dir_watches.append(await self.store.watch_children(
                             f"{root}/{type_name}",
-                            lambda kids, p=pattern_type, r=rtype: self._post("names", p, r, kids)))
-                await self._wait_for(lambda: self._pending == 0)
+                            lambda kids, p=pattern_type, r=rtype: self._events.post("names", p, r, kids)))
+                await self._events.settled()
                 task_status.started()
         finally:
             for watch in self._dir_watches + list(self._watches.values()):
                 watch.cancel()
-
-    def _post(self, *event: object) -> None:
-        self._pending += 1
-        try:
-            self._send.send_nowait(event)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            self._pending -= 1
-
-    async def _process(self) -> None:
-        async for event in self._receive:
-            try:
-                await self._apply(event)
-            except Exception:  # noqa: BLE001 - one unreadable node must not stop the cache
-                log.exception("applying ACL change %s failed", event[:3])
-            finally:
-                self._pending -= 1
-                self._changed.set()
-                self._changed = trio.Event()
+            self._events.close()
 
     async def _apply(self, event: tuple) -> None:
         if event[0] == "names":
@@ -147,7 +128,7 @@ class AclStore:
                 pattern = ResourcePattern(rtype, name, pattern_type)
                 if pattern not in self._watches:
                     self._watches[pattern] = await self.store.watch_data(
-                        node_path(pattern), lambda n, p=pattern: self._post("acls", p, n))
+                        node_path(pattern), lambda n, p=pattern: self._events.post("acls", p, n))
             return
         _, pattern, node = event
         if node is None:
@@ -163,10 +144,6 @@ class AclStore:
     def _forget(self, pattern: ResourcePattern) -> None:
         self.acls.pop(pattern, None)
         self._versions[pattern] = -1
-
-    async def _wait_for(self, predicate) -> None:  # noqa: ANN001 - a zero-argument callable
-        while not predicate():
-            await self._changed.wait()
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -206,7 +183,7 @@ class AclStore:
         # Returns once this broker's cache shows the write (or a later one), or after CACHE_WAIT_S: another
         # broker may have changed the node again before this cache saw ours.
         with trio.move_on_after(CACHE_WAIT_S):
-            await self._wait_for(lambda: self.acls.get(pattern, frozenset()) == new
+            await self._events.wait_for(lambda: self.acls.get(pattern, frozenset()) == new
                                  or self._versions.get(pattern, -1) > (node.version if node else -1) + 1)
 
 
