@@ -274,6 +274,10 @@ class PartitionLog:
         produce and fetch continue meanwhile. Returns ``{"segments", "bytes_before",
         "bytes_after", "records_removed"}``."""
 
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers whose last batch or marker is ``expiration_ms`` or more before ``now_ms``
+        and that have no open transaction; how many (``producer.id.expiration.ms``)."""
+
     def flush_if_due(self, now_ms: int) -> bool:
         """fsync if ``flush_ms`` has passed since the last flush and something was
         appended since; True if it flushed. (``flush_messages`` is applied on append.)"""

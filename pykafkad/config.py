@@ -257,6 +257,8 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("transaction.max.timeout.ms", "int", 900000, at_least(1)),
         ConfigKey("transaction.abort.timed.out.transaction.cleanup.interval.ms", "int", 10000, at_least(1)),
         ConfigKey("transactional.id.expiration.ms", "int", 604800000, at_least(1)),
+        ConfigKey("producer.id.expiration.ms", "int", 86400000, at_least(1)),
+        ConfigKey("producer.id.expiration.check.interval.ms", "int", 600000, at_least(1)),
         ConfigKey("transaction.remove.expired.transaction.cleanup.interval.ms", "int", 3600000, at_least(1)),
     ]
 }

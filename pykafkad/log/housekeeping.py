@@ -1,4 +1,5 @@
-"""Periodic log work: retention, compaction (the cleaner), segment rolling by age, and timed flushes.
+"""Periodic log work: retention, compaction (the cleaner), segment rolling by age, timed flushes, and
+forgetting idle producers (``producer.id.expiration.ms``).
 
 Python only decides when; the work itself is in the Rust log, run on worker threads with the
 GIL released so produce and fetch keep flowing while a partition is cleaned.
@@ -47,6 +48,7 @@ class LogHousekeeper:
             if config["log.cleaner.enable"]:
                 nursery.start_soon(self._every, "log.cleaner.backoff.ms", self.cleaner_pass)
             nursery.start_soon(self._flush_loop)
+            nursery.start_soon(self._every, "producer.id.expiration.check.interval.ms", self.producer_expiry_pass)
             task_status.started()
 
     async def _every(self, interval_key: str, work: Callable[[], Awaitable[None]]) -> None:
@@ -90,6 +92,16 @@ class LogHousekeeper:
         for (topic, partition), stats in await self._each("cleaning", lambda p: p.clean(now), _compacted):
             if stats:
                 log.info("cleaned %s-%d: %s", topic, partition, stats)
+
+    async def producer_expiry_pass(self) -> None:
+        """Forget the idempotent producers idle for producer.id.expiration.ms (never one with an open
+        transaction), as Kafka does: otherwise every short-lived producer stays in memory and in each
+        snapshot for good. A forgotten producer that comes back is taken as a new one."""
+        now, expiration = now_ms(), self.config["producer.id.expiration.ms"]
+        for (topic, partition), removed in await self._each(
+                "producer expiry", lambda p: p.remove_expired_producers(now, expiration)):
+            if removed:
+                log.info("expired %d producer(s) idle for %d ms of %s-%d", removed, expiration, topic, partition)
 
     async def _flush_loop(self) -> None:
         """flush.ms / log.flush.interval.ms: fsync partitions whose unflushed data is old enough."""

@@ -405,6 +405,11 @@ impl PartitionLog {
     pub fn producer_state(&self) -> &ProducerStateManager {
         &self.producers
     }
+    /// Forgets producers idle `expiration_ms` before `now_ms` without an open transaction
+    /// (`producer.id.expiration.ms`); returns how many. The next snapshot leaves them out.
+    pub fn remove_expired_producers(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
+        self.producers.remove_expired(now_ms, expiration_ms)
+    }
     /// Leader epoch entries (epoch, start offset).
     pub fn leader_epochs(&self) -> &[(i32, i64)] {
         self.epochs.entries()

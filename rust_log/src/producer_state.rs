@@ -71,7 +71,14 @@ pub struct ProducerEntry {
     pub current_txn_first_offset: Option<i64>,
     /// Epoch of the coordinator that wrote its last marker (-1 for none).
     pub coordinator_epoch: i32,
+    /// Max timestamp of its last batch or marker, what `producer.id.expiration.ms` counts from
+    /// (as Kafka's `lastTimestamp`); [`UNKNOWN_TIMESTAMP`] for an entry loaded without one.
+    pub last_timestamp: i64,
 }
+
+/// A loaded entry with neither batches nor a known marker time: the first expiry check stamps it
+/// with its own time, so it lives a full expiration from then.
+pub const UNKNOWN_TIMESTAMP: i64 = i64::MIN;
 
 /// A transaction a marker ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,6 +197,21 @@ impl ProducerStateManager {
             .collect();
         out.sort_unstable();
         out
+    }
+
+    /// Forgets every producer without an open transaction whose last batch or marker is
+    /// `expiration_ms` or more before `now_ms` (Kafka's `producer.id.expiration.ms`); returns how
+    /// many. A later batch of such a producer is treated as from an unknown producer.
+    pub fn remove_expired(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
+        let before = self.producers.len();
+        self.producers.retain(|_, e| {
+            if e.last_timestamp == UNKNOWN_TIMESTAMP {
+                e.last_timestamp = now_ms;
+            }
+            e.current_txn_first_offset.is_some()
+                || now_ms.saturating_sub(e.last_timestamp) < expiration_ms
+        });
+        before - self.producers.len()
     }
 
     /// Open transactions as (producer id, first offset), oldest first.
@@ -343,7 +365,9 @@ impl ProducerStateManager {
                 batches: VecDeque::new(),
                 current_txn_first_offset: None,
                 coordinator_epoch: -1,
+                last_timestamp: UNKNOWN_TIMESTAMP,
             });
+        entry.last_timestamp = h.max_timestamp;
         if entry.epoch != h.producer_epoch {
             entry.epoch = h.producer_epoch;
             entry.batches.clear();
@@ -456,6 +480,9 @@ impl ProducerStateManager {
                     append_time: r.i64()?,
                 });
             }
+            let last_timestamp = batches
+                .back()
+                .map_or(UNKNOWN_TIMESTAMP, |b| b.max_timestamp);
             producers.insert(
                 id,
                 ProducerEntry {
@@ -463,6 +490,7 @@ impl ProducerStateManager {
                     batches,
                     current_txn_first_offset,
                     coordinator_epoch,
+                    last_timestamp,
                 },
             );
         }

@@ -302,6 +302,20 @@ impl PyPartitionLog {
         self.with_log(py, |l| l.delete_records(offset))
     }
 
+    /// Forgets producers idle `expiration_ms` before `now_ms` (wall-clock ms) without an open
+    /// transaction; returns how many (Kafka's `producer.id.expiration.ms`).
+    fn remove_expired_producers(
+        &self,
+        py: Python<'_>,
+        now_ms: i64,
+        expiration_ms: i64,
+    ) -> PyResult<usize> {
+        self.with_log(
+            py,
+            |l| Ok(l.remove_expired_producers(now_ms, expiration_ms)),
+        )
+    }
+
     fn flush_if_due(&self, py: Python<'_>, now_ms: i64) -> PyResult<bool> {
         self.with_log(py, |l| l.flush_if_due(now_ms))
     }

@@ -196,3 +196,33 @@ fn snapshot_then_more_appends_then_crash() {
         3
     );
 }
+
+#[test]
+fn idle_producers_expire_but_not_those_in_a_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    log.append(pbatch(1, 0, 0, 3), 0, None).unwrap(); // last timestamp 1002
+    let mut txn = BatchSpec::new(vec![Rec::new(1000, b"t")]).producer(2, 0, 0);
+    txn.extra_attributes = 0x10;
+    log.append(build(&txn), 0, None).unwrap(); // open transaction
+    assert_eq!(log.remove_expired_producers(1002 + 499, 500), 0);
+    assert_eq!(log.remove_expired_producers(1002 + 500, 500), 1);
+    let left: Vec<i64> = log
+        .producer_state()
+        .describe()
+        .iter()
+        .map(|p| p.0)
+        .collect();
+    assert_eq!(left, vec![2]);
+    // Forgotten: it goes on at any sequence, as an unknown producer (as in Kafka, KIP-360).
+    assert_eq!(
+        log.append(pbatch(1, 0, 7, 1), 0, None).unwrap().base_offset,
+        4
+    );
+    // A clean reopen writes and loads a snapshot without it; loaded entries keep their timestamps.
+    log.close().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    assert_eq!(log.producer_state().len(), 2);
+    assert_eq!(log.remove_expired_producers(1000 + 10_000, 500), 1);
+    assert_eq!(log.producer_state().len(), 1);
+}
