@@ -24,6 +24,7 @@ from pykafkad.metadata.watch_events import WatchEvents
 from pykafkad.security.acl import (
     OPERATIONS_BY_CAMEL,
     PERMISSIONS_BY_CAMEL,
+    WILDCARD,
     ZK_RESOURCE_NAMES,
     AccessControlEntry,
     AclBinding,
@@ -67,6 +68,9 @@ class AclStore:
     def __init__(self, store: MetadataStore) -> None:
         self.store = store
         self.acls: dict[ResourcePattern, frozenset[AccessControlEntry]] = {}
+        # The same ACLs by (resource type, pattern type) and name, so that a check looks up the names
+        # that could cover its resource instead of scanning every pattern.
+        self._by_name: dict[tuple[ResourceType, PatternType], dict[str, frozenset[AccessControlEntry]]] = {}
         self._versions: dict[ResourcePattern, int] = {}
         self._watches: dict[ResourcePattern, Watch] = {}
         self._dir_watches: list[Watch] = []
@@ -80,9 +84,20 @@ class AclStore:
     def matching(self, resource_type: ResourceType, name: str) -> list[AccessControlEntry]:
         """The ACLs of every pattern covering resource ``name``: its literal, the ``*`` literal, prefixes."""
         out: list[AccessControlEntry] = []
-        for pattern, entries in self.acls.items():
-            if pattern.matches(resource_type, name):
-                out.extend(entries)
+        literal = self._by_name.get((resource_type, PatternType.LITERAL))
+        if literal:
+            out.extend(literal.get(name, ()))
+            if name != WILDCARD:
+                out.extend(literal.get(WILDCARD, ()))
+        prefixed = self._by_name.get((resource_type, PatternType.PREFIXED))
+        if prefixed:
+            if len(prefixed) <= len(name):
+                for prefix, entries in prefixed.items():
+                    if name.startswith(prefix):
+                        out.extend(entries)
+            else:
+                for end in range(len(name) + 1):
+                    out.extend(prefixed.get(name[:end], ()))
         return out
 
     def of_type(self, resource_type: ResourceType) -> list[AclBinding]:
@@ -135,15 +150,23 @@ class AclStore:
             self._forget(pattern)
             return
         self._versions[pattern] = node.version
-        entries = decode(node.data)
+        self.cache(pattern, decode(node.data))
+
+    def cache(self, pattern: ResourcePattern, entries: frozenset[AccessControlEntry]) -> None:
+        """This broker's copy of one pattern's ACLs (from its node, as a watch delivers it)."""
         if entries:
             self.acls[pattern] = entries
+            self._by_name.setdefault((pattern.resource_type, pattern.pattern_type), {})[pattern.name] = entries
         else:
-            self.acls.pop(pattern, None)
+            self._drop(pattern)
 
     def _forget(self, pattern: ResourcePattern) -> None:
-        self.acls.pop(pattern, None)
+        self._drop(pattern)
         self._versions[pattern] = -1
+
+    def _drop(self, pattern: ResourcePattern) -> None:
+        self.acls.pop(pattern, None)
+        self._by_name.get((pattern.resource_type, pattern.pattern_type), {}).pop(pattern.name, None)
 
     # -- writing ----------------------------------------------------------------------------------
 

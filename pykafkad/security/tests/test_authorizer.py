@@ -1,6 +1,9 @@
-"""The authorizer's decisions, on an ACL cache filled by hand: Kafka's precedence and implications."""
+"""The authorizer's decisions, on an ACL cache filled by hand: Kafka's precedence and implications; the
+cache's index finds what a scan of every pattern finds."""
 
 from __future__ import annotations
+
+import random
 
 from pykafkad.config import build_config
 from pykafkad.security.acl import (
@@ -20,7 +23,8 @@ TOPIC = ResourceType.TOPIC
 
 def _authorizer(acls: dict[ResourcePattern, list[AccessControlEntry]], **config: str) -> Authorizer:
     store = AclStore(store=None)  # type: ignore[arg-type] - never started: the cache is filled here
-    store.acls = {p: frozenset(e) for p, e in acls.items()}
+    for pattern, entries in acls.items():
+        store.cache(pattern, frozenset(entries))
     return Authorizer(build_config({"super.users": "User:root", **config}), store)
 
 
@@ -88,3 +92,22 @@ def test_some_topic_as_kafkas_authorize_by_resource_type() -> None:
     d = _authorizer({_literal("t"): [AccessControlEntry("User:bob", "*", Operation.WRITE, ALLOW)],
                      _literal("*"): [AccessControlEntry("User:*", "*", Operation.ALL, DENY)]})
     assert not d.authorize_any("User:bob", "127.0.0.1", Operation.WRITE, TOPIC)
+
+
+def test_the_index_finds_what_a_scan_of_every_pattern_finds() -> None:
+    rng = random.Random(15)
+    names = ["", "*", "a", "ab", "abc", "abd", "b", "orders", "orders-eu", "orders-eu-1", "pay", "payments"]
+    for _ in range(200):
+        store = AclStore(store=None)  # type: ignore[arg-type]
+        patterns = {ResourcePattern(rng.choice([TOPIC, ResourceType.GROUP]), rng.choice(names),
+                                    rng.choice([PatternType.LITERAL, PatternType.PREFIXED]))
+                    for _ in range(rng.randint(0, 12))}
+        for pattern in patterns:
+            store.cache(pattern, frozenset({AccessControlEntry(f"User:{pattern}", "*", Operation.READ, ALLOW)}))
+        if patterns and rng.random() < 0.5:  # one removed again
+            store.cache(next(iter(patterns)), frozenset())
+        for rtype in (TOPIC, ResourceType.GROUP):
+            for name in names + ["orders-us", "zzz"]:
+                scanned = sorted(e.principal for p, entries in store.acls.items() if p.matches(rtype, name)
+                                 for e in entries)
+                assert sorted(e.principal for e in store.matching(rtype, name)) == scanned, (rtype, name)
