@@ -275,6 +275,72 @@ def test_produce_over_the_rate_is_told_its_throttle_time_and_muted(quota_broker:
         assert raw_produce(conn, f"free-{client}", topic, 250_000)["throttle_time_ms"] == 0
 
 
+CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, METADATA = 19, 20, 37, 3
+THROTTLING_QUOTA_EXCEEDED = 89
+
+
+def as_client(broker: BrokerProcess, client_id: str, api_key: int, version: int, body: dict[str, Any]) -> dict:
+    """One request with ``client_id``, on a connection of its own (a throttled one is muted after)."""
+    with RawConnection(broker.port) as conn:
+        cid = conn.correlation_id()
+        conn.send(wire.encode_request(api_key, version, cid, client_id, body))
+        frame = conn.recv_frame()
+        assert frame is not None
+        got_cid, response = wire.decode_response(api_key, version, frame)
+        assert got_cid == cid
+        return response
+
+
+def creations(*topics: tuple[str, int]) -> dict[str, Any]:
+    return {"topics": [{"name": name, "num_partitions": n, "replication_factor": 1, "assignments": [],
+                        "configs": []} for name, n in topics], "timeout_ms": 30000, "validate_only": False}
+
+
+def topic_exists(broker: BrokerProcess, name: str) -> bool:
+    with RawConnection(broker.port) as conn:
+        answer = conn.request(METADATA, 9, {"topics": [{"name": name}], "allow_auto_topic_creation": False})
+    return answer["topics"][0]["error_code"] == 0
+
+
+def test_controller_mutation_rate_refuses_topics_once_its_bucket_is_empty(quota_broker: BrokerProcess) -> None:
+    # 0.1 partitions/s with Kafka's burst of 11 windows: 1.1 partitions at first, then one per 10 s.
+    client, old_client = f"mut-{uuid.uuid4().hex[:6]}", f"mut-old-{uuid.uuid4().hex[:6]}"
+    a, b, c, d = (f"{client}-{x}" for x in "abcd")
+    assert alter(quota_broker, [(entity(client_id=client), {"controller_mutation_rate": 0.1}),
+                                (entity(client_id=old_client), {"controller_mutation_rate": 0.1})]
+                 )[0]["error_code"] == 0
+    # Strict (CreateTopics v6+): the first topic goes through on a full bucket and takes it below zero;
+    # the next is refused, with the time until the bucket is back at zero.
+    answer = as_client(quota_broker, client, CREATE_TOPICS, 7, creations((a, 8), (b, 1)))
+    got = {t["name"]: (t["error_code"], t["error_message"]) for t in answer["topics"]}
+    assert got == {a: (0, None), b: (THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.")}
+    assert 60_000 < answer["throttle_time_ms"] <= 69_000, answer["throttle_time_ms"]
+    assert topic_exists(quota_broker, a) and not topic_exists(quota_broker, b)
+    # Deleting and adding partitions spend the same bucket.
+    deleted = as_client(quota_broker, client, DELETE_TOPICS, 6, {
+        "topics": [{"name": a, "topic_id": uuid.UUID(int=0)}], "timeout_ms": 30000})["responses"]
+    assert deleted[0]["error_code"] == THROTTLING_QUOTA_EXCEEDED and topic_exists(quota_broker, a)
+    grown = as_client(quota_broker, client, CREATE_PARTITIONS, 3, {
+        "topics": [{"name": a, "count": 10, "assignments": None}], "timeout_ms": 30000, "validate_only": False})
+    assert grown["results"][0]["error_code"] == THROTTLING_QUOTA_EXCEEDED and grown["throttle_time_ms"] > 60_000
+    # Another client id has no quota; an existing topic is reported as existing, not throttled.
+    free = as_client(quota_broker, f"free-{client}", CREATE_TOPICS, 7, creations((c, 20), (a, 1)))
+    assert [t["error_code"] for t in free["topics"]] == [0, 36] and free["throttle_time_ms"] == 0
+    # Permissive before v6 (the client cannot handle the error): both go through, the response is throttled.
+    old = as_client(quota_broker, old_client, CREATE_TOPICS, 5, creations((f"{old_client}-x", 5),
+                                                                          (f"{old_client}-y", 5)))
+    assert [t["error_code"] for t in old["topics"]] == [0, 0]
+    assert 80_000 < old["throttle_time_ms"] <= 89_000, old["throttle_time_ms"]
+    # The quota removed: the client creates freely again.
+    assert alter(quota_broker, [(entity(client_id=client), {"controller_mutation_rate": None})])[0]["error_code"] == 0
+    deadline = time.monotonic() + 30
+    while (again := as_client(quota_broker, client, CREATE_TOPICS, 7, creations((d, 3))))["topics"][0][
+            "error_code"] == THROTTLING_QUOTA_EXCEEDED:
+        assert time.monotonic() < deadline, again
+        time.sleep(0.1)  # the broker's quota cache catches up with the removal
+    assert again["topics"][0]["error_code"] == 0 and again["throttle_time_ms"] == 0
+
+
 def held_rate(start: float, events: list[tuple[float, int]]) -> float:
     """Bytes per second from ``start`` to the last event, less the first window's allowance.
 

@@ -151,6 +151,8 @@ KEYS: dict[str, ConfigKey] = {
         # Client quotas (quota/): the rate window, as Kafka's quota.window.*.
         ConfigKey("quota.window.num", "int", 11, at_least(1)),
         ConfigKey("quota.window.size.seconds", "int", 1, at_least(1)),
+        ConfigKey("controller.quota.window.num", "int", 11, at_least(1)),
+        ConfigKey("controller.quota.window.size.seconds", "int", 1, at_least(1)),
         # pykafkad's HTTP listener for /metrics, /healthz and /readyz (metrics/http_endpoint.py); off if empty.
         ConfigKey("metrics.listener", "string", "", _check_metrics_listener),
         # The web console and the JSON admin API on that listener: they show every topic's records to

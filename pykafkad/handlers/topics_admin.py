@@ -1,4 +1,5 @@
-"""CreateTopics (19), DeleteTopics (20) and CreatePartitions (37): topic lifecycle, one result per topic."""
+"""CreateTopics (19), DeleteTopics (20) and CreatePartitions (37): topic lifecycle, one result per topic,
+each topic's partitions counted against its client's ``controller_mutation_rate`` (KIP-599)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.quota.mutation_quota import THROTTLED_MESSAGE, MutationQuota
+from pykafkad.quota.throttling import quota_user
 from pykafkad.topic_config import effective_topic_configs
 from wire.error_codes import ErrorCode
 
@@ -23,11 +26,21 @@ def _topic_allowed(broker: Broker, ctx: RequestContext, operation: Operation, na
     return allowed(broker, ctx, operation, ResourceType.TOPIC, name)
 
 
+def _mutation_quota(broker: Broker, ctx: RequestContext) -> MutationQuota:
+    return broker.client_quotas.mutation_quota(quota_user(ctx.principal), ctx.client_id or "", ctx.api_key,
+                                               ctx.api_version)
+
+
+def _throttled(result: dict[str, Any]) -> None:
+    result["error_code"], result["error_message"] = ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLED_MESSAGE
+
+
 async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     counts = Counter(t["name"] for t in body["topics"])
     results = []
     # CREATE on the cluster creates any topic; otherwise CREATE on each topic is needed.
     create_any = cluster_allowed(broker, ctx, Operation.CREATE)
+    quota = _mutation_quota(broker, ctx)
     for wanted in body["topics"]:
         name = wanted["name"]
         result: dict[str, Any] = {"name": name, "topic_id": ZERO_UUID, "error_code": ErrorCode.NONE,
@@ -42,6 +55,10 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
         if not create_any and not _topic_allowed(broker, ctx, Operation.CREATE, name):
             result["error_code"], result["error_message"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED, DENIED
             continue
+        # An existing topic is reported as such, whatever the quota (as Kafka validates before it counts).
+        if not body["validate_only"] and broker.topic(name) is None and quota.refuses():
+            _throttled(result)
+            continue
         assignments = [a["broker_ids"] for a in sorted(wanted["assignments"], key=lambda a: a["partition_index"])]
         configs = {c["name"]: c["value"] for c in wanted["configs"]}
         try:
@@ -54,6 +71,7 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
             result["error_message"] = e.message
             continue
         if topic is not None:
+            quota.record(len(topic.partitions))
             result["topic_id"] = topic.topic_id
             result["num_partitions"] = len(topic.partitions)
             result["replication_factor"] = len(topic.partitions[0].replicas)
@@ -75,7 +93,7 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
              "is_sensitive": False}
             for c in effective_topic_configs(overrides, broker.config)
         ]
-    return {"throttle_time_ms": 0, "topics": results}
+    return {"throttle_time_ms": quota.throttle_ms(), "topics": results}
 
 
 async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +102,7 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
     else:
         wanted = [(name, ZERO_UUID) for name in body["topic_names"]]
     results = []
+    quota = _mutation_quota(broker, ctx)
     for name, topic_id in wanted:
         result: dict[str, Any] = {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
                                   "error_message": None}
@@ -102,6 +121,11 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
         if not _topic_allowed(broker, ctx, Operation.DELETE, name):
             result["error_code"], result["error_message"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED, DENIED
             continue
+        existing = broker.topic(name)
+        if existing is not None and quota.refuses():
+            _throttled(result)
+            result["topic_id"] = existing.topic_id
+            continue
         try:
             deleted = await broker.controller.delete_topic(name, only_id)
         except KafkaError as e:
@@ -111,8 +135,9 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
             if topic is not None:
                 result["topic_id"] = topic.topic_id
             continue
+        quota.record(len(deleted.partitions))
         result["topic_id"] = deleted.topic_id
-    return {"throttle_time_ms": 0, "responses": results}
+    return {"throttle_time_ms": quota.throttle_ms(), "responses": results}
 
 
 async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +145,7 @@ async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str,
     # is applied (which of them should win would be a guess).
     counts = Counter(t["name"] for t in body["topics"])
     results = []
+    quota = _mutation_quota(broker, ctx)
     for name in counts:
         if counts[name] > 1:
             results.append({"name": name, "error_code": ErrorCode.INVALID_REQUEST,
@@ -132,6 +158,11 @@ async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str,
         if not _topic_allowed(broker, ctx, Operation.ALTER, wanted["name"]):
             result["error_code"], result["error_message"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED, DENIED
             continue
+        existing = broker.topic(wanted["name"])
+        before = len(existing.partitions) if existing is not None else 0
+        if not body["validate_only"] and existing is not None and wanted["count"] > before and quota.refuses():
+            _throttled(result)
+            continue
         assignments = wanted["assignments"]
         try:
             await broker.controller.add_partitions(
@@ -142,7 +173,10 @@ async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str,
         except KafkaError as e:
             result["error_code"] = e.code
             result["error_message"] = e.message
-    return {"throttle_time_ms": 0, "results": results}
+            continue
+        if not body["validate_only"]:
+            quota.record(wanted["count"] - before)
+    return {"throttle_time_ms": quota.throttle_ms(), "results": results}
 
 
 APIS = [

@@ -339,6 +339,9 @@ class Connection:
             response_bytes = 0 if segments is None else sum(len(b) for b in segments)
             throttle = throttle_time_ms(quotas, ctx.principal, ctx.client_id, header.api_key, version, body,
                                         len(frame), response_bytes, handler_seconds)
+            if result is not None:
+                # A quota the handler applied itself (controller_mutation_rate) holds the client back too.
+                throttle = max(throttle, result.get("throttle_time_ms") or 0)
             if throttle > 0:
                 self._throttle_ms = throttle
                 self._respond_before_throttle = client_throttles(header.api_key, version)

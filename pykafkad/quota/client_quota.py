@@ -16,7 +16,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pykafkad.quota.entity import REQUEST_PERCENTAGE, QuotaEntity
+from pykafkad.quota.entity import CONTROLLER_MUTATION_RATE, REQUEST_PERCENTAGE, QuotaEntity
+from pykafkad.quota.mutation_quota import STRICT_FROM, UNBOUNDED, MutationQuota, TokenBucket
 from pykafkad.quota.rate import Rate
 from pykafkad.quota.request_time import TaskTimer
 
@@ -62,6 +63,8 @@ class ClientQuotaManager:
         self.samples = config["quota.window.num"]
         self.window_ms = config["quota.window.size.seconds"] * 1000
         self._sensors: dict[tuple[str, Tags], Rate] = {}
+        self._mutation_burst_s = config["controller.quota.window.num"] * config["controller.quota.window.size.seconds"]
+        self._mutation_buckets: dict[Tags, TokenBucket] = {}
         self._lookups: dict[tuple[str, str, str], tuple[Tags, float] | None] = {}
         self._generation = -1
         self._next_expiry_check_ms = 0.0
@@ -111,6 +114,21 @@ class ClientQuotaManager:
             sensor = self._sensors[(key, tags)] = Rate(self.samples, self.window_ms)
         sensor.record(value, now_ms)
         return sensor.throttle_ms(bound, now_ms)
+
+    def mutation_quota(self, user: str, client_id: str, api_key: int, version: int) -> MutationQuota:
+        """The controller_mutation_rate of a CreateTopics, CreatePartitions or DeleteTopics request."""
+        found = self.quota(CONTROLLER_MUTATION_RATE, user, client_id) if self.enabled else None
+        if found is None or found[1] <= 0:
+            return UNBOUNDED
+        tags, rate = found
+        bucket = self._mutation_buckets.get(tags)
+        if bucket is None:
+            if len(self._mutation_buckets) >= _MAX_LOOKUPS:
+                self._mutation_buckets.clear()
+            bucket = self._mutation_buckets[tags] = TokenBucket(rate, self._mutation_burst_s)
+        elif bucket.rate != rate:
+            bucket.set_rate(rate)
+        return MutationQuota(bucket, strict=version >= STRICT_FROM[api_key])
 
     def _expire(self, now_ms: float) -> None:
         if now_ms < self._next_expiry_check_ms:
