@@ -9,6 +9,7 @@ Transaction markers go too once their transaction's records are gone and `delete
 has passed, and an abort leaves the `.txnindex` with its marker.  Keyless records are refused on
 compacted topics; `compact,delete` also applies retention;
 `__consumer_offsets` is compacted the same way and still answers OffsetFetch after a restart.
+A `log.cleaner.dedupe.buffer.size` too small for the dirty keys cleans them over several passes.
 Every outcome is checked on disk (records decoded from the segment files) and with clients.
 """
 
@@ -126,6 +127,29 @@ def test_compacted_topic_ends_with_newest_value_per_key(cb: BrokerProcess) -> No
 
     # Still appendable, offsets continue after the last one ever assigned.
     assert ConfluentClient(cb.bootstrap).produce(topic, [Rec(b"later", b"k1")]) == [end]
+
+
+def test_a_small_dedupe_buffer_cleans_over_several_passes(tmp_path: Path) -> None:
+    """log.cleaner.dedupe.buffer.size bounds a pass's key map (9,000 bytes here: about 130 keys of
+    68 bytes each): 400 keys written twice are cleaned over several passes, to the same result."""
+    b = BrokerProcess(tmp_path / "logs", {**OVERRIDES, "auto.create.topics.enable": "false",
+                                          "log.cleaner.dedupe.buffer.size": "10000"}, name="small-dedupe")
+    b.start()
+    try:
+        topic = unique_topic("dedupe")
+        create_topic(b.bootstrap, topic, config=COMPACT)
+        part = b.partition_dir(topic)
+        newest: Newest = {}
+        for r in range(2):
+            _write_round(b, topic, range(400), f"r{r}", newest)
+        recs = wait_for("the cleaner leaves one record per key", lambda: _unique_keys(part))
+        assert recs == _expected(newest)
+        passes = [line for line in b.stderr_text().splitlines() if f"cleaned {topic}-0:" in line]
+        assert len(passes) >= 3, passes
+        assert ConfluentClient(b.bootstrap).consume(topic, 0, "earliest", 400)[-1].offset == max(
+            o for o, _ in newest.values())
+    finally:
+        b.close()
 
 
 def test_tombstones_removed_after_delete_retention(cb: BrokerProcess) -> None:

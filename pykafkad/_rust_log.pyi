@@ -261,8 +261,11 @@ class PartitionLog:
         watermark. ``offset`` above the log end raises ``LogError(1)``; below the current
         start it changes nothing. Persisted in ``log-start-offset-checkpoint``."""
 
-    def clean(self, now_ms: int) -> dict[str, int] | None:
+    def clean(self, now_ms: int, dedupe_buffer_bytes: int | None = None) -> dict[str, int] | None:
         """One compaction pass (policies with ``compact``); ``None`` when not due.
+
+        ``dedupe_buffer_bytes`` bounds the pass's key -> offset map (each key costs its length plus
+        64 bytes); where it fills, the pass ends and the next one goes on from there.
 
         Due when the dirty ratio >= ``min_cleanable_dirty_ratio``, a dirty segment's
         first record is older than ``max_compaction_lag_ms``, or a retained tombstone's

@@ -200,6 +200,8 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.preallocate", "boolean", False),
         ConfigKey("log.cleaner.enable", "boolean", True),
         ConfigKey("log.cleaner.backoff.ms", "long", 15000, at_least(0)),
+        ConfigKey("log.cleaner.dedupe.buffer.size", "long", 134217728, at_least(1)),
+        ConfigKey("log.cleaner.io.buffer.load.factor", "double", 0.9),
         ConfigKey("log.flush.scheduler.interval.ms", "long", LONG_MAX, at_least(1)),
         ConfigKey("compression.gzip.level", "int", -1),
         ConfigKey("compression.lz4.level", "int", 9),

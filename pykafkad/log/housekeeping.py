@@ -87,9 +87,12 @@ class LogHousekeeper:
                 log.info("retention deleted %d segment(s), %d bytes, of %s-%d", deleted, freed, topic, partition)
 
     async def cleaner_pass(self) -> None:
-        """Compact the partitions whose cleanup.policy includes compact and that are dirty enough."""
+        """Compact the partitions whose cleanup.policy includes compact and that are dirty enough. The
+        key -> offset map of a pass fits log.cleaner.dedupe.buffer.size x log.cleaner.io.buffer.load.factor;
+        a partition with more dirty keys than that is cleaned over several passes, as in Kafka."""
         now = now_ms()
-        for (topic, partition), stats in await self._each("cleaning", lambda p: p.clean(now), _compacted):
+        budget = int(self.config["log.cleaner.dedupe.buffer.size"] * self.config["log.cleaner.io.buffer.load.factor"])
+        for (topic, partition), stats in await self._each("cleaning", lambda p: p.clean(now, budget), _compacted):
             if stats:
                 log.info("cleaned %s-%d: %s", topic, partition, stats)
 

@@ -280,28 +280,53 @@ fn for_each_batch(
     Ok(())
 }
 
-/// Builds the key -> latest offset map of `[first_dirty, end)`.
-fn build_offset_map(plan: &CleanPlan) -> Result<HashMap<Vec<u8>, i64>> {
+/// What one offset-map entry costs besides its key's bytes: the key's
+/// allocation header, the offset and the table's own share.
+pub const MAP_ENTRY_OVERHEAD: usize = 64;
+
+/// Builds the key -> latest offset map of `[first_dirty, end)` within
+/// `budget` bytes. Where it fills up, the range ends (as Kafka's cleaner
+/// stops at a full offset map); that end is returned with the map. The first
+/// key always goes in, so every pass moves the checkpoint on.
+fn build_offset_map(plan: &CleanPlan, budget: usize) -> Result<(HashMap<Vec<u8>, i64>, i64)> {
     let mut map: HashMap<Vec<u8>, i64> = HashMap::new();
+    let mut used = 0usize;
+    let mut full_at: Option<i64> = None;
     for seg in plan.segments.iter().filter(|s| s.upper > plan.first_dirty) {
         for_each_batch(seg, |h, bytes| {
-            if h.is_control() || h.last_offset() < plan.first_dirty || plan.is_aborted(h) {
+            if full_at.is_some()
+                || h.is_control()
+                || h.last_offset() < plan.first_dirty
+                || plan.is_aborted(h)
+            {
                 return Ok(());
             }
             let raw = raw_records(bytes, h)?;
             for r in parse_records(&raw)? {
                 let offset = h.base_offset + i64::from(r.offset_delta);
-                if let Some(k) = r.key
-                    && offset >= plan.first_dirty
-                    && offset < plan.end
-                {
-                    map.insert(k.to_vec(), offset);
+                let Some(k) = r.key else { continue };
+                if offset < plan.first_dirty || offset >= plan.end {
+                    continue;
                 }
+                if let Some(latest) = map.get_mut(k) {
+                    *latest = offset;
+                    continue;
+                }
+                let cost = k.len().saturating_add(MAP_ENTRY_OVERHEAD);
+                if !map.is_empty() && used.saturating_add(cost) > budget {
+                    full_at = Some(offset);
+                    return Ok(());
+                }
+                used += cost;
+                map.insert(k.to_vec(), offset);
             }
             Ok(())
         })?;
+        if full_at.is_some() {
+            break;
+        }
     }
-    Ok(map)
+    Ok((map, full_at.unwrap_or(plan.end)))
 }
 
 /// What the rewriting walk has seen of each producer's transaction since
@@ -473,16 +498,23 @@ fn append_batch(seg: &mut Segment, bytes: &[u8]) -> Result<()> {
 /// Runs a cleaning pass: builds the offset map, writes one `.cleaned`
 /// segment per group of input segments (sealed and fsynced). Touches no
 /// live file, so it needs no lock.
-pub fn run(plan: &CleanPlan) -> Result<CleanOutput> {
-    let map = build_offset_map(plan)?;
+pub fn run(plan: &CleanPlan, dedupe_budget: usize) -> Result<CleanOutput> {
+    let (map, end) = build_offset_map(plan, dedupe_budget)?;
+    // A map that filled up ends the range: only the segments below its end are rewritten.
+    let rewritten = plan
+        .segments
+        .iter()
+        .take_while(|s| s.base_offset < end)
+        .count();
+    let segments = &plan.segments[..rewritten];
     let scfg = plan.config.segment_config();
     let mut stats = CleanStats::default();
     let mut groups = Vec::new();
     let mut expiry: Option<i64> = None;
     let mut walk = TxnWalk::default();
     let result = (|| -> Result<()> {
-        for range in group_segments(&plan.segments, &plan.config) {
-            let members = &plan.segments[range];
+        for range in group_segments(segments, &plan.config) {
+            let members = &segments[range];
             let (Some(first), Some(last)) = (members.first(), members.last()) else {
                 continue;
             };
@@ -546,7 +578,7 @@ pub fn run(plan: &CleanPlan) -> Result<CleanOutput> {
     })();
     let output = CleanOutput {
         groups,
-        new_checkpoint: plan.end,
+        new_checkpoint: end,
         stats,
         next_tombstone_expiry: expiry,
     };

@@ -1320,10 +1320,16 @@ impl PartitionLog {
     /// A whole cleaning pass in one call (prepare, run, finish). The
     /// Python binding runs the middle step without the log's lock.
     pub fn clean(&mut self, now_ms: i64) -> Result<Option<CleanStats>> {
+        self.clean_within(now_ms, usize::MAX)
+    }
+
+    /// [`Self::clean`] with an offset map of at most `dedupe_bytes`: a dirty
+    /// range with more keys than fit is cleaned over several passes.
+    pub fn clean_within(&mut self, now_ms: i64, dedupe_bytes: usize) -> Result<Option<CleanStats>> {
         let Some(plan) = self.prepare_clean(now_ms)? else {
             return Ok(None);
         };
-        let output = cleaner::run(&plan)?;
+        let output = cleaner::run(&plan, dedupe_bytes)?;
         self.finish_clean(output)
     }
 

@@ -327,7 +327,15 @@ impl PyPartitionLog {
     /// One compaction pass. The log lock is held only to plan the pass and
     /// to swap the result in; reading and rewriting segments runs without
     /// it (closed segments are immutable) and without the GIL.
-    fn clean<'py>(&self, py: Python<'py>, now_ms: i64) -> PyResult<Option<Bound<'py, PyDict>>> {
+    /// `dedupe_buffer_bytes` bounds the key -> offset map (`log.cleaner.dedupe.buffer.size`); a
+    /// dirty range with more keys than fit is cleaned over several passes.
+    #[pyo3(signature = (now_ms, dedupe_buffer_bytes=None))]
+    fn clean<'py>(
+        &self,
+        py: Python<'py>,
+        now_ms: i64,
+        dedupe_buffer_bytes: Option<usize>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let stats = py
             .detach(|| -> Result<_, LogError> {
                 let _serial = self
@@ -336,7 +344,7 @@ impl PyPartitionLog {
                     .map_err(|_| LogError::storage("cleaner lock poisoned"))?;
                 let plan = self.lock()?.prepare_clean(now_ms)?;
                 let Some(plan) = plan else { return Ok(None) };
-                let output = cleaner::run(&plan)?;
+                let output = cleaner::run(&plan, dedupe_buffer_bytes.unwrap_or(usize::MAX))?;
                 self.lock()?.finish_clean(output)
             })
             .map_err(|e| to_py_err(py, e))?;

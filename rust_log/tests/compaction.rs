@@ -262,7 +262,7 @@ fn crashed_mid_clean(dir: &Path) -> (LogConfig, Newest, i64) {
     log.flush().unwrap();
     let leo = log.log_end_offset();
     let plan = log.prepare_clean(5000).unwrap().unwrap();
-    let out = cleaner::run(&plan).unwrap();
+    let out = cleaner::run(&plan, usize::MAX).unwrap();
     assert!(out.groups.len() >= 2);
     std::mem::forget(out);
     std::mem::forget(log);
@@ -365,11 +365,47 @@ fn cleaning_aborts_if_segments_changed_meanwhile() {
     let _ = fill(&mut log);
     log.maybe_roll(1 << 40).unwrap();
     let plan = log.prepare_clean(5000).unwrap().unwrap();
-    let out = cleaner::run(&plan).unwrap();
+    let out = cleaner::run(&plan, usize::MAX).unwrap();
     // DeleteRecords removed the first segment during the pass.
     let second = log.segment_base_offsets()[1];
     log.delete_records(second).unwrap();
     assert_eq!(log.finish_clean(out).unwrap(), None);
     assert!(!names(dir.path()).iter().any(|n| n.ends_with(".cleaned")));
     assert!(log.clean(5000).unwrap().is_some());
+}
+
+#[test]
+fn a_small_offset_map_cleans_the_dirty_range_over_several_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), compact_cfg(2000), true);
+    // 200 distinct keys, then each written again: half of the records are superseded.
+    let mut expect = BTreeMap::new();
+    for round in 0..2 {
+        for i in 0..200i64 {
+            let (k, v) = (format!("key-{i:04}"), format!("v{round}-{i}"));
+            put(&mut log, 1000 + round * 1000 + i, &k, Some(&v));
+            expect.insert(k.into_bytes(), Some(v.into_bytes()));
+        }
+    }
+    assert!(log.maybe_roll(1 << 40).unwrap());
+    let leo = log.log_end_offset();
+    // Room for 50 keys of 8 bytes a pass: the map fills, the pass stops there, the next goes on.
+    let budget = 50 * (8 + cleaner::MAP_ENTRY_OVERHEAD);
+    let mut passes = 0;
+    let mut checkpoints = Vec::new();
+    while let Some(stats) = log.clean_within(5000, budget).unwrap() {
+        passes += 1;
+        checkpoints.push(log.cleaner_checkpoint().unwrap());
+        assert!(stats.segments > 0, "{stats:?}");
+        assert!(passes < 100, "no progress: {checkpoints:?}");
+    }
+    assert!(passes >= 8, "{passes} passes: {checkpoints:?}");
+    assert!(
+        checkpoints.windows(2).all(|w| w[0] < w[1]),
+        "{checkpoints:?}"
+    );
+    assert_eq!(log.cleaner_checkpoint(), Some(leo));
+    // The same result as one unbounded pass: exactly the newest value of every key.
+    assert_eq!(newest(&log), expect);
+    assert_eq!(all_records(&log).len(), 200);
 }
