@@ -31,7 +31,9 @@ def error_name(code: int) -> str:
 
 
 @dataclass
-class Broker:
+class BrokerEndpoint:
+    """A broker as Metadata names it."""
+
     node_id: int
     host: str
     port: int
@@ -43,7 +45,7 @@ class ProtocolClient:
     """Links to the cluster's brokers, opened on first use and closed by ``aclose``."""
 
     settings: dict[str, Any]
-    brokers: dict[int, Broker] = field(default_factory=dict)
+    brokers: dict[int, BrokerEndpoint] = field(default_factory=dict)
     controller_id: int = -1
     _links: dict[int | None, BrokerLink] = field(default_factory=dict)
     _versions: dict[int | None, dict[int, tuple[int, int]]] = field(default_factory=dict)
@@ -59,7 +61,7 @@ class ProtocolClient:
         """Metadata of ``topics`` (every topic when None); updates the broker list and controller."""
         answer = await self.request(METADATA, {"topics": None if topics is None else [{"name": t} for t in topics],
                                                "allow_auto_topic_creation": False})
-        self.brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"], b.get("rack"))
+        self.brokers = {b["node_id"]: BrokerEndpoint(b["node_id"], b["host"], b["port"], b.get("rack"))
                         for b in answer["brokers"]}
         self.controller_id = answer.get("controller_id", -1)
         return answer
