@@ -125,15 +125,20 @@ class Controller:
                     topic_id = uuid.uuid4()
                 paths = self.logs.plan_new(name, hosted)
                 opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic_id)
+                self.logs.creating[name] = topic_id
                 self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
                 try:
                     await self.store.commit(self._new_topic_nodes(name, topic_id, replicas, clean_configs))
                 except BaseException as e:
                     # The topic was not written: the new logs belong to nothing and must not stay open.
+                    # (Another broker's topic of the name, written first, got logs of its own: see
+                    # LogManager.belongs_to.)
                     _close_all(self.logs.unregister(name, hosted))
                     if isinstance(e, NodeExistsError):
                         raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.") from None
                     raise
+                finally:
+                    self.logs.creating.pop(name, None)
                 await self.metadata.wait_for(lambda: self._shows(name, topic_id))
                 topic = self.metadata.topics[name]
                 log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic_id)

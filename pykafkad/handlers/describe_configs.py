@@ -33,7 +33,9 @@ _BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": Config
 # DescribeConfigs does not list either; metrics.listener and the logging keys are pykafkad's own.
 _NOT_KAFKA_CONFIGS = frozenset({
     "cluster.id", "super.users", "allow.everyone.if.no.acl.found", "metrics.listener", "metrics.console.enable",
-    "log4j.rootLogger", "logging.format", "logging.file", "logging.file.max.bytes", "logging.file.backups"})
+    "log4j.rootLogger", "logging.format", "logging.file", "logging.file.max.bytes", "logging.file.backups",
+    # Kafka's internal configs (defined with defineInternal): read, but never described.
+    "producer.id.expiration.check.interval.ms"})
 # Kafka's replication quotas are dynamic-only configs (QuotaConfig), not KafkaConfig keys: described
 # only when set as dynamic broker configs.
 _DYNAMIC_ONLY = frozenset({"leader.replication.throttled.rate", "follower.replication.throttled.rate"})

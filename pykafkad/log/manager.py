@@ -79,6 +79,9 @@ class LogManager:
         # The storage settings each topic's logs run with, so periodic work can skip logs it has
         # nothing to do for without asking every log.
         self.topic_settings: dict[str, dict[str, object]] = {}
+        # Topics this broker is creating whose nodes are not written yet, by name: their new logs are
+        # registered already, but are the topic's only if this broker's write wins.
+        self.creating: dict[str, uuid.UUID] = {}
         self._clean: dict[Path, bool] = {}
         # Until load_all has run, a close marks clean only the dirs that were clean at start.
         self._loaded = False
@@ -269,6 +272,13 @@ class LogManager:
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self.logs.get((topic, partition))
+
+    def belongs_to(self, topic: str, topic_id: uuid.UUID) -> bool:
+        """Whether the logs registered under ``topic`` are those of the topic with ``topic_id``: not when
+        they were opened by this broker's own creation of the name, still writing its nodes, and the
+        topic is another broker's, whose write came first (this broker's then fails and closes them)."""
+        creating = self.creating.get(topic)
+        return creating is None or creating == topic_id
 
     def detach_topic(self, topic: TopicInfo) -> list[PartitionLog]:
         """Stop serving ``topic``'s logs (cheap, on the event loop); `remove_logs` disposes of them."""

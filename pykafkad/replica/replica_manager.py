@@ -149,6 +149,10 @@ class ReplicaManager:
                 continue
             if partition is None:
                 plog = self.logs.get(topic.name, state.index)
+                if plog is not None and not self.logs.belongs_to(topic.name, topic.topic_id):
+                    # This broker's own creation of the name, about to lose to this topic: its logs
+                    # are not this topic's. Created once that creation has given up its turn.
+                    plog = None
                 if plog is None:
                     if self.config.node_id in state.replicas:
                         missing.append(state.index)
