@@ -76,9 +76,11 @@ class ProtocolClient:
             self._links.pop(node, None)
             raise CommandError(f"{wire.api_name(api_key)} to {self._where(node)}: {e}; {_UNREACHABLE}") from None
 
-    def version(self, api_key: int, node: int | None = None) -> int:
-        """The version ``request`` uses for ``api_key`` on ``node`` (once linked to it)."""
-        return self._version(node, api_key)
+    @property
+    def controller(self) -> int | None:
+        """The node to send controller requests to: the one Metadata names, else the bootstrap broker
+        (any broker takes them, on pykafkad and on Kafka's KRaft brokers)."""
+        return self.controller_id if self.controller_id in self.brokers else None
 
     async def aclose(self) -> None:
         for link in self._links.values():

@@ -79,13 +79,18 @@ def _error(what: str, code: int, message: str | None = None) -> CommandError:
     return CommandError(f"{what}: {name}" + (f": {message}" if message else "") + (f"; {step}" if step else ""))
 
 
-async def ongoing_moves(client: ProtocolClient) -> list[Move]:
-    """Every reassignment the controller lists, with the bytes its new replicas hold."""
+async def _listed(client: ProtocolClient) -> list[tuple[str, dict[str, Any]]]:
+    """Every reassignment the controller lists: (topic, its partition entry)."""
     listed = await client.request(LIST_PARTITION_REASSIGNMENTS, {"timeout_ms": 30000, "topics": None},
-                                  client.controller_id if client.controller_id in client.brokers else None)
+                                  client.controller)
     if listed["error_code"]:
         raise _error("list the reassignments", listed["error_code"], listed.get("error_message"))
-    moving = [(t["name"], p) for t in listed["topics"] for p in t["partitions"]]
+    return [(t["name"], p) for t in listed["topics"] for p in t["partitions"]]
+
+
+async def ongoing_moves(client: ProtocolClient) -> list[Move]:
+    """Every reassignment the controller lists, with the bytes its new replicas hold."""
+    moving = await _listed(client)
     if not moving:
         return []
     metadata = await client.refresh_metadata(sorted({name for name, _ in moving}))
@@ -138,7 +143,7 @@ async def _alter(client: ProtocolClient, wanted: dict[PartitionKey, list[int] | 
         by_topic.setdefault(topic, []).append({"partition_index": index, "replicas": replicas})
     answer = await client.request(ALTER_PARTITION_REASSIGNMENTS, {
         "timeout_ms": 30000, "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]},
-        client.controller_id if client.controller_id in client.brokers else None)
+        client.controller)
     if answer["error_code"]:
         raise _error("reassign", answer["error_code"], answer.get("error_message"))
     rows = []
@@ -231,15 +236,18 @@ class ProgressDisplay:
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000  # type: ignore[assignment]
-    return str(n)
+    if n < 1000:
+        return f"{n} B"
+    value = n / 1000
+    for unit in ("kB", "MB"):
+        if value < 1000:
+            return f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
 
 
-async def wait_for(client: ProtocolClient, keys: set[PartitionKey] | None, display: ProgressDisplay,
-                   sleep: Callable[[float], Any] = trio.sleep) -> set[PartitionKey]:
+async def wait_for(client: ProtocolClient, keys: set[PartitionKey] | None,
+                   display: ProgressDisplay) -> set[PartitionKey]:
     """Until none of ``keys`` (every move listed at the first look, when None) is still moving; the
     partitions waited for.  Bytes of a finished partition count as copied."""
     targets: dict[PartitionKey, int] = {}
@@ -255,7 +263,7 @@ async def wait_for(client: ProtocolClient, keys: set[PartitionKey] | None, displ
         display.update(copied, sum(targets.values()), len(keys) - len(moving), len(keys))
         if not moving:
             return keys
-        await sleep(POLL_S)
+        await trio.sleep(POLL_S)
 
 
 def _moves_report(moves: list[Move], lines: list[str]) -> Report:
@@ -318,7 +326,7 @@ def start(args: argparse.Namespace) -> Report:
         if args.throttle is not None:
             metadata = await client.refresh_metadata(sorted({t for t, _ in wanted}))
             # A partition already moving lists its new replicas among its replicas: they are not sources.
-            adding = {(m.topic, m.partition): m.adding for m in await ongoing_moves(client)}
+            adding = {(name, p["partition_index"]): p["adding_replicas"] for name, p in await _listed(client)}
             current = {(t["name"], p["partition_index"]): [r for r in p["replica_nodes"] if r not in adding.get(
                 (t["name"], p["partition_index"]), [])] for t in metadata["topics"] for p in t["partitions"]}
             brokers = await _throttle(client, wanted, args.throttle, current)
