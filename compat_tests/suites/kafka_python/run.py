@@ -40,10 +40,10 @@ KAFKA_VERSION = "4.1.1"
 HERE = Path(__file__).resolve().parent
 CACHE = REPO_ROOT / ".cache" / "suites"
 ALLOWLIST = HERE / "allowlist.txt"
-# --config plain (the default, as issue 17 measured): the partition count the suite's fixtures give
+# --config plain (what issue 17 measured first): the partition count the suite's fixtures give
 # their brokers, and no initial rebalance delay (reference_kafka.py always sets it, the suite's broker
 # template too; pykafkad's default is Kafka's 3 s, which only slows every group join down).
-# --config fixture: also what the suite's own broker template sets and its tests rely on (node id 0,
+# --config fixture (the default): also what the suite's own broker template sets and its tests rely on (node id 0,
 # an allow-everyone ACL authorizer, session timeouts down to 1 s).
 PLAIN = {"num.partitions": "4", "group.initial.rebalance.delay.ms": "0"}
 CONFIGS = {
