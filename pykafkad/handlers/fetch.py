@@ -6,7 +6,10 @@ transactions of the range; they drop those records themselves, as with Kafka.
 The bytes for each partition come from the Rust log in one buffer, never record by record.
 The first batch of the response is always returned whole, even when it is larger than
 the limits (KIP-74).  Fetch sessions (KIP-227) are not kept: every answer carries session
-id 0, which tells clients to send full fetch requests.
+id 0, which tells clients to send full fetch requests.  As in Kafka's FetchManager, a request with
+session epoch 0 (open a session) or -1 (FINAL_EPOCH: no session, as kafka-go's Client.Fetch sends
+it) is a full fetch whatever its session id, which only names a session to close; any other epoch
+is an incremental fetch on the session named, which pykafkad never has: FETCH_SESSION_ID_NOT_FOUND.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ INT32_MAX = 2**31 - 1
 TOPIC_IDS_FROM = 13
 REPLICA_STATE_FROM = 15
 ZSTD_FROM = 10  # older fetchers get UNSUPPORTED_COMPRESSION_TYPE for zstd batches, as from Kafka
+SESSIONS_FROM = 7
+INITIAL_EPOCH, FINAL_EPOCH = 0, -1  # Kafka's FetchMetadata: the epochs of a full fetch
 
 
 def _partition_entry(index: int, data: FetchedData) -> dict[str, Any]:
@@ -43,7 +48,7 @@ def _partition_entry(index: int, data: FetchedData) -> dict[str, Any]:
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
-    if version >= 7 and body["session_id"] != 0:
+    if version >= SESSIONS_FROM and body["session_epoch"] not in (INITIAL_EPOCH, FINAL_EPOCH):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
                 "session_id": 0, "responses": []}
     by_id = version >= TOPIC_IDS_FROM
