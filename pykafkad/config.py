@@ -593,18 +593,39 @@ def build_config(props: dict[str, str]) -> BrokerConfig:
             continue
         values[name] = parse_value(name, raw)
         explicit.add(name)
+    _check_ids(values, explicit, "")
     config = BrokerConfig(values, explicit)
     config.listener_props = listener_props
     config.logger_levels = logger_levels
     return config
 
 
+# node.id and broker.id name one id: Kafka copies whichever is set to the other.
+ID_KEYS = ("node.id", "broker.id")
+
+
+def _check_ids(values: dict[str, Any], explicit: set[str], where: str) -> None:
+    """Two different ids set side by side are refused, in Kafka's words (KafkaConfig)."""
+    if set(ID_KEYS) <= explicit and values["node.id"] != values["broker.id"]:
+        raise ConfigError(f"You must set `node.id` to the same value as `broker.id` (node.id={values['node.id']}, "
+                          f"broker.id={values['broker.id']}{where}).")
+
+
 def load_config(path: Path | None, overrides: Iterable[str] = ()) -> BrokerConfig:
-    """Read ``path`` (if given) and apply ``KEY=VALUE`` overrides, as kafka-server-start.sh does."""
+    """Read ``path`` (if given) and apply ``KEY=VALUE`` overrides, as kafka-server-start.sh does.
+
+    An override of either id key replaces the file's value of both: ``--override broker.id=2``
+    on a file with ``node.id=1`` gives broker 2, not a conflict (nor broker 1)."""
     props = read_properties(path) if path is not None else {}
+    given: dict[str, str] = {}
     for item in overrides:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise ConfigError(f"--override {item!r}: expected KEY=VALUE")
-        props[name.strip()] = value.strip()
-    return build_config(props)
+        given[name.strip()] = value.strip()
+    for source, layer in ((f" in {path}", props), (" given as --override", given)):
+        ids = {k: parse_value(k, layer[k]) for k in ID_KEYS if k in layer}
+        _check_ids({**dict.fromkeys(ID_KEYS), **ids}, set(ids), source)
+    if any(k in given for k in ID_KEYS):
+        props = {k: v for k, v in props.items() if k not in ID_KEYS}
+    return build_config({**props, **given})
