@@ -1,0 +1,10 @@
+module pykafkad/compat_tests/kafka_go
+
+go 1.23
+
+require github.com/segmentio/kafka-go v0.4.51
+
+require (
+	github.com/klauspost/compress v1.15.9 // indirect
+	github.com/pierrec/lz4/v4 v4.1.15 // indirect
+)
