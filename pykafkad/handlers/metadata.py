@@ -1,7 +1,8 @@
 """Metadata (key 3): brokers, controller, topics with their ids, partitions, leaders and epochs.
 
 Unknown topics are created here when auto.create.topics.enable allows it and the client
-asks for it (``allow_auto_topic_creation``, v4+; always for older versions).
+asks for it (``allow_auto_topic_creation``, v4+; always for older versions).  As in Kafka, the
+request that creates a topic is answered UNKNOWN_TOPIC_OR_PARTITION; the next one shows it.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ import uuid
 from collections.abc import Container
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
+from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import CLUSTER_NAME, Operation, ResourceType, allowed, cluster_allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.metadata.cluster_metadata import PartitionInfo, TopicInfo
+from pykafkad.metadata.model import INTERNAL_TOPICS
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -48,9 +52,26 @@ def _topic_entry(topic: TopicInfo, live: Container[int], authorized_operations: 
     }
 
 
-def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_UUID) -> dict[str, Any]:
-    return {"error_code": code, "name": name, "topic_id": topic_id, "is_internal": False, "partitions": [],
+def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_UUID,
+                 internal: bool = False) -> dict[str, Any]:
+    return {"error_code": code, "name": name, "topic_id": topic_id, "is_internal": internal, "partitions": [],
             "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+
+async def _auto_create(broker: Broker, name: str) -> None:
+    """Create ``name`` for a Metadata request, or raise KafkaError.  The coordinators' topics get
+    their own partition counts and configs, as Kafka creates them; a creation already under way
+    is no error (the client asks again)."""
+    try:
+        if name == OFFSETS_TOPIC:
+            await broker.groups.create_offsets_topic()
+        elif name == TRANSACTION_TOPIC:
+            await broker.transactions.create_topic()
+        else:
+            await broker.controller.maybe_auto_create(name)
+    except KafkaError as e:
+        if e.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+            raise
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -92,12 +113,18 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                     or allowed(broker, ctx, Operation.CREATE, ResourceType.TOPIC, name)):
                 topics.append(_error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 continue
-            if topic is None and allow_create:
+            if topic is None and allow_create and broker.config["auto.create.topics.enable"]:
                 try:
-                    topic = await broker.controller.maybe_auto_create(name)
+                    await _auto_create(broker, name)
                 except KafkaError as e:
                     topics.append(_error_entry(name, e.code))
                     continue
+                # Kafka asks its controller to create the topic and answers this request without
+                # it (AutoTopicCreationManager): the client asks again and then finds it.  Answering
+                # with the new topic made a topic just deleted look as if it had never gone.
+                topics.append(_error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                           internal=name in INTERNAL_TOPICS))
+                continue
             if topic is not None:
                 topics.append(entry(topic))
             elif broker.controller.is_being_created(name):
