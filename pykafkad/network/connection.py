@@ -8,11 +8,17 @@ this connection, with the reason logged.
 A client over one of its quotas (``pykafkad/quota/``) is told so in the response's
 ``throttle_time_ms`` and the connection reads nothing more for that long, as Kafka mutes its
 channel (KIP-219); a client too old to back off by itself gets the response only after it.
+
+A connection on which no bytes move for ``connections.max.idle.ms`` is closed, as Kafka's Selector
+expires it: bytes received and responses sent are activity; a request being handled (a long-poll
+Fetch, a throttled client muted) is not, so one that outlasts the limit loses its response with
+the connection, as in Kafka.  A negative value never closes.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import struct
 import time
 from typing import TYPE_CHECKING
@@ -26,7 +32,7 @@ from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability import request_timing
 from pykafkad.observability.request_timing import RequestTiming
-from pykafkad.quota.throttling import client_throttles, throttle_time_ms
+from pykafkad.quota.throttling import client_throttles, throttle_time_ms, withhold_throttled_data
 from pykafkad.security.sasl import SaslFailure, SaslSession
 from wire.frames import encode_response_segments
 
@@ -58,6 +64,10 @@ class ConnectionClosed(Exception):
     """The connection must close; the message says why (for the log)."""
 
 
+class IdleExpired(Exception):
+    """Nothing moved on the connection for connections.max.idle.ms: it closes, answering nothing more."""
+
+
 class Connection:
     """A client's socket and the loop serving it."""
 
@@ -76,7 +86,16 @@ class Connection:
             self.sasl = SaslSession(broker.config, listener.name, broker.scram_credential)
         self._buffer = bytearray()
         self._start = 0  # bytes of _buffer already handed out as frames
+        # Cancelled at shutdown to close a connection waiting for its next request; its deadline
+        # is the idle expiry (connections.max.idle.ms after the last bytes moved).
         self.idle_scope = trio.CancelScope()
+        # The same expiry while a response is being sent to a client that does not read it.
+        self._send_scope = trio.CancelScope()
+        max_idle_ms = broker.config["connections.max.idle.ms"]
+        self.max_idle_s = max_idle_ms / 1000 if max_idle_ms >= 0 else math.inf
+        self._last_active = trio.current_time()
+        # Set when the connection closed for idleness (as Kafka's ChannelState.EXPIRED).
+        self.idle_expired = False
         self.max_frame = broker.config["socket.request.max.bytes"]
         self.quotas = broker.client_quotas
         # Set by _handle when the request put its client over a quota: how long to mute, and
@@ -86,6 +105,19 @@ class Connection:
         # The times of the requests whose responses wait in the send buffer (observed once sent).
         self._timings: list[RequestTiming] = []
         self.timed = bool(broker.config["metrics.listener"])
+
+    def _idle_deadline(self) -> float:
+        return self._last_active + self.max_idle_s
+
+    def _touch(self) -> None:
+        """Bytes moved: the idle expiry starts again from now (Kafka's IdleExpiryManager.update)."""
+        self._last_active = trio.current_time()
+        deadline = self._last_active + self.max_idle_s
+        self.idle_scope.deadline = deadline
+        self._send_scope.deadline = deadline
+
+    def _expired(self) -> bool:
+        return trio.current_time() >= self._idle_deadline()
 
     def _buffered(self) -> int:
         return len(self._buffer) - self._start
@@ -110,6 +142,7 @@ class Connection:
         """Receive until ``count`` bytes are buffered; False on a clean EOF with nothing buffered."""
         while self._buffered() < count:
             chunk = await self.stream.receive_some(max(_RECEIVE_CHUNK, count - self._buffered()))
+            self._touch()
             if not chunk:
                 if self._buffered():
                     raise ConnectionClosed(
@@ -141,6 +174,7 @@ class Connection:
         try:
             while got < size:
                 n = await sock.recv_into(view[got:], size - got)
+                self._touch()
                 if n == 0:
                     raise ConnectionClosed(f"truncated frame: connection closed with {got} of {size} bytes")
                 got += n
@@ -173,6 +207,7 @@ class Connection:
         try:
             while views:
                 sent = await sock.sendmsg(views[:_IOV_MAX])
+                self._touch()
                 while sent:
                     head = views[0].nbytes
                     if sent >= head:
@@ -206,7 +241,13 @@ class Connection:
             nonlocal pending_bytes
             if pending:
                 send_started = time.perf_counter()
-                await self._send(pending)
+                # A client that reads nothing for connections.max.idle.ms loses the connection.
+                self._send_scope = trio.CancelScope(deadline=self._idle_deadline())
+                with self._send_scope:
+                    await self._send(pending)
+                if self._send_scope.cancelled_caught:
+                    raise IdleExpired
+                self._touch()
                 sent = time.perf_counter()
                 for timing in self._timings:
                     timing.observe(send_started, sent)
@@ -218,8 +259,11 @@ class Connection:
             try:
                 while not self.broker.shutting_down.is_set():
                     frame = None
+                    self.idle_scope.deadline = self._idle_deadline()
                     with self.idle_scope:
                         frame = await self._next_frame()
+                    if self.idle_scope.cancelled_caught and not self.broker.shutting_down.is_set():
+                        raise IdleExpired
                     if self.idle_scope.cancelled_caught or frame is None:
                         return
                     received = time.perf_counter() if self.timed else 0.0
@@ -240,6 +284,11 @@ class Connection:
                         await self._send([_SIZE.pack(len(token)) + token])
                         continue
                     response = await self._handle(frame, received)
+                    if self._expired():
+                        # Kafka closed this connection while the request was handled (nothing
+                        # moved on it meanwhile): its response goes nowhere.
+                        self.idle_expired = True
+                        return
                     if response is not None:
                         pending += response
                         pending_bytes += sum(len(b) for b in response)
@@ -248,8 +297,11 @@ class Connection:
                         if self._respond_before_throttle:
                             await flush()
                         # Muted: the next request is not read until the throttle time is over.
-                        with trio.move_on_after(throttle_s):
+                        # Muted is not active: the idle expiry runs on meanwhile.
+                        with trio.move_on_at(min(trio.current_time() + throttle_s, self._idle_deadline())):
                             await self.broker.shutting_down.wait()
+                        if self._expired():
+                            raise IdleExpired
                         await flush()
                     elif pending_bytes >= _COALESCE_MAX or not self._produce_is_next():
                         await flush()
@@ -259,16 +311,25 @@ class Connection:
                         await trio.sleep(self.broker.config["connection.failed.authentication.delay.ms"] / 1000)
                         log.info("closing connection from %s: SASL authentication failed", self.peer)
                         return
+            except IdleExpired:
+                # Kafka has closed the channel by now: nothing more goes out on it.
+                self.idle_expired = True
+                pending.clear()
+                raise
             finally:
                 # Whatever was handled is answered, even when the connection then closes: a
                 # Produce that was appended must not lose its acknowledgement to a later bad frame.
                 with trio.CancelScope(shield=True), trio.move_on_after(SEND_ON_CLOSE_TIMEOUT_S):
                     await flush()
+        except IdleExpired:
+            log.debug("closing connection from %s: idle for more than connections.max.idle.ms=%s",
+                      self.peer, self.broker.config["connections.max.idle.ms"])
         except ConnectionClosed as e:
             log.warning("closing connection from %s: %s", self.peer, e)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             log.debug("connection from %s dropped", self.peer)
         finally:
+            metrics.CONNECTIONS_CLOSED.labels(self.listener).inc()
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
 
@@ -347,5 +408,6 @@ class Connection:
                 self._respond_before_throttle = client_throttles(header.api_key, version)
                 if result is not None and "throttle_time_ms" in result:
                     result["throttle_time_ms"] = max(result["throttle_time_ms"], throttle)
+                    withhold_throttled_data(header.api_key, result)
                     segments = encode_response_segments(header.api_key, version, header.correlation_id, result)
         return segments

@@ -54,6 +54,8 @@ FAILED_AUTHENTICATIONS = Counter("kafka_server_socketservermetrics_failed_authen
                                  "Failed SASL authentications and TLS handshakes", ["listener"])
 SUCCESSFUL_AUTHENTICATIONS = Counter("kafka_server_socketservermetrics_successful_authentication",
                                      "Successful SASL authentications", ["listener"])
+CONNECTIONS_CLOSED = Counter("kafka_server_socketservermetrics_connection_close",
+                             "Client connections closed (by either side, idle ones included)", ["listener"])
 
 EVENT_LOOP_LAG = Histogram("pykafkad_event_loop_lag_seconds",
                            "How late the Trio event loop ran a task due now (sampled every 0.5 s)",
@@ -107,3 +109,4 @@ def start_listener_series(listener: str) -> None:
     """The per-listener series of ``listener``, at 0 until something happens on it."""
     FAILED_AUTHENTICATIONS.labels(listener)
     SUCCESSFUL_AUTHENTICATIONS.labels(listener)
+    CONNECTIONS_CLOSED.labels(listener)
