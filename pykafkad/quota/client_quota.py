@@ -115,6 +115,13 @@ class ClientQuotaManager:
         sensor.record(value, now_ms)
         return sensor.throttle_ms(bound, now_ms)
 
+    def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float | None = None) -> None:
+        """Take back ``value`` recorded against the quota ``key`` (Kafka's unrecordQuotaSensor)."""
+        found = self.quota(key, user, client_id)
+        sensor = self._sensors.get((key, found[0])) if found is not None else None
+        if sensor is not None:
+            sensor.record(-value, time.monotonic() * 1000 if now_ms is None else now_ms)
+
     def mutation_quota(self, user: str, client_id: str, api_key: int, version: int) -> MutationQuota:
         """The controller_mutation_rate of a CreateTopics, CreatePartitions or DeleteTopics request."""
         found = self.quota(CONTROLLER_MUTATION_RATE, user, client_id) if self.enabled else None

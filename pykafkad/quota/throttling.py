@@ -7,6 +7,10 @@ follower's Fetch, WriteTxnMarkers), as are the SASL exchange's.  The throttle ti
 largest any of them earns; the response carries it in ``throttle_time_ms``.  Clients that back off
 themselves (KIP-219: from the version of each API named below) get the response at once and the
 connection is muted for the throttle time; older ones get the response only after it.
+
+A consumer's Fetch that earns a throttle time is answered with no data at all, as Kafka's
+KafkaApis answers it (``getThrottledResponse``: no topics, no error, session id 0), and its bytes
+are taken back off ``consumer_byte_rate``: they were never sent.
 """
 
 from __future__ import annotations
@@ -67,4 +71,14 @@ def throttle_time_ms(quotas: ClientQuotaManager, principal: str, client_id: str 
     if handler_seconds is not None:
         throttle = max(throttle, quotas.record(REQUEST_PERCENTAGE, user, client,
                                                handler_seconds * PERCENT_PER_SECOND))
+    if api_key == FETCH and throttle > 0:
+        # Whichever quota throttles it, the Fetch is answered empty (withhold_throttled_data).
+        quotas.unrecord(CONSUMER_BYTE_RATE, user, client, response_bytes)
     return throttle
+
+
+def withhold_throttled_data(api_key: int, response: dict[str, Any]) -> None:
+    """Empty the response of a request that earned a throttle time where Kafka does: a consumer's
+    Fetch keeps only its throttle time (Kafka's FetchContext.getThrottledResponse)."""
+    if api_key == FETCH:
+        response.update(error_code=0, session_id=0, responses=[])
