@@ -48,7 +48,8 @@ SEGMENT_BYTES = 8192
 BROKER_RETENTION_BYTES = 65536
 OVERRIDES = {
     "log.retention.check.interval.ms": "250",
-    "log.segment.bytes": str(SEGMENT_BYTES),
+    # Below log.segment.bytes' 1 MiB minimum: the test-only key.
+    "internal.log.segment.bytes": str(SEGMENT_BYTES),
     # log.retention.minutes wins over log.retention.hours, as in Kafka: broker-wide retention is 60 s.
     "log.retention.hours": "1000",
     "log.retention.minutes": "1",

@@ -64,7 +64,8 @@ async def set_broker_configs(broker: Broker, resource: str, values: dict[str, st
         try:
             parsed[key] = parse_value(key, raw)
         except ConfigError as e:
-            raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+            # Kafka's ConfigAdminManager answers a bad broker config with INVALID_REQUEST.
+            raise KafkaError(ErrorCode.INVALID_REQUEST, str(e)) from None
     if validate_only:
         return
     await broker.controller.set_broker_configs(resource, {k: str(v) for k, v in values.items()})

@@ -156,7 +156,8 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
         TopicConfigKey("leader.replication.throttled.replicas", "list", (), check=_throttled_replica, default=""),
         TopicConfigKey("follower.replication.throttled.replicas", "list", (), check=_throttled_replica, default=""),
         # As Kafka: segments smaller than segment.bytes allows, for tests; wins over segment.bytes.
-        TopicConfigKey("internal.segment.bytes", "int", (), internal=True),
+        # Its broker-wide default is pykafkad's internal.log.segment.bytes (Kafka has none).
+        TopicConfigKey("internal.segment.bytes", "int", ("internal.log.segment.bytes",), internal=True),
     ]
 }
 
@@ -300,6 +301,13 @@ def topic_setting(overrides: dict[str, str], broker: BrokerConfig, name: str) ->
         if found is not None:
             return found[0]
     return key.default
+
+
+def segment_bytes(overrides: dict[str, str], broker: BrokerConfig) -> int:
+    """The size a topic's segments roll at: the internal key (topic or broker) wins, as Kafka's
+    LogConfig.segmentSize() lets internal.segment.bytes win over segment.bytes."""
+    internal = topic_setting(overrides, broker, "internal.segment.bytes")
+    return int(internal) if internal is not None else topic_int(overrides, broker, "segment.bytes")
 
 
 def topic_int(overrides: dict[str, str], broker: BrokerConfig, name: str, default: int = LONG_MAX) -> int:

@@ -65,7 +65,7 @@ def _entry(c: EffectiveConfig, read_only: bool, synonyms: bool) -> dict[str, Any
 def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
     result = []
     for name, key in sorted(KEYS.items()):
-        if name in _NOT_KAFKA_CONFIGS:
+        if name in _NOT_KAFKA_CONFIGS or key.internal:
             continue
         layers = broker.config.synonyms_of(name, broker_synonym_group(name))
         if name in _DYNAMIC_ONLY:

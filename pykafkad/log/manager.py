@@ -21,7 +21,7 @@ from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.metadata.model import TopicInfo
 from pykafkad.metadata.znodes import kafka_uuid, parse_kafka_uuid
-from pykafkad.topic_config import topic_int, topic_setting
+from pykafkad.topic_config import segment_bytes, topic_int, topic_setting
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -117,8 +117,7 @@ class LogManager:
                      "zstd": "compression.zstd.level"}.get(codec)
         level = topic_int(c, b, level_key) if level_key else None
         settings: dict[str, object] = {
-            "segment_bytes": topic_int(c, b, "internal.segment.bytes" if "internal.segment.bytes" in c
-                                       else "segment.bytes"),
+            "segment_bytes": segment_bytes(c, b),
             "index_interval_bytes": topic_int(c, b, "index.interval.bytes"),
             "segment_index_bytes": topic_int(c, b, "segment.index.bytes"),
             "max_message_bytes": topic_int(c, b, "max.message.bytes"),
