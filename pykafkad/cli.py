@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pykafkad import __version__
 from pykafkad.broker_logging import configure as configure_logging
-from pykafkad.config import BrokerConfig, ConfigError, load_config
+from pykafkad.config import BrokerConfig, ConfigError, load_config, startup_warnings
 
 log = logging.getLogger("pykafkad")
 
@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         if args.config is None:
             _report_defaults(config)
+        for line in startup_warnings(config):
+            log.warning("%s", line)
         from pykafkad.network.server import StartupError, run_server
 
         failed: list[BaseException] = []
