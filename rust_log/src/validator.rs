@@ -238,18 +238,31 @@ fn validate_batch(
         let reader = compression::decompressing_reader(codec, payload)?;
         validate_records(&mut ReadSource::new(reader))?
     };
-    let timestamps_out_of_bounds = match (
-        opts.timestamp_bounds,
-        summary.min_timestamp_delta,
-        summary.max_timestamp_delta,
-    ) {
-        (Some((low, high)), Some(min), Some(max)) => {
-            header.base_timestamp.saturating_add(min) < low
-                || header.base_timestamp.saturating_add(max) > high
+    let timestamps_refused = if header.is_log_append_time() {
+        // Kafka reads every record of a batch flagged LogAppendTime as the batch's
+        // maxTimestamp, and refuses the flag unless a CreateTime topic checks that
+        // timestamp instead: on a LogAppendTime topic, or without a timestamp (-1).
+        summary.count > 0
+            && match opts.timestamp_bounds {
+                Some((low, high)) if header.max_timestamp != -1 => {
+                    header.max_timestamp < low || header.max_timestamp > high
+                }
+                _ => true,
+            }
+    } else {
+        match (
+            opts.timestamp_bounds,
+            summary.min_timestamp_delta,
+            summary.max_timestamp_delta,
+        ) {
+            (Some((low, high)), Some(min), Some(max)) => {
+                header.base_timestamp.saturating_add(min) < low
+                    || header.base_timestamp.saturating_add(max) > high
+            }
+            _ => false,
         }
-        _ => false,
     };
-    if (opts.compacted && summary.keyless > 0) || timestamps_out_of_bounds {
+    if (opts.compacted && summary.keyless > 0) || timestamps_refused {
         // Walked again only on this error path, so valid batches pay nothing for the list.
         let failed = if codec == compression::NONE {
             record_errors(&mut SliceSource::new(payload), header, opts)?
@@ -270,9 +283,13 @@ fn validate_batch(
             header.records_count, summary.count
         )));
     }
-    Ok(summary
-        .max_timestamp_delta
-        .map(|d| header.base_timestamp.wrapping_add(d)))
+    Ok(summary.max_timestamp_delta.map(|d| {
+        if header.is_log_append_time() {
+            header.max_timestamp
+        } else {
+            header.base_timestamp.wrapping_add(d)
+        }
+    }))
 }
 
 /// Assigns offsets starting at `base_offset`, stamps `leader_epoch`, and
@@ -308,7 +325,8 @@ pub fn assign_in_place(
 
 /// The records that fail a batch, each with Kafka's message (LogValidator's
 /// validateKey, then validateTimestamp): `timestamps` when any failed for its
-/// timestamp, which makes the batch's error INVALID_TIMESTAMP.
+/// timestamp or for a LogAppendTime flag a producer may not set, which makes
+/// the batch's error INVALID_TIMESTAMP.
 struct RecordErrors {
     errors: Vec<(i32, String)>,
     timestamps: bool,
@@ -330,7 +348,14 @@ fn record_errors<S: ByteSource>(
     };
     let mut index: i32 = 0;
     while let Some(rec) = next_record(src)? {
-        let timestamp = header.base_timestamp.saturating_add(rec.timestamp_delta);
+        let timestamp = if header.is_log_append_time() {
+            header.max_timestamp
+        } else {
+            header.base_timestamp.saturating_add(rec.timestamp_delta)
+        };
+        let offset = header
+            .base_offset
+            .saturating_add(i64::from(rec.offset_delta));
         if opts.compacted && !rec.has_key {
             failed.errors.push((
                 index,
@@ -342,14 +367,22 @@ fn record_errors<S: ByteSource>(
             && (timestamp < low || timestamp > high)
         {
             failed.timestamps = true;
-            let offset = header
-                .base_offset
-                .saturating_add(i64::from(rec.offset_delta));
             failed.errors.push((
                 index,
                 format!(
                     "Timestamp {timestamp} of message with offset {offset} is out of range. \
                      The timestamp should be within [{low}, {high}]"
+                ),
+            ));
+        } else if header.is_log_append_time()
+            && (opts.timestamp_bounds.is_none() || timestamp == -1)
+        {
+            failed.timestamps = true;
+            failed.errors.push((
+                index,
+                format!(
+                    "Invalid timestamp type in message with offset {offset} and timestamp {timestamp}. \
+                     Producer should not set timestamp type to LogAppendTime."
                 ),
             ));
         }
