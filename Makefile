@@ -14,6 +14,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
 .PHONY: bench bench-quick bench-cluster bench-deps cluster
+.PHONY: docs
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
 cluster: build tools
@@ -104,6 +105,11 @@ lint:
 # Regenerate wire/messages from the pinned kafka-clients jar.
 regen: $(VENV)/.created
 	$(PY) -m wire.codegen --kafka-version $(KAFKA_VERSION)
+
+# docs/configuration.md from pykafkad/config.py's key table (pykafkad/tests/test_config_reference.py
+# fails when it is stale).
+docs: $(VENV)/.built
+	$(PY) -m pykafkad.config_reference docs/configuration.md
 
 # pykafkad against Apache Kafka 4.1.1 (fetched by the harness from Maven Central into
 # .cache/bench): writes benchmarks/RESULTS.md and benchmarks/results.png.  bench-quick runs a

@@ -8,12 +8,11 @@ LogConfig does; DescribeConfigs reports the value with its source and synonyms.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from pykafkad.config import LONG_MAX, BrokerConfig
+from pykafkad.config import LONG_MAX, BrokerConfig, Check
 
 
 class ConfigSource(IntEnum):
@@ -49,14 +48,11 @@ _TYPE_BY_NAME = {
 }
 
 
-Check = Callable[[Any], "str | None"]
-
-
 def _at_least(minimum: float) -> Check:
     """Kafka's ``Range.atLeast``."""
     def check(value: Any) -> str | None:
         return f"Value must be at least {_number(minimum)}" if value < minimum else None
-    return check
+    return Check(f"at least {_number(minimum)}", check)
 
 
 def _between(minimum: float, maximum: float) -> Check:
@@ -67,11 +63,14 @@ def _between(minimum: float, maximum: float) -> Check:
         if value > maximum:
             return f"Value must be no more than {_number(maximum)}"
         return None
-    return check
+    return Check(f"{_number(minimum)} to {_number(maximum)}", check)
 
 
 def _gzip_level(value: Any) -> str | None:
     return None if value == -1 or 1 <= value <= 9 else "Value must be between 1 and 9 or equal to -1"
+
+
+GZIP_LEVEL = Check("1 to 9, or -1", _gzip_level)
 
 
 _THROTTLED_REPLICA = re.compile(r"\*|[0-9]+:[0-9]+")
@@ -83,6 +82,9 @@ def _throttled_replica(value: Any) -> str | None:
         return None
     return ("Must be the literal '*' or a list of replicas in the following format: "
             "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
+THROTTLED_REPLICAS = Check("* or partition:broker,...", _throttled_replica)
 
 
 def _number(n: float) -> str:
@@ -102,6 +104,8 @@ class TopicConfigKey:
     internal: bool = False
     # The value of a key no broker key stands behind, when the topic does not set it.
     default: str | None = None
+    # What it does, for a key with no broker key to take it from (docs/configuration.md).
+    doc: str = ""
 
     @property
     def config_type(self) -> ConfigType:
@@ -117,7 +121,7 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
             "compression.type", "string", ("compression.type",),
             ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
         ),
-        TopicConfigKey("compression.gzip.level", "int", ("compression.gzip.level",), check=_gzip_level),
+        TopicConfigKey("compression.gzip.level", "int", ("compression.gzip.level",), check=GZIP_LEVEL),
         TopicConfigKey("compression.lz4.level", "int", ("compression.lz4.level",), check=_between(1, 17)),
         TopicConfigKey("compression.zstd.level", "int", ("compression.zstd.level",), check=_between(-131072, 22)),
         TopicConfigKey("delete.retention.ms", "long", ("log.cleaner.delete.retention.ms",), check=_at_least(0)),
@@ -153,11 +157,14 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
         TopicConfigKey("segment.index.bytes", "int", ("log.index.size.max.bytes",), check=_at_least(4)),
         TopicConfigKey("segment.ms", "long", ("log.roll.ms", "log.roll.hours"), check=_at_least(1)),
         TopicConfigKey("unclean.leader.election.enable", "boolean", ("unclean.leader.election.enable",)),
-        TopicConfigKey("leader.replication.throttled.replicas", "list", (), check=_throttled_replica, default=""),
-        TopicConfigKey("follower.replication.throttled.replicas", "list", (), check=_throttled_replica, default=""),
+        TopicConfigKey("leader.replication.throttled.replicas", "list", (), check=THROTTLED_REPLICAS, default="",
+                       doc="Replicas leader.replication.throttled.rate applies to (set by reassignments)."),
+        TopicConfigKey("follower.replication.throttled.replicas", "list", (), check=THROTTLED_REPLICAS, default="",
+                       doc="Replicas follower.replication.throttled.rate applies to (set by reassignments)."),
         # As Kafka: segments smaller than segment.bytes allows, for tests; wins over segment.bytes.
         # Its broker-wide default is pykafkad's internal.log.segment.bytes (Kafka has none).
-        TopicConfigKey("internal.segment.bytes", "int", ("internal.log.segment.bytes",), internal=True),
+        TopicConfigKey("internal.segment.bytes", "int", ("internal.log.segment.bytes",), internal=True,
+                       doc="For tests: segments of any size; wins over segment.bytes."),
     ]
 }
 
