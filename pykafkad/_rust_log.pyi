@@ -54,6 +54,7 @@ class PartitionLog:
         message_timestamp_before_max_ms: int = ...,
         message_timestamp_after_max_ms: int = 3600000,
         clean_shutdown: bool = False,
+        recovery_point: int | None = None,
         cleanup_policy: Literal["delete", "compact", "compact,delete"] = "delete",
         compression_type: Literal["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"] = "producer",
         compression_level: int | None = None,
@@ -69,11 +70,12 @@ class PartitionLog:
     ) -> None:
         """Open (creating if missing) the partition directory ``dir``.
 
-        Loads all segments. With ``clean_shutdown=False`` the active segment is
-        re-validated batch by batch and its torn tail cut off (see
-        ``recovery_report()``); any segment failing the cheap open-time sanity check
-        is recovered the same way in either mode, and segments after a segment that
-        lost data are deleted. An interrupted cleaner swap is completed (if its
+        Loads all segments. With ``clean_shutdown=False`` every segment that may hold
+        an offset at or above ``recovery_point`` (Kafka's recovery point: all offsets
+        below it were fsynced; ``None`` recovers every segment) is re-validated batch
+        by batch and its torn tail cut off (see ``recovery_report()``); any segment
+        failing the cheap open-time sanity check is recovered the same way in either
+        mode, and segments after a segment that lost data are deleted. An interrupted cleaner swap is completed (if its
         ``.log.swap`` was committed) or rolled back (``.cleaned`` leftovers removed).
 
         The configuration keywords are Kafka's topic settings (``cleanup.policy`` ->
@@ -158,7 +160,17 @@ class PartitionLog:
 
     def flush(self) -> None:
         """fsync the segments written since the last flush, their indexes, and the
-        directory after a segment roll."""
+        directory after a segment roll; the recovery point moves to the log end."""
+
+    def flush_rolled(self) -> bool:
+        """fsync the rolled segments (all but the active one) written since the last
+        flush, as Kafka does after a roll; the recovery point moves to the active
+        segment's base offset. True if there was anything to flush."""
+
+    @property
+    def recovery_point(self) -> int:
+        """Offset below which every record is fsynced: after a crash, only segments
+        holding offsets at or above it need recovery. Moved only by a flush."""
 
     def close(self) -> None:
         """Flush, write the final time-index entry, trim index files, write the

@@ -1,5 +1,6 @@
-"""Periodic log work: retention, compaction (the cleaner), segment rolling by age, timed flushes, and
-forgetting idle producers (``producer.id.expiration.ms``).
+"""Periodic log work: retention, compaction (the cleaner), segment rolling by age, timed flushes, the
+recovery-point checkpoints (``log.flush.offset.checkpoint.interval.ms``), and forgetting idle producers
+(``producer.id.expiration.ms``).
 
 Python only decides when; the work itself is in the Rust log, run on worker threads with the
 GIL released so produce and fetch keep flowing while a partition is cleaned.
@@ -48,6 +49,7 @@ class LogHousekeeper:
             if config["log.cleaner.enable"]:
                 nursery.start_soon(self._every, "log.cleaner.backoff.ms", self.cleaner_pass)
             nursery.start_soon(self._flush_loop)
+            nursery.start_soon(self._every, "log.flush.offset.checkpoint.interval.ms", self.recovery_point_pass)
             nursery.start_soon(self._every, "producer.id.expiration.check.interval.ms", self.producer_expiry_pass)
             task_status.started()
 
@@ -105,6 +107,13 @@ class LogHousekeeper:
                 "producer expiry", lambda p: p.remove_expired_producers(now, expiration)):
             if removed:
                 log.info("expired %d producer(s) idle for %d ms of %s-%d", removed, expiration, topic, partition)
+
+    async def recovery_point_pass(self) -> None:
+        """fsync the segments rolled since the last flush and checkpoint every log's recovery point, so a
+        crash re-reads only what came after it (Kafka's log.flush.offset.checkpoint.interval.ms)."""
+        flushed = await trio.to_thread.run_sync(self.logs.checkpoint_recovery_points)
+        if flushed:
+            log.debug("flushed the rolled segments of %d log(s) for their recovery points", flushed)
 
     async def _flush_loop(self) -> None:
         """flush.ms / log.flush.interval.ms: fsync partitions whose unflushed data is old enough."""

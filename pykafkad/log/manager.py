@@ -1,4 +1,5 @@
-"""Owns every partition's log: opening at start-up, creation, deletion, and the clean-shutdown marker.
+"""Owns every partition's log: opening at start-up, creation, deletion, the clean-shutdown marker and
+the recovery-point checkpoints.
 
 The storage itself is ``pykafkad._rust_log.PartitionLog``; this module only decides which
 directory a partition lives in and with which topic settings it is opened.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
+from pykafkad.log.recovery_checkpoint import read_recovery_points, write_recovery_points
 from pykafkad.metadata.model import TopicInfo
 from pykafkad.metadata.znodes import kafka_uuid, parse_kafka_uuid
 from pykafkad.topic_config import segment_bytes, topic_int, topic_setting
@@ -83,6 +85,9 @@ class LogManager:
         # registered already, but are the topic's only if this broker's write wins.
         self.creating: dict[str, uuid.UUID] = {}
         self._clean: dict[Path, bool] = {}
+        # The recovery points checkpointed in each log dir shut down uncleanly (after a clean shutdown
+        # nothing is recovered).
+        self._recovery_points: dict[Path, dict[tuple[str, int], int]] = {}
         # Until load_all has run, a close marks clean only the dirs that were clean at start.
         self._loaded = False
         for d in config.log_dirs:
@@ -91,6 +96,8 @@ class LogManager:
             self._clean[d] = marker.exists()
             if marker.exists():
                 marker.unlink()
+            else:
+                self._recovery_points[d] = read_recovery_points(d)
 
     def _dir_for(self, topic: str, partition: int) -> Path:
         name = f"{topic}-{partition}"
@@ -139,11 +146,22 @@ class LogManager:
         }
         return settings
 
+    def _recovery_point(self, path: Path) -> int | None:
+        """The checkpointed recovery point of the partition in ``path``; None: recover all of it."""
+        match = _PARTITION_DIR.fullmatch(path.name)
+        if match is None:
+            return None
+        return self._recovery_points.get(path.parent, {}).get((match["topic"], int(match["partition"])))
+
+    def _open_log(self, path: Path, settings: dict[str, object]) -> PartitionLog:
+        clean = self._clean.get(path.parent, False)
+        return PartitionLog(str(path), clean_shutdown=clean,
+                            recovery_point=None if clean else self._recovery_point(path), **settings)
+
     def _open(self, topic: TopicInfo, partition: int) -> PartitionLog:
         path = self._dir_for(topic.name, partition)
-        clean = self._clean.get(path.parent, False)
         settings = self.log_settings(topic)
-        plog = PartitionLog(str(path), clean_shutdown=clean, **settings)
+        plog = self._open_log(path, settings)
         if read_topic_id(path) is None:
             write_topic_id(path, topic.topic_id)  # a directory from before topic ids were kept
         self.logs[(topic.name, partition)] = plog
@@ -204,17 +222,24 @@ class LogManager:
         hosted = [(topic, p) for topic in metadata.topics.values() for p in topic.partitions
                   if self.config.node_id in p.replicas]
         total = len(hosted)
-        done = 0
+        done = recovered = segments = 0
         for topic, p in hosted:
             plog = self._open(topic, p.index)
             report = getattr(plog, "recovery_report", None)
             for line in report() if report else []:
                 log.warning("recovery of %s-%d: %s", topic.name, p.index, line)
+                recovered += line.startswith("recovered segment")
+            if not self._clean.get(Path(plog.dir).parent, True):
+                segments += len(plog.segment_base_offsets())
             done += 1
             if total >= 100 and done % 100 == 0:
                 log.info("opened %d of %d partition logs", done, total)
         if total:
             log.info("opened %d partition logs", total)
+        if segments:
+            # Kafka says "Recovering unflushed segment" for each; this is the sum of what it re-read.
+            log.info("unclean shutdown: recovered %d of %d segments (those from each log's recovery point)",
+                     recovered, segments)
         self._loaded = True
 
     def plan_new(self, name: str, partitions: Iterable[int]) -> list[Path]:
@@ -248,8 +273,7 @@ class LogManager:
             for parent in dict.fromkeys(path.parent for path in paths):
                 _fsync_dir(parent)
             for path in paths:
-                clean = self._clean.get(path.parent, False)
-                opened.append(PartitionLog(str(path), clean_shutdown=clean, **settings))
+                opened.append(self._open_log(path, settings))
         except (LogError, OSError) as e:
             for plog in opened:
                 plog.close()
@@ -329,8 +353,35 @@ class LogManager:
         """Serve ``plog`` (the same partition reopened elsewhere) from now on."""
         self.logs[(topic, partition)] = plog
 
+    def checkpoint_recovery_points(self, flush_rolled: bool = True) -> int:
+        """Write each log dir's ``recovery-point-offset-checkpoint``, after fsyncing the segments rolled
+        since the last flush (Kafka flushes a rolled segment soon after the roll), so the recovery points
+        move on.  Blocks on fsyncs: run it on a worker thread.  Returns how many logs had rolled segments
+        to flush.  A log that fails (closed meanwhile) is left out: it would be recovered whole."""
+        by_dir: dict[Path, dict[tuple[str, int], int]] = {d: {} for d in self.config.log_dirs}
+        flushed = 0
+        for (topic, partition), plog in list(self.logs.items()):
+            try:
+                if flush_rolled and plog.flush_rolled():
+                    flushed += 1
+                point = plog.recovery_point
+            except LogError as e:
+                if not plog.closed:
+                    log.error("flushing %s-%d for its recovery point failed: %s", topic, partition, e)
+                continue
+            by_dir.setdefault(Path(plog.dir).parent, {})[(topic, partition)] = point
+        for d, points in by_dir.items():
+            if d not in self.config.log_dirs:
+                continue
+            try:
+                write_recovery_points(d, points)
+            except OSError as e:
+                log.error("writing the recovery-point checkpoint of %s failed: %s", d, e)
+        return flushed
+
     def close_all(self) -> None:
-        """Flush and close every log, then mark each log dir as cleanly shut down."""
+        """Flush and close every log, checkpoint their recovery points (their ends, once flushed), then mark
+        each log dir as cleanly shut down."""
         failed = False
         for key, plog in self.logs.items():
             try:
@@ -338,6 +389,8 @@ class LogManager:
             except Exception:  # noqa: BLE001 - one bad partition must not stop the others closing
                 failed = True
                 log.exception("closing log %s-%d failed", *key)
+        if self._loaded:
+            self.checkpoint_recovery_points(flush_rolled=False)
         self.logs.clear()
         if not failed:
             for d in self.config.log_dirs:

@@ -83,6 +83,11 @@ pub struct PartitionLog {
     epochs_on_disk: bool,
     closed: bool,
     log_start_offset: i64,
+    /// Kafka's recovery point: every offset below it is fsynced (data,
+    /// indexes and the directory entries naming them), so after a crash
+    /// only the segments holding offsets at or above it are recovered.
+    /// Advanced only by a flush, never by an append.
+    recovery_point: i64,
     flush_policy: FlushPolicy,
     /// Cleaner's first dirty offset (persisted).
     cleaner_checkpoint: Option<i64>,
@@ -100,15 +105,29 @@ fn parse_stem(name: &str, ext: &str) -> Option<i64> {
 }
 
 impl PartitionLog {
-    /// Opens (creating if needed) the partition directory `dir`. With
-    /// `clean_shutdown == false` the active segment is recovered (and any
-    /// segment failing its sanity check is recovered in either case).
+    /// Opens (creating if needed) the partition directory `dir`, without a
+    /// recovery point: after an unclean shutdown every segment is recovered.
     pub fn open(
         dir: impl AsRef<Path>,
         config: LogConfig,
         clean_shutdown: bool,
     ) -> Result<PartitionLog> {
+        Self::open_at(dir, config, clean_shutdown, None)
+    }
+
+    /// Opens (creating if needed) the partition directory `dir`. With
+    /// `clean_shutdown == false` every segment that may hold an offset at or
+    /// above `recovery_point` (all of them when `None`, as Kafka does without
+    /// a checkpoint) is recovered; a segment failing its sanity check is
+    /// recovered in either case.
+    pub fn open_at(
+        dir: impl AsRef<Path>,
+        config: LogConfig,
+        clean_shutdown: bool,
+        recovery_point: Option<i64>,
+    ) -> Result<PartitionLog> {
         config.validate()?;
+        let checkpointed_rp = recovery_point.unwrap_or(0).max(0);
         let dir = dir.as_ref().to_path_buf();
         let created_dir = create_dir(&dir)?;
         let mut report = Vec::new();
@@ -151,12 +170,19 @@ impl PartitionLog {
         let mut segments: Vec<Segment> = Vec::with_capacity(log_bases.len().max(1));
         let count = log_bases.len();
         let mut cut_at: Option<usize> = None;
+        let mut first_recovered: Option<usize> = None;
         for (i, base) in log_bases.iter().copied().enumerate() {
             let (mut seg, problem) = Segment::open(&dir, base, &scfg)?;
             let is_last = i + 1 == count;
-            let needs = match (&problem, is_last && !clean_shutdown) {
+            // Kafka's `logSegments(recoveryPoint, MAX)`: the segment holding
+            // the recovery point and every later one.
+            let unflushed = !clean_shutdown
+                && log_bases.get(i + 1).is_none_or(|&next| next > checkpointed_rp);
+            let needs = match (&problem, unflushed) {
                 (Some(p), _) => Some(p.clone()),
-                (None, true) => Some("unclean shutdown".to_string()),
+                (None, true) => Some(format!(
+                    "unclean shutdown, unflushed after recovery point {checkpointed_rp}"
+                )),
                 (None, false) => None,
             };
             if let Some(why) = needs {
@@ -177,6 +203,7 @@ impl PartitionLog {
                     ));
                 }
                 report.push(line);
+                first_recovered.get_or_insert(segments.len());
                 let next_base = log_bases.get(i + 1).copied();
                 let broken_chain = next_base.is_some_and(|nb| seg.next_offset() > nb);
                 segments.push(seg);
@@ -209,6 +236,14 @@ impl PartitionLog {
 
         let first_base = segments.first().map_or(0, |s| s.base_offset());
         let leo = segments.last().map_or(0, |s| s.next_offset());
+        // A clean shutdown flushed everything. After a crash the checkpoint
+        // holds: what recovery rewrote (indexes, a cut tail) is fsynced by
+        // the next flush, which only then moves the point.
+        let recovery_point = if clean_shutdown {
+            leo
+        } else {
+            checkpointed_rp.min(leo)
+        };
         let checkpointed = offset_checkpoint::read(&dir, offset_checkpoint::LOG_START_OFFSET);
         let log_start_offset = checkpointed.unwrap_or(first_base).max(first_base).min(leo);
         let cleaner_checkpoint = offset_checkpoint::read(&dir, offset_checkpoint::CLEANER_OFFSET);
@@ -219,13 +254,14 @@ impl PartitionLog {
             producers: ProducerStateManager::new(),
             epochs,
             report,
-            first_dirty_segment: None,
+            first_dirty_segment: first_recovered,
             dir_dirty,
             parent_dirty: created_dir,
             epochs_unsynced: epochs_loaded && !clean_shutdown,
             epochs_on_disk: epochs_loaded,
             closed: false,
             log_start_offset,
+            recovery_point,
             flush_policy: FlushPolicy::new(now_ms()),
             cleaner_checkpoint,
             tombstone_expiry: None,
@@ -648,6 +684,7 @@ impl PartitionLog {
             .first_dirty_segment
             .map(|d| d.min(self.segments.len() - 1));
         let leo = self.log_end_offset();
+        self.recovery_point = self.recovery_point.min(leo);
         if self.epochs.truncate_from_end(leo) {
             self.epochs.persist()?;
             self.epochs_on_disk = true;
@@ -758,6 +795,8 @@ impl PartitionLog {
         offset_checkpoint::write(&self.dir, offset_checkpoint::LOG_START_OFFSET, offset)?;
         self.dir_dirty = true;
         self.first_dirty_segment = Some(0);
+        // Nothing below `offset` exists any more, and nothing at it yet.
+        self.recovery_point = offset;
         self.epochs.clear();
         self.epochs.persist()?;
         self.epochs_on_disk = true;
@@ -1348,12 +1387,46 @@ impl PartitionLog {
     }
 
     fn flush_inner(&mut self) -> Result<()> {
+        let leo = self.log_end_offset();
         self.flush_policy.flushed(now_ms());
         if let Some(from) = self.first_dirty_segment.take() {
             for seg in &self.segments[from.min(self.segments.len())..] {
                 seg.flush()?;
             }
         }
+        self.sync_metadata()?;
+        self.recovery_point = self.recovery_point.max(leo);
+        Ok(())
+    }
+
+    /// Kafka flushes a rolled segment soon after the roll: fsyncs the
+    /// segments before the active one written since the last flush, and
+    /// moves the recovery point to the active segment's base offset.
+    /// Returns true if there was anything to flush.
+    pub fn flush_rolled(&mut self) -> Result<bool> {
+        self.ensure_open()?;
+        let active = self.segments.len().saturating_sub(1);
+        let Some(from) = self.first_dirty_segment.filter(|&d| d < active) else {
+            return Ok(false);
+        };
+        for seg in &self.segments[from..active] {
+            seg.flush()?;
+        }
+        self.first_dirty_segment = Some(active);
+        self.sync_metadata()?;
+        let active_base = self.active_segment_base_offset();
+        self.recovery_point = self.recovery_point.max(active_base);
+        Ok(true)
+    }
+
+    /// Offset below which everything is durable (see the field).
+    pub fn recovery_point(&self) -> i64 {
+        self.recovery_point
+    }
+
+    /// fsyncs what makes flushed segments findable after a crash: the
+    /// leader-epoch checkpoint and the directory entries.
+    fn sync_metadata(&mut self) -> Result<()> {
         if self.epochs_unsynced {
             self.epochs.sync()?;
             self.epochs_unsynced = false;

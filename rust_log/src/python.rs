@@ -99,16 +99,17 @@ impl PyPartitionLog {
 #[pymethods]
 impl PyPartitionLog {
     #[new]
-    #[pyo3(signature = (dir, *, clean_shutdown = false, **config))]
+    #[pyo3(signature = (dir, *, clean_shutdown = false, recovery_point = None, **config))]
     fn new(
         py: Python<'_>,
         dir: std::path::PathBuf,
         clean_shutdown: bool,
+        recovery_point: Option<i64>,
         config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let config = python_config::with_kwargs(LogConfig::default(), config)?;
         let log = py
-            .detach(|| CoreLog::open(&dir, config, clean_shutdown))
+            .detach(|| CoreLog::open_at(&dir, config, clean_shutdown, recovery_point))
             .map_err(|e| to_py_err(py, e))?;
         Ok(PyPartitionLog {
             inner: Mutex::new(log),
@@ -371,6 +372,15 @@ impl PyPartitionLog {
 
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         self.with_log(py, |l| l.flush())
+    }
+
+    fn flush_rolled(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with_log(py, |l| l.flush_rolled())
+    }
+
+    #[getter]
+    fn recovery_point(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with_log(py, |l| Ok(l.recovery_point()))
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {

@@ -98,8 +98,11 @@ def test_reopening_untouched_logs_fsyncs_nothing(tmp_path: Path) -> None:
 
 def test_first_flush_after_a_crash_fsyncs_each_directory(tmp_path: Path) -> None:
     # The killed process may have left directory entries unsynced (a rolled segment); opening
-    # after a crash no longer fsyncs every directory, the first flush does.
+    # after a crash no longer fsyncs every directory, the first flush does.  It fsyncs the segments
+    # recovery re-read too (read from the page cache, not known to be on disk), before the recovery
+    # point may move past them.
     root = (tmp_path / "logs").resolve()
     synced_paths(tmp_path, "create", 10, [root])
     synced = synced_paths(tmp_path, "reopen-unclean", 10, [root])
-    assert synced == Counter({str(root / f"t-{p}"): 1 for p in range(10)})
+    assert synced == Counter({str(root / f"t-{p}"): 1 for p in range(10)}
+                             | {str(root / f"t-{p}" / f"{0:020d}.log"): 1 for p in range(10)})
