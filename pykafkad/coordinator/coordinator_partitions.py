@@ -8,11 +8,16 @@ coordinator takes what was read (``loaded``) and the partition is owned, with th
 was loaded at as its coordinator epoch.  When the broker stops leading it, the coordinator drops
 its state (``dropped``) and its keys get NOT_COORDINATOR.  A load overtaken by a later change of
 leadership is thrown away.  Everything here runs on the Trio thread.
+
+For the tests only (undocumented, not a broker setting): while the file named by env
+``PYKAFKAD_TEST_HOLD_COORDINATOR_LOADS`` exists, loads wait before they read, so a test can see
+what a partition being loaded is answered without racing a load of milliseconds.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -32,7 +37,17 @@ log = logging.getLogger(__name__)
 # COORDINATOR_LOAD_IN_PROGRESS (a partition just created, or a small one, loads in milliseconds).
 LOAD_WAIT_S = 1.0
 
+# The test harness's hold on loads (see the module docstring), and how often it is looked at.
+HOLD_LOADS_ENV = "PYKAFKAD_TEST_HOLD_COORDINATOR_LOADS"
+HOLD_POLL_S = 0.05
+
 T = TypeVar("T")
+
+
+async def _test_hold() -> None:
+    hold = os.environ.get(HOLD_LOADS_ENV)
+    while hold and os.path.exists(hold):
+        await trio.sleep(HOLD_POLL_S)
 
 
 class CoordinatorPartitions(Generic[T]):
@@ -83,6 +98,7 @@ class CoordinatorPartitions(Generic[T]):
 
     async def _load(self, partition: Partition, done: trio.Event) -> None:
         index = partition.index
+        await _test_hold()
         try:
             data = await trio.to_thread.run_sync(self._read, partition.log)
         except (LogError, OSError, ValueError) as e:
@@ -108,6 +124,14 @@ class CoordinatorPartitions(Generic[T]):
         if loading is not None:
             loading.set()
         self._dropped(index)
+
+    async def loads_finished(self) -> bool:
+        """Whether no partition is being loaded, after waiting a little (as ``check``) for the loads
+        under way."""
+        with trio.move_on_after(LOAD_WAIT_S):
+            for done in list(self._loading.values()):
+                await done.wait()
+        return not self._loading
 
     async def check(self, index: int) -> ErrorCode | None:
         """None when this broker coordinates partition ``index``'s keys now (after waiting a little

@@ -130,6 +130,10 @@ async def describe_groups(broker: Broker, ctx: RequestContext, body: dict[str, A
 
 
 async def list_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if not await broker.groups.groups_loaded():
+        # Kafka's group coordinator fails the whole listing while one of its partitions loads
+        # (a partial list would look complete); clients retry.
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "groups": []}
     states = {s.lower() for s in body["states_filter"]} if ctx.api_version >= 4 else set()
     types = {t.lower() for t in body["types_filter"]} if ctx.api_version >= 5 else set()
     listed = []

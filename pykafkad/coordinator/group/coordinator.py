@@ -353,3 +353,8 @@ class GroupCoordinator:
 
     def group_ids(self) -> list[str]:
         return list(self._actors)
+
+    async def groups_loaded(self) -> bool:
+        """Whether every offsets partition this broker leads is loaded (after a short wait), so
+        ``group_ids`` names all its groups."""
+        return await self.partitions.loads_finished()
