@@ -6,7 +6,8 @@ Set in ``server.properties`` as Kafka sets them in ``log4j.properties``, with lo
 ``kafka.authorizer.logger=WARN``; TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF).  pykafkad's own
 keys choose the form: ``logging.format`` (``text``, or ``json`` for one JSON object per line) and
 ``logging.file`` (a file rotated at ``logging.file.max.bytes`` keeping ``logging.file.backups`` old
-ones, besides stderr).
+ones, besides stderr).  kazoo, the ZooKeeper client, logs warnings and errors only unless
+``log4j.logger.kazoo=INFO`` (or DEBUG) asks for its connection chatter.
 
 Warnings about one client's connection (garbage frames, a failed handshake) are limited to
 ``WARNINGS_PER_WINDOW`` per peer address each ``WINDOW_S`` seconds; the next line after a quiet
@@ -31,6 +32,9 @@ LOGGER_PREFIX = "log4j.logger."
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 WINDOW_S = 10.0
 WARNINGS_PER_WINDOW = 5
+# Libraries whose INFO lines are their own chatter (kazoo: every ZooKeeper connect and close),
+# held at this level unless ``log4j.logger.<name>`` asks for another.
+QUIET_LIBRARIES = {"kazoo": logging.WARNING}
 # The loggers whose warnings are about one peer (its address is the record's first argument).
 PER_CONNECTION_LOGGERS = ("pykafkad.network.connection", "pykafkad.network.server")
 
@@ -127,6 +131,8 @@ def configure(settings: LoggingSettings, default_level: int) -> None:
     root.addHandler(RECENT)
     root.setLevel(settings.root_level if settings.root_level is not None else default_level)
     logging.addLevelName(5, "TRACE")
+    for name, level in QUIET_LIBRARIES.items():
+        logging.getLogger(name).setLevel(settings.levels.get(name, level))
     for name, level in settings.levels.items():
         logging.getLogger(name).setLevel(level)
     limit = PerPeerWarningLimit()
