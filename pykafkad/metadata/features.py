@@ -6,6 +6,11 @@ Kafka's ZooKeeper mode kept them in the ``/feature`` znode; so do we, in the sam
 cluster whose node is absent runs at the default levels, those of a new Kafka 4.1 cluster.
 ApiVersions reports the levels with an epoch (the node's version plus one, 0 while it is absent)
 so clients see a change; ``kafka-features.sh`` changes them through UpdateFeatures.
+
+The features are Kafka 4.1's, with its ranges, so ``kafka-features.sh upgrade --release 4.1``
+(which names every one of them) is taken.  pykafkad acts on ``transaction.version``; the others
+are recorded and described, and ``NOT_IMPLEMENTED`` says what a level above 0 would ask for that
+pykafkad does not do (the broker logs it when one is set).
 """
 
 from __future__ import annotations
@@ -17,10 +22,38 @@ from pykafkad.metadata.store import Node
 
 FEATURE_ZNODE = "/feature"
 TRANSACTION_VERSION = "transaction.version"
-# name -> (min, max) level this broker can run at.  Level 0 means the feature is off.
-SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 2)}
-# A cluster never told otherwise runs at these (Kafka 4.1 bootstraps transaction.version=2).
-DEFAULT_LEVELS: dict[str, int] = {TRANSACTION_VERSION: 2}
+METADATA_VERSION = "metadata.version"
+ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
+# metadata.version 3.3-IV3, the lowest Kafka sets (the first with feature level records).
+MINIMUM_METADATA_VERSION = 7
+# 4.1-IV1, Kafka 4.1's latest production metadata.version: the protocol pykafkad serves.
+LATEST_METADATA_VERSION = 27
+# name -> (min, max) level this broker can run at, as Kafka 4.1's broker describes them.  Level 0
+# means the feature is off; a feature not listed supports level 0 only.
+SUPPORTED: dict[str, tuple[int, int]] = {
+    ELIGIBLE_LEADER_REPLICAS_VERSION: (0, 1),
+    "group.version": (0, 1),
+    "kraft.version": (0, 1),
+    METADATA_VERSION: (MINIMUM_METADATA_VERSION, LATEST_METADATA_VERSION),
+    "share.version": (0, 1),
+    TRANSACTION_VERSION: (0, 2),
+}
+# What a level above 0 of these asks for that pykafkad does not do: the level is only recorded.
+NOT_IMPLEMENTED: dict[str, str] = {
+    ELIGIBLE_LEADER_REPLICAS_VERSION: "eligible leader replicas (KIP-966)",
+    "group.version": "the consumer group protocol of KIP-848 (ConsumerGroupHeartbeat)",
+    "kraft.version": "KRaft (pykafkad runs single-node or on ZooKeeper)",
+    METADATA_VERSION: "behaviour by metadata.version (it serves Kafka 4.1's protocol at every level)",
+    "share.version": "share groups (KIP-932)",
+}
+# metadata.version levels that changed the metadata (Kafka's MetadataVersion.didMetadataChange):
+# a downgrade across one of them could lose metadata, so Kafka refuses it.
+METADATA_CHANGED_AT = frozenset({7, 8, 11, 13, 14, 15, 17, 23})
+# Features a level depends on: (feature, level) -> the metadata.version level it needs.
+METADATA_VERSION_NEEDED = {(ELIGIBLE_LEADER_REPLICAS_VERSION, 1): 23}
+# A cluster never told otherwise runs at these (Kafka 4.1 bootstraps transaction.version=2;
+# the features pykafkad does not implement stay off).
+DEFAULT_LEVELS: dict[str, int] = {METADATA_VERSION: LATEST_METADATA_VERSION, TRANSACTION_VERSION: 2}
 _ZNODE_VERSION = 2
 _ENABLED = 1
 
@@ -46,12 +79,14 @@ class FinalizedFeatures:
 
 def check_level(name: str, level: int) -> None:
     """FeatureError unless this broker supports ``name`` at ``level``."""
-    if name not in SUPPORTED:
-        raise FeatureError(f"Feature {name} is not supported by this broker; supported features: "
-                           f"{', '.join(sorted(SUPPORTED))}")
-    low, high = SUPPORTED[name]
+    low, high = SUPPORTED.get(name, (0, 0))
     if not low <= level <= high:
         raise FeatureError(f"Feature {name} level {level} is outside the supported range {low}-{high}")
+
+
+def metadata_changed(high: int, low: int) -> bool:
+    """Whether a metadata.version downgrade from ``high`` to ``low`` crosses a metadata change."""
+    return any(low < level <= high for level in METADATA_CHANGED_AT)
 
 
 def encode(levels: dict[str, int]) -> bytes:
@@ -68,4 +103,6 @@ def decode(node: Node | None) -> FinalizedFeatures:
         levels = {str(name): int(v["max_version_level"]) for name, v in doc.get("features", {}).items()}
     except (ValueError, TypeError, KeyError, AttributeError):
         return FinalizedFeatures(epoch=node.version + 1)
+    # metadata.version is always finalized; a node written before it was recorded runs at the latest.
+    levels.setdefault(METADATA_VERSION, LATEST_METADATA_VERSION)
     return FinalizedFeatures({name: level for name, level in levels.items() if level > 0}, node.version + 1)
