@@ -150,3 +150,22 @@ def test_an_unreachable_broker_is_one_line() -> None:
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr == (f"pykafkad: cannot reach 127.0.0.1:{port} (Connection refused); is a broker running "
                            "there? set --bootstrap-server or PYKAFKAD_BROKERS\n"), done.stderr
+
+
+def test_a_group_that_never_forms_is_one_line(tmp_path: Path) -> None:
+    # A broker started without configs/server.properties keeps Kafka's offsets.topic.replication.factor=3:
+    # on one broker no group can form.  `consume -g` says so instead of printing nothing and exiting 0.
+    broker = BrokerProcess(tmp_path / "logs", {"offsets.topic.replication.factor": "3"}, name="cli-no-group")
+    broker.start()
+    try:
+        topic = f"cli-ng-{uuid.uuid4().hex[:8]}"
+        run(broker, "topic", "create", topic, "-p", "1", "-r", "1")
+        run(broker, "produce", topic, stdin="v\n")
+        done = run(broker, "consume", topic, "-g", "g", "--timeout", "3", ok=False)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.startswith(f"pykafkad: consume {topic}: group g was given no partitions in 3 s"), done.stderr
+        assert "offsets.topic.replication.factor=1" in done.stderr, done.stderr
+        # Without a group it reads the record.
+        assert run(broker, "consume", topic, "--timeout", "3").stdout.split() == ["v"]
+    finally:
+        broker.close()

@@ -54,6 +54,7 @@ def consume(args: argparse.Namespace) -> Report:
         if topic is None or topic.error is not None:
             raise CommandError(f"consume {args.topic}: no such topic; list the topics with `pykafkad topic list`")
         partitions = [TopicPartition(args.topic, p) for p in sorted(topic.partitions)]
+        subscribed = False
         if args.offset is not None:
             consumer.assign([TopicPartition(args.topic, tp.partition, args.offset) for tp in partitions])
         elif args.timestamp is not None:
@@ -65,6 +66,7 @@ def consume(args: argparse.Namespace) -> Report:
             consumer.assign([TopicPartition(args.topic, tp.partition, OFFSET_BEGINNING) for tp in partitions])
         else:
             consumer.subscribe([args.topic])
+            subscribed = True
         records = []
         quiet_since = time.monotonic()
         while args.num is None or len(records) < args.num:
@@ -84,6 +86,13 @@ def consume(args: argparse.Namespace) -> Report:
             records.append(record)
             if not args.json:
                 print(record["value"] if not args.print_keys else f"{record['key']}\t{record['value']}", flush=True)
+        if subscribed and not records and not consumer.assignment():
+            # A group that never formed prints nothing; say why instead of exiting as if the topic were empty.
+            raise CommandError(
+                f"consume {args.topic}: group {args.group} was given no partitions in {args.timeout:g} s: its "
+                "coordinator may be unavailable (a single broker needs offsets.topic.replication.factor=1; the "
+                "broker log says why) or the group has more members than the topic has partitions; "
+                "try `pykafkad group describe " + args.group + "`")
         if args.group and records:
             consumer.commit(asynchronous=False)
     finally:
