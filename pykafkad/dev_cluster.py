@@ -3,8 +3,12 @@
 Starts ZooKeeper from ``<configs>/zookeeper.properties`` (the jars of ``make zookeeper-deps``), then
 one broker per ``<configs>/broker-*.properties``, each logging to ``data/cluster/<name>.log``.
 Prints where each listens and what to try, then waits.  Ctrl-C (or SIGTERM) stops the brokers one
-after another, each with a controlled shutdown, and then ZooKeeper.  A process that fails to start
-stops the others, and its log's last lines are shown.
+after another, each with a controlled shutdown, and then ZooKeeper, and exits 0 if every broker
+stopped cleanly.  A process that fails to start stops the others, and its log's last lines are shown.
+
+``--port-offset N`` runs the same configs with every port moved by N (ZooKeeper's clientPort, the
+brokers' listeners, advertised listeners and zookeeper.connect), from copies written to
+``<data>/configs``: a second cluster beside the first, or a test's cluster beside a developer's.
 
     python -m pykafkad.dev_cluster --configs configs/cluster --zookeeper-jars .cache/zookeeper/lib
 """
@@ -12,6 +16,7 @@ stops the others, and its log's last lines are shown.
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import socket
 import subprocess
@@ -31,6 +36,32 @@ def _properties(path: Path) -> dict[str, str]:
             key, value = line.split("=", 1)
             out[key.strip()] = value.strip()
     return out
+
+
+# The keys whose values name ports, and how a port is found in them.
+_PORT_KEYS = frozenset({"clientPort", "listeners", "advertised.listeners", "zookeeper.connect", "metrics.listener"})
+_HOST_PORT = re.compile(r"(?<=:)(\d+)(?=$|[,/])")
+
+
+def _shift_ports(key: str, value: str, offset: int) -> str:
+    if key == "clientPort":
+        return str(int(value) + offset)
+    return _HOST_PORT.sub(lambda m: str(int(m.group(1)) + offset), value)
+
+
+def shifted_config(source: Path, target_dir: Path, offset: int) -> Path:
+    """A copy of ``source`` in ``target_dir`` with every port moved by ``offset`` (comments kept)."""
+    lines = []
+    for line in source.read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not line.lstrip().startswith("#") and key.strip() in _PORT_KEYS:
+            line = f"{key}={_shift_ports(key.strip(), value.strip(), offset)}"
+        lines.append(line)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    # Absolute, so each process's command line says which copy it runs.
+    target = (target_dir / source.name).resolve()
+    target.write_text("\n".join(lines) + "\n")
+    return target
 
 
 def _answers(host: str, port: int) -> bool:
@@ -63,24 +94,31 @@ class Member:
                 raise SystemExit(f"pykafkad cluster: {self.name} did not start; the end of {self.log}:\n{tail}")
             time.sleep(0.1)
 
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+    def stop(self) -> int | None:
+        """Stop the process (SIGTERM, SIGKILL after STOP_TIMEOUT_S); its exit status, None if never started."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
 
 
-def members(configs: Path, zookeeper_jars: Path, data: Path) -> list[Member]:
+def members(configs: Path, zookeeper_jars: Path, data: Path, port_offset: int = 0) -> list[Member]:
     zk_config = configs / "zookeeper.properties"
+    broker_configs = sorted(configs.glob("broker-*.properties"))
+    if port_offset:
+        zk_config = shifted_config(zk_config, data / "configs", port_offset)
+        broker_configs = [shifted_config(path, data / "configs", port_offset) for path in broker_configs]
     zk = _properties(zk_config)
     java = ["java", "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", f"{zookeeper_jars}/*"]
     out = [Member("zookeeper", [*java, "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(zk_config)],
                   zk.get("clientPortAddress", "127.0.0.1"), int(zk["clientPort"]), data / "zookeeper.log")]
-    for path in sorted(configs.glob("broker-*.properties")):
+    for path in broker_configs:
         listener = _properties(path)["listeners"].split(",")[0]
         host, port = listener.split("://", 1)[1].rsplit(":", 1)
         out.append(Member(path.stem, [sys.executable, "-m", "pykafkad", "serve", str(path)],
@@ -93,11 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", type=Path, default=Path("configs/cluster"))
     parser.add_argument("--zookeeper-jars", type=Path, default=Path(".cache/zookeeper/lib"))
     parser.add_argument("--data", type=Path, default=Path("data/cluster"))
+    parser.add_argument("--port-offset", type=int, default=0,
+                        help="move every port of the configs by this much (a second cluster beside the first)")
     args = parser.parse_args(argv)
     if not any(args.zookeeper_jars.glob("zookeeper-*.jar")):
         raise SystemExit(f"pykafkad cluster: no ZooKeeper jars in {args.zookeeper_jars}: run `make zookeeper-deps`")
     args.data.mkdir(parents=True, exist_ok=True)
-    cluster = members(args.configs, args.zookeeper_jars.resolve(), args.data)
+    cluster = members(args.configs, args.zookeeper_jars.resolve(), args.data, args.port_offset)
     stopping = False
 
     def stop_all(*_: object) -> None:
@@ -129,10 +169,16 @@ def main(argv: list[str] | None = None) -> int:
                     stopping = True
             time.sleep(0.5)
     finally:
+        unclean = []
         for m in reversed(started):
             print(f"stopping {m.name} ...", flush=True)
-            m.stop()
-    return 0
+            status = m.stop()
+            # ZooKeeper's JVM has no clean exit on SIGTERM (143); a broker's is 0.
+            if m.name != "zookeeper" and status != 0:
+                unclean.append(f"{m.name} exited with {status}; see {m.log}")
+        for line in unclean:
+            print(line, flush=True)
+    return 1 if unclean else 0
 
 
 if __name__ == "__main__":
