@@ -36,9 +36,10 @@ class Authority:
         self.cert_path = directory / f"{name}-ca.pem"
         self.cert_path.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, name: str, *, client: bool = False) -> tuple[Path, Path, Path]:
+    def issue(self, name: str, *, client: bool = False, password: bytes | None = None) -> tuple[Path, Path, Path]:
         """A key and certificate for ``name`` (valid for 127.0.0.1 and localhost): the key file, the
-        certificate file, and both in one file (a PEM key store)."""
+        certificate file, and both in one file (a PEM key store); the key encrypted with ``password``
+        if given (what Kafka's ``ssl.key.password`` opens)."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
         usage = ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH
@@ -52,8 +53,9 @@ class Authority:
                                critical=False)
                 .add_extension(x509.ExtendedKeyUsage([usage, ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
                 .sign(self._key, hashes.SHA256()))
-        key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption())
+        encryption = (serialization.BestAvailableEncryption(password) if password
+                      else serialization.NoEncryption())
+        key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
         cert_pem = cert.public_bytes(serialization.Encoding.PEM)
         key_path, cert_path, store_path = (self.directory / f"{name}.key", self.directory / f"{name}.pem",
                                            self.directory / f"{name}-keystore.pem")

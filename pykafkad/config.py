@@ -131,6 +131,17 @@ def _check_authorizer(value: Any) -> str | None:
 AUTHORIZER_CHECK = Check(f"empty (no ACLs), {AUTHORIZER_CLASSES[0]} or {AUTHORIZER_CLASSES[1]}", _check_authorizer)
 METRICS_LISTENER_CHECK = Check("http://host:port, or empty", _check_metrics_listener)
 LOG4J_LEVEL_CHECK = Check("a level: TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF", _check_log4j_level)
+def _check_ssl_protocol(value: Any) -> str | None:
+    """The SSLContext protocols Kafka's JVM offers that pykafkad can be: its TLS speaks 1.2 and 1.3."""
+    if value in SSL_PROTOCOLS:
+        return None
+    if value in ("TLSv1.1", "TLSv1", "SSL", "SSLv3", "SSLv2"):
+        return f"pykafkad speaks TLS 1.2 and 1.3 only; use {', '.join(SSL_PROTOCOLS)}"
+    return f"{value} SSLContext not available; use {', '.join(SSL_PROTOCOLS)}"
+
+
+SSL_PROTOCOLS = ("TLSv1.3", "TLSv1.2", "TLS")
+SSL_PROTOCOL_CHECK = Check(f"one of {', '.join(SSL_PROTOCOLS)}", _check_ssl_protocol)
 CLEANUP_POLICY_CHECK = Check("delete, compact or both (a list)", _check_cleanup_policy)
 
 # Settings the broker honours (or reads now and honours in a later release).
@@ -169,8 +180,8 @@ KEYS: dict[str, ConfigKey] = {
                   by="network/tls.py",
                   doc="PEM file with the private key and its certificate chain."),
         ConfigKey("ssl.keystore.password", "password", None,
-                  by="",
-                  doc="A JKS/PKCS12 key store's password; pykafkad reads PEM key stores, which have none."),
+                  by="network/tls.py",
+                  doc="Refused with PEM key stores, as Kafka refuses it (use ssl.key.password for an encrypted key)."),
         ConfigKey("ssl.keystore.key", "password", None,
                   by="network/tls.py",
                   doc="The PEM private key inline (instead of ssl.keystore.location)."),
@@ -187,8 +198,8 @@ KEYS: dict[str, ConfigKey] = {
                   by="network/tls.py",
                   doc="PEM file with the trusted CA certificates (client certificates, other brokers)."),
         ConfigKey("ssl.truststore.password", "password", None,
-                  by="",
-                  doc="A JKS/PKCS12 trust store's password; pykafkad reads PEM trust stores, which have none."),
+                  by="network/tls.py",
+                  doc="Refused with PEM trust stores, as Kafka refuses it."),
         ConfigKey("ssl.truststore.certificates", "password", None,
                   by="network/tls.py",
                   doc="The trusted PEM certificates inline."),
@@ -198,9 +209,9 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("ssl.enabled.protocols", "list", ["TLSv1.2", "TLSv1.3"],
                   by="network/tls.py",
                   doc="The TLS versions SSL listeners and inter-broker links accept."),
-        ConfigKey("ssl.protocol", "string", "TLSv1.3",
-                  by="",
-                  doc="Kafka's SSLContext protocol; pykafkad's TLS versions come from ssl.enabled.protocols only."),
+        ConfigKey("ssl.protocol", "string", "TLSv1.3", SSL_PROTOCOL_CHECK,
+                  by="network/tls.py",
+                  doc="The SSLContext protocol; TLSv1.2 keeps this broker's links to other brokers at TLS 1.2."),
         ConfigKey("ssl.endpoint.identification.algorithm", "string", "https",
                   by="network/tls.py",
                   doc="https checks other brokers' host names against their certificates; empty does not."),
@@ -609,6 +620,11 @@ def startup_warnings(config: BrokerConfig) -> list[str]:
             instead += f"; listener {', '.join(serving)} serves clients like any other"
         lines.append(f"KRaft keys ignored ({', '.join(kraft)}): pykafkad runs as a single node or on ZooKeeper "
                      f"(zookeeper.connect), with no KRaft quorum; {instead}")
+    unused = [k for k in config.accepted_unused if k not in KRAFT_KEYS]
+    unused += [k for k in config.explicit if k in KEYS and KEYS[k].accepted_only]
+    if unused:
+        lines.append(f"configuration keys accepted but with no effect in pykafkad: {', '.join(sorted(unused))} "
+                     "(docs/configuration.md says why)")
     return lines
 
 

@@ -5,8 +5,14 @@ Kafka's brokers read JKS or PKCS12 stores by default; pykafkad reads what Kafka 
 chain in one PEM file (``ssl.keystore.location``) or inline (``ssl.keystore.key`` and
 ``ssl.keystore.certificate.chain``), an encrypted key's ``ssl.key.password``, and the trusted
 certificates in a PEM file (``ssl.truststore.location``) or inline (``ssl.truststore.certificates``).
+PEM stores have no store password: ``ssl.keystore.password`` and ``ssl.truststore.password`` are
+refused with Kafka's own messages (DefaultSslEngineFactory), as Kafka refuses them with PEM.
 ``ssl.client.auth`` asks clients for certificates (``required`` refuses a client without one from a
-trusted CA).  A bad setting stops the broker at start with one line saying which key to fix.
+trusted CA).  ``ssl.protocol`` is Kafka's SSLContext protocol: it leaves the versions an SSL listener
+accepts to ``ssl.enabled.protocols`` (a Kafka broker with ``ssl.protocol=TLSv1.2`` still accepts
+TLS 1.3 clients), but ``TLSv1.2`` keeps this broker's own connections to other brokers at TLS 1.2,
+as Kafka's clients with ``ssl.protocol=TLSv1.2`` do not use TLS 1.3.  A bad setting stops the broker
+at start with one line saying which key to fix.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import os
 import re
 import ssl
 import tempfile
+from collections.abc import Callable
 
 from pykafkad.config import BrokerConfig, ConfigError
 
@@ -39,14 +46,50 @@ def _check_pem_type(config: BrokerConfig, key: str) -> None:
         raise ConfigError(f"{key}={config[key]}: pykafkad reads PEM stores only; set {key}=PEM")
 
 
+class _NoKeyPassword(Exception):
+    """The private key is encrypted and ssl.key.password is not set."""
+
+
+def _key_password(config: BrokerConfig) -> Callable[[], str]:
+    """ssl.key.password for the ssl module; without one, an encrypted key is refused (OpenSSL would
+    otherwise ask for a pass phrase on the terminal)."""
+    password = config["ssl.key.password"]
+
+    def supply() -> str:
+        if password is None:
+            raise _NoKeyPassword
+        return str(password)
+
+    return supply
+
+
+def _store_password_problem(config: BrokerConfig) -> str | None:
+    """Kafka's refusals of a key store password with PEM key stores (createKeystore)."""
+    if config["ssl.keystore.password"] is None:
+        return None
+    if config["ssl.keystore.key"]:
+        return "SSL key store password cannot be specified with PEM format, only key password may be specified."
+    if config["ssl.keystore.location"]:
+        return "SSL key store password cannot be specified with PEM format, only key password may be specified"
+    return "SSL key store is not specified, but key store password is specified."
+
+
 def _load_key_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
     location, key, chain = (config["ssl.keystore.location"], config["ssl.keystore.key"],
                             config["ssl.keystore.certificate.chain"])
-    password = config["ssl.key.password"]
+    problem = _store_password_problem(config)
+    if problem and (location or key):
+        _check_pem_type(config, "ssl.keystore.type")
+    if problem:
+        raise ConfigError(f"ssl.keystore.password: {problem}")
+    password = _key_password(config)
     if location:
         _check_pem_type(config, "ssl.keystore.type")
         try:
             context.load_cert_chain(location, password=password)
+        except _NoKeyPassword:
+            raise ConfigError(f"ssl.keystore.location={location}: the private key is encrypted; set "
+                              "ssl.key.password") from None
         except (OSError, ssl.SSLError) as e:
             raise ConfigError(f"ssl.keystore.location={location}: cannot load a PEM private key and certificate "
                               f"chain from it ({e})") from None
@@ -59,6 +102,8 @@ def _load_key_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
             with os.fdopen(fd, "w") as f:
                 f.write(_normalized_pem(key) + _normalized_pem(chain))
             context.load_cert_chain(path, password=password)
+        except _NoKeyPassword:
+            raise ConfigError("ssl.keystore.key: the private key is encrypted; set ssl.key.password") from None
         except ssl.SSLError as e:
             raise ConfigError(f"ssl.keystore.key / ssl.keystore.certificate.chain: not a PEM private key and "
                               f"certificate chain ({e})") from None
@@ -70,9 +115,21 @@ def _load_key_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
                       "ssl.keystore.certificate.chain")
 
 
+def _check_trust_store_password(config: BrokerConfig) -> None:
+    """Kafka's refusals of a trust store password (createTruststore): PEM trust stores have none."""
+    if config["ssl.truststore.password"] is None:
+        return
+    if config["ssl.truststore.location"] or config["ssl.truststore.certificates"]:
+        _check_pem_type(config, "ssl.truststore.type")
+        raise ConfigError("ssl.truststore.password: SSL trust store password cannot be specified for PEM format.")
+    raise ConfigError("ssl.truststore.password: SSL trust store is not specified, but trust store password is "
+                      "specified.")
+
+
 def _load_trust_store(context: ssl.SSLContext, config: BrokerConfig) -> bool:
     """Load the trusted certificates; False when none are configured."""
     location, inline = config["ssl.truststore.location"], config["ssl.truststore.certificates"]
+    _check_trust_store_password(config)
     if location:
         _check_pem_type(config, "ssl.truststore.type")
         try:
@@ -91,14 +148,20 @@ def _load_trust_store(context: ssl.SSLContext, config: BrokerConfig) -> bool:
     return False
 
 
-def _versions(context: ssl.SSLContext, config: BrokerConfig) -> None:
+def _versions(context: ssl.SSLContext, config: BrokerConfig, client: bool = False) -> None:
     enabled = config["ssl.enabled.protocols"]
     unknown = [v for v in enabled if v not in _VERSIONS]
     if unknown or not enabled:
         raise ConfigError(f"ssl.enabled.protocols: {', '.join(unknown) or '(empty)'} not supported; use TLSv1.2 "
                           "and/or TLSv1.3")
-    context.minimum_version = min(_VERSIONS[v] for v in enabled)
-    context.maximum_version = max(_VERSIONS[v] for v in enabled)
+    lowest, highest = min(_VERSIONS[v] for v in enabled), max(_VERSIONS[v] for v in enabled)
+    if client and config["ssl.protocol"] == "TLSv1.2":
+        # A TLSv1.2 SSLContext's clients offer TLS 1.2 at most, whatever ssl.enabled.protocols says.
+        highest = min(highest, ssl.TLSVersion.TLSv1_2)
+        if highest < lowest:
+            raise ConfigError(f"ssl.protocol=TLSv1.2 with ssl.enabled.protocols={','.join(enabled)} leaves no TLS "
+                              "version for connections to other brokers; enable TLSv1.2 or set ssl.protocol=TLSv1.3")
+    context.minimum_version, context.maximum_version = lowest, highest
 
 
 def server_context(config: BrokerConfig) -> ssl.SSLContext:
@@ -106,6 +169,8 @@ def server_context(config: BrokerConfig) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     _versions(context, config)
     _load_key_store(context, config)
+    # Kafka builds the trust store of every SSL listener, so its password is refused even unused.
+    _check_trust_store_password(config)
     client_auth = _CLIENT_AUTH[config["ssl.client.auth"]]
     if client_auth != ssl.CERT_NONE:
         if not _load_trust_store(context, config):
@@ -120,7 +185,7 @@ def client_context(config: BrokerConfig) -> ssl.SSLContext:
     checked against the trust store (and their host name, with
     ``ssl.endpoint.identification.algorithm=https``), this broker's own key store presented."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    _versions(context, config)
+    _versions(context, config, client=True)
     if not _load_trust_store(context, config):
         context.load_default_certs()
     context.check_hostname = str(config["ssl.endpoint.identification.algorithm"] or "").lower() == "https"
