@@ -119,7 +119,8 @@ def test_api_versions_finalize_transaction_version_2(broker: BrokerProcess) -> N
         v4 = conn.request(API_VERSIONS, 4, {"client_software_name": "t", "client_software_version": "1"})
         v3 = conn.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
     assert {"name": "transaction.version", "min_version": 0, "max_version": 2} in v4["supported_features"]
-    assert v3["supported_features"] == [], "before v4 a feature whose range starts at 0 is left out (KAFKA-17492)"
+    # Before v4 a feature whose range starts at 0 is left out (KAFKA-17492): metadata.version only, as Kafka.
+    assert v3["supported_features"] == [{"name": "metadata.version", "min_version": 7, "max_version": 27}]
     for answer in (v3, v4):
         assert answer["finalized_features_epoch"] >= 0
         assert {"name": "transaction.version", "max_version_level": 2,
