@@ -1419,6 +1419,18 @@ impl PartitionLog {
         Ok(true)
     }
 
+    /// Files of the rolled segments [`Self::flush_rolled`] would fsync, so a
+    /// caller can fsync their data first without holding the log (the
+    /// heavy part; `flush_rolled` then finds little left to write).
+    pub fn rolled_unflushed_files(&self) -> Result<Vec<Arc<File>>> {
+        self.ensure_open()?;
+        let active = self.segments.len().saturating_sub(1);
+        match self.first_dirty_segment.filter(|&d| d < active) {
+            Some(from) => self.segments[from..active].iter().map(|s| s.file()).collect(),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Offset below which everything is durable (see the field).
     pub fn recovery_point(&self) -> i64 {
         self.recovery_point

@@ -374,8 +374,19 @@ impl PyPartitionLog {
         self.with_log(py, |l| l.flush())
     }
 
+    /// The rolled segments' data is fsynced without the log lock, so appends
+    /// go on meanwhile; the lock is taken again for their indexes, the
+    /// directory and the recovery point.
     fn flush_rolled(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with_log(py, |l| l.flush_rolled())
+        py.detach(|| -> Result<bool, LogError> {
+            let files = self.lock()?.rolled_unflushed_files()?;
+            for f in files {
+                f.sync_data()
+                    .map_err(|e| LogError::io("syncing a rolled segment", e))?;
+            }
+            self.lock()?.flush_rolled()
+        })
+        .map_err(|e| to_py_err(py, e))
     }
 
     #[getter]

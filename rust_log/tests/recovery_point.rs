@@ -46,7 +46,10 @@ fn appends_do_not_move_the_recovery_point_flushes_do() {
     append_n(&mut log, 30);
     assert!(log.segment_base_offsets().len() > 3);
     assert_eq!(log.recovery_point(), 0, "an append is not durable");
+    let rolled = log.segment_base_offsets().len() - 1;
+    assert_eq!(log.rolled_unflushed_files().unwrap().len(), rolled);
     assert!(log.flush_rolled().unwrap());
+    assert!(log.rolled_unflushed_files().unwrap().is_empty());
     assert_eq!(log.recovery_point(), log.active_segment_base_offset());
     assert!(!log.flush_rolled().unwrap(), "nothing rolled since");
     log.flush().unwrap();
