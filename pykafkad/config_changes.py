@@ -10,11 +10,11 @@ dynamic topic and log configs.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pykafkad.config import BrokerConfig, ConfigError, parse_value
 from pykafkad.errors import KafkaError
-from pykafkad.topic_config import TOPIC_KEYS, validate_topic_configs
+from pykafkad.topic_config import TOPIC_KEYS, accepted_only, validate_topic_configs
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ async def set_topic_configs(broker: Broker, name: str, overrides: dict[str, str 
         return
     await broker.controller.set_topic_configs(topic, clean)
     log.info("topic %s configs are now %s", name, clean or "the broker defaults")
+    warn_accepted_only(f"topic {name}", clean)
 
 
 async def set_broker_configs(broker: Broker, resource: str, values: dict[str, str | None], validate_only: bool) -> None:
@@ -71,6 +72,15 @@ async def set_broker_configs(broker: Broker, resource: str, values: dict[str, st
     await broker.controller.set_broker_configs(resource, {k: str(v) for k, v in values.items()})
     log.info("dynamic broker configs for %s are now %s", repr(resource) if resource else "the cluster default",
              values or "empty")
+    warn_accepted_only(f"broker {resource}" if resource else "the cluster default", values)
+
+
+def warn_accepted_only(what: str, configs: dict[str, Any]) -> None:
+    """One WARN line naming the keys just set that pykafkad accepts with no effect."""
+    unused = accepted_only(configs)
+    if unused:
+        log.warning("%s: %s accepted but with no effect in pykafkad (docs/configuration.md says why)", what,
+                    ", ".join(unused))
 
 
 def apply_dynamic_broker_configs(config: BrokerConfig, stored: dict[str, dict[str, str]]) -> None:

@@ -8,11 +8,12 @@ LogConfig does; DescribeConfigs reports the value with its source and synonyms.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from pykafkad.config import LONG_MAX, BrokerConfig, Check
+from pykafkad.config import KEYS, LONG_MAX, BrokerConfig, Check
 
 
 class ConfigSource(IntEnum):
@@ -315,6 +316,18 @@ def segment_bytes(overrides: dict[str, str], broker: BrokerConfig) -> int:
     LogConfig.segmentSize() lets internal.segment.bytes win over segment.bytes."""
     internal = topic_setting(overrides, broker, "internal.segment.bytes")
     return int(internal) if internal is not None else topic_int(overrides, broker, "segment.bytes")
+
+
+def accepted_only(names: Iterable[str]) -> list[str]:
+    """The topic or broker config names among ``names`` that pykafkad accepts with no effect
+    (``preallocate``, ``log.preallocate``...; docs/configuration.md): their setter is told so."""
+    found = []
+    for name in names:
+        topic_key = TOPIC_KEYS.get(name)
+        broker_keys = topic_key.broker_synonyms if topic_key else (name,)
+        if broker_keys and broker_keys[0] in KEYS and KEYS[broker_keys[0]].accepted_only:
+            found.append(name)
+    return sorted(found)
 
 
 def topic_int(overrides: dict[str, str], broker: BrokerConfig, name: str, default: int = LONG_MAX) -> int:

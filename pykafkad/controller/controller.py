@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 import trio
 
 from pykafkad.config import BrokerConfig
+from pykafkad.config_changes import warn_accepted_only
 from pykafkad.controller.replica_placement import assign_replicas, manual_assignment_problem
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
@@ -109,6 +110,7 @@ class Controller:
             name, num_partitions, replication_factor, configs, assignments)
         if validate_only:
             return None
+        warn_accepted_only(f"topic {name}", clean_configs)
         settings = self.logs.settings_for(clean_configs)
         # Taken before the first checkpoint, so a second create of the name is refused at once.
         self._topics_being_created.add(name)
