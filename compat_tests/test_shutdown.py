@@ -5,11 +5,14 @@ once and appends after them."""
 from __future__ import annotations
 
 import signal
+import socket
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-from compat_tests.broker_process import BrokerProcess
+from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.clients import (
     ConfluentClient,
     KafkaPythonClient,
@@ -95,3 +98,43 @@ def test_sigterm_with_a_fetch_waiting(broker_factory: Any) -> None:
         conn.close()
     b.start()
     assert ConfluentClient(b.bootstrap).offsets(topic, 0) == (0, 0)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_while_starting_stops_cleanly(tmp_path: Any, sig: int) -> None:
+    # A broker waiting for an unreachable ZooKeeper is starting for zookeeper.connection.timeout.ms: a
+    # signal then stops it at once, cleanly.  Before, SIGTERM killed it (exit -15) and SIGINT left a
+    # traceback, or it waited out the timeout.
+    with socket_free() as zk_port:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pykafkad", "serve", "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+             "--override", f"log.dirs={tmp_path / 'logs'}", "--override", f"zookeeper.connect=127.0.0.1:{zk_port}",
+             "--override", "zookeeper.connection.timeout.ms=600000"],
+            stderr=subprocess.PIPE, text=True)
+        try:
+            lines = []
+            assert proc.stderr is not None
+            for line in proc.stderr:  # kazoo warns of each refused attempt: the broker is starting
+                lines.append(line)
+                if "Connection refused" in line:
+                    break
+            proc.send_signal(sig)
+            _, rest = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    log = "".join(lines) + rest
+    assert proc.returncode == 0, log
+    assert f"received {signal.Signals(sig).name} while starting: stopping" in log, log
+    assert "pykafkad stopped" in log and "Traceback" not in log, log
+
+
+class socket_free:
+    """A port nothing listens on, for the time of the block (bound, not listening: connections are refused)."""
+
+    def __enter__(self) -> int:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()

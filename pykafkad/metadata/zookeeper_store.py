@@ -116,14 +116,23 @@ class ZooKeeperMetadataStore:
         if chroot:
             # The chroot must exist before a chrooted session can use it.
             root = KazooClient(hosts=hosts, timeout=self._session_timeout_s)
-            await self._call(root.start, timeout=self._connection_timeout_s)
+            await self._connect(root)
             try:
                 await self._call(root.ensure_path, "/" + chroot)
             finally:
                 await self._call(root.stop)
                 await self._call(root.close)
-        await self._call(self._zk.start, timeout=self._connection_timeout_s)
+        await self._connect(self._zk)
         self._zk.add_listener(self._state_changed)
+
+    async def _connect(self, client: KazooClient) -> None:
+        """Wait for ``client``'s first session; a stop signal during the wait (a broker cancelled while it
+        starts) does not wait out zookeeper.connection.timeout.ms: the attempt is left to fail."""
+        try:
+            await trio.to_thread.run_sync(functools.partial(client.start, timeout=self._connection_timeout_s),
+                                          abandon_on_cancel=True)
+        except (KazooException, KazooTimeoutError) as e:
+            raise _translated(e) from e
 
     async def close(self) -> None:
         self._closing = True

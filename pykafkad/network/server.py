@@ -17,6 +17,7 @@ import signal
 import socket
 import ssl
 import time
+from collections.abc import AsyncIterator
 
 import trio
 
@@ -128,6 +129,11 @@ class Server:
         self.config = config
         self.connections: set[Connection] = set()
         self.accept_scope = trio.CancelScope()
+        # Cancelled by a signal that comes before the broker serves: start-up stops where it is.
+        self.start_scope = trio.CancelScope()
+        # The connections' nursery: a signal during the shutdown drain cancels it.
+        self.drain_scope: trio.CancelScope | None = None
+        self.broker: Broker | None = None
         self.bound: list[tuple[str, int]] = []
         self.quotas = ConnectionQuotas(config)
         # The SSL listeners' context, made at start.
@@ -213,6 +219,16 @@ class Server:
         or a log dir is locked by another broker.  The listeners accept connections only once the
         broker is loaded, as before.
         """
+        # Signals are caught from the first moment: one that comes while the broker binds and loads
+        # stops the start-up cleanly (it killed the process before).
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._on_signals, signals)
+                with self.start_scope:
+                    await self._run(task_status)
+                nursery.cancel_scope.cancel()
+
+    async def _run(self, task_status: trio.TaskStatus[Server]) -> None:
         started = time.monotonic()
         try:
             # Every context and credential the config calls for, made now: a bad setting stops the start.
@@ -244,7 +260,7 @@ class Server:
             raise StartupError(f"log dir {e.filename}: {(e.strerror or str(e)).lower()}") from e
         broker: Broker | None = None
         try:
-            broker = Broker(self.config)
+            broker = self.broker = Broker(self.config)
             async with trio.open_nursery() as background:
                 if http_socket is not None:
                     # Up first, so /healthz answers and /readyz says why not while the broker loads.
@@ -276,34 +292,43 @@ class Server:
             ", ".join(str(d) for d in self.config.log_dirs), broker.store.description,
         )
         async with trio.open_nursery() as connections:
+            self.drain_scope = connections.cancel_scope
             with self.accept_scope:
                 async with trio.open_nursery() as acceptors:
-                    acceptors.start_soon(self._wait_for_signal, broker)
                     for spec, lst in listeners:
                         acceptors.start_soon(self._accept_loop, spec, lst, broker, connections)
                     task_status.started(self)
-            # Accepting has stopped: close idle connections, give busy ones time to finish.
+            # Accepting has stopped: close idle connections, give busy ones time to finish
+            # (or until another signal).
             broker.begin_shutdown()
             for conn in list(self.connections):
                 conn.idle_scope.cancel()
             connections.cancel_scope.deadline = trio.current_time() + SHUTDOWN_GRACE_S
 
-    async def _wait_for_signal(self, broker: Broker) -> None:
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async for signum in signals:
-                log.info("received %s, shutting down", signal.Signals(signum).name)
-                # A second signal stops at once, without waiting for the hand-over.
-                with trio.CancelScope() as handover:
-                    async with trio.open_nursery() as nursery:
-                        nursery.start_soon(self._cancel_on_signal, signals, handover)
-                        await broker.controlled_shutdown()
-                        nursery.cancel_scope.cancel()
-                self.accept_scope.cancel()
+    async def _on_signals(self, signals: AsyncIterator[int]) -> None:
+        """The first signal stops the broker: at once while it starts, after a controlled shutdown
+        (the hand-over of its leaderships) once it serves.  The next one cuts the hand-over, then
+        the drain of busy connections, short."""
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            if not self.listening or self.broker is None:
+                log.info("received %s while starting: stopping", name)
+                self.start_scope.cancel()
                 return
+            log.info("received %s, shutting down", name)
+            with trio.CancelScope() as handover:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._cancel_on_signal, signals, handover)
+                    await self.broker.controlled_shutdown()
+                    nursery.cancel_scope.cancel()
+            self.accept_scope.cancel()
+            break
+        if self.drain_scope is not None:
+            await self._cancel_on_signal(signals, self.drain_scope)
 
     @staticmethod
-    async def _cancel_on_signal(signals: object, scope: trio.CancelScope) -> None:
-        async for signum in signals:  # type: ignore[attr-defined]
+    async def _cancel_on_signal(signals: AsyncIterator[int], scope: trio.CancelScope) -> None:
+        async for signum in signals:
             log.info("received %s again: stopping now", signal.Signals(signum).name)
             scope.cancel()
             return
