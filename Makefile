@@ -129,5 +129,10 @@ bench-quick: bench-deps
 bench-cluster: bench-deps zookeeper-deps
 	$(PY) -m benchmarks.cluster
 
+# Restart after kill -9 of a broker holding a 10 GB partition, pykafkad against Kafka 4.1.1
+# (benchmarks/recovery.py): writes the last section of benchmarks/RESULTS.md.  Needs ~16 GB free.
+bench-recovery: bench-deps
+	$(PY) -m benchmarks.recovery
+
 clean:
 	rm -rf $(VENV) target $(CACHE)

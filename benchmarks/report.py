@@ -367,7 +367,8 @@ def write_report(results_path: Path) -> Path:
     has_chart = render_chart(results, chart)
     md = out_dir / "RESULTS.md"
     text = render_markdown(results, chart.name if has_chart else None)
-    kept = cluster_section(md.read_text()) if md.exists() else ""
+    old = md.read_text() if md.exists() else ""
+    kept = "\n\n".join(part for part in (cluster_section(old), recovery_section(old)) if part)
     md.write_text(text + ("\n" + kept + "\n" if kept else ""))
     return md
 
@@ -376,6 +377,18 @@ def write_report(results_path: Path) -> Path:
 # results (.cache/bench/cluster/results.json): regenerating the single-broker report keeps it, at the end.
 CLUSTER_BEGIN = "<!-- cluster-benchmark:begin (written by `python -m benchmarks.cluster`; notes: CLUSTER_NOTES.md) -->"
 CLUSTER_END = "<!-- cluster-benchmark:end -->"
+
+
+# The restart-after-kill-9 section `python -m benchmarks.recovery` appends: kept at the very end too.
+RECOVERY_BEGIN = "<!-- recovery-benchmark:start -->"
+RECOVERY_END = "<!-- recovery-benchmark:end -->"
+
+
+def recovery_section(text: str) -> str:
+    """The delimited recovery section of a RESULTS.md, markers included, or ""."""
+    begin = text.find(RECOVERY_BEGIN)
+    end = text.find(RECOVERY_END, begin)
+    return text[begin:end + len(RECOVERY_END)] if begin >= 0 and end > begin else ""
 
 
 def cluster_section(text: str) -> str:
