@@ -127,3 +127,34 @@ def test_checkpoint_of_a_clean_shutdown_then_kill9(broker_factory: Any) -> None:
     assert sorted(int(re.search(r"(\d{20})\.log", line).group(1)) for line in got) == want, got
     records = client.consume(topic, 0, "earliest", 2 * RECORDS)
     assert [(g.offset, g.value) for g in records] == list(enumerate(first + more))
+
+
+
+def test_first_checkpoint_pass_after_kafkas_initial_task_delay() -> None:
+    """Kafka first checkpoints recovery points log.initial.task.delay.ms (30 s) after start, then every
+    log.flush.offset.checkpoint.interval.ms: the housekeeper's schedule, on trio's virtual clock."""
+    import trio
+    import trio.testing
+
+    from pykafkad.config import LONG_MAX
+    from pykafkad.log.housekeeping import LogHousekeeper
+
+    config: Any = {"log.flush.offset.checkpoint.interval.ms": 60000, "log.retention.check.interval.ms": 10**9,
+                   "log.cleaner.enable": False, "log.flush.scheduler.interval.ms": LONG_MAX,
+                   "producer.id.expiration.check.interval.ms": 10**9}
+    logs: Any = type("NoLogs", (), {"logs": {}, "topic_settings": {}})()
+    housekeeper = LogHousekeeper(config, logs)
+    runs: list[float] = []
+
+    async def main() -> None:
+        async def checkpoint_pass() -> None:
+            runs.append(trio.current_time())
+            if len(runs) == 3:
+                nursery.cancel_scope.cancel()
+
+        housekeeper.recovery_point_pass = checkpoint_pass  # type: ignore[method-assign]
+        async with trio.open_nursery() as nursery:
+            await nursery.start(housekeeper.run)
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert runs == [30.0, 90.0, 150.0]

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FLUSH_CHECK_MS = 1000
+# Kafka's log.initial.task.delay.ms (internal): its periodic log tasks first run this long after start.
+INITIAL_TASK_DELAY_MS = 30000
 
 
 def _compacted(settings: dict[str, object]) -> bool:
@@ -49,14 +51,21 @@ class LogHousekeeper:
             if config["log.cleaner.enable"]:
                 nursery.start_soon(self._every, "log.cleaner.backoff.ms", self.cleaner_pass)
             nursery.start_soon(self._flush_loop)
-            nursery.start_soon(self._every, "log.flush.offset.checkpoint.interval.ms", self.recovery_point_pass)
+            nursery.start_soon(self._every, "log.flush.offset.checkpoint.interval.ms", self.recovery_point_pass,
+                               INITIAL_TASK_DELAY_MS)
             nursery.start_soon(self._every, "producer.id.expiration.check.interval.ms", self.producer_expiry_pass)
             task_status.started()
 
-    async def _every(self, interval_key: str, work: Callable[[], Awaitable[None]]) -> None:
+    async def _every(self, interval_key: str, work: Callable[[], Awaitable[None]],
+                     first_delay_ms: int | None = None) -> None:
+        """Run ``work`` every ``interval_key`` ms; the first time after ``first_delay_ms`` if that is sooner."""
+        delay = self.config[interval_key]
+        if first_delay_ms is not None:
+            delay = min(delay, first_delay_ms)
         while True:
-            await trio.sleep(max(self.config[interval_key], 10) / 1000)
+            await trio.sleep(max(delay, 10) / 1000)
             await work()
+            delay = self.config[interval_key]
 
     def _logs(self, wanted: Callable[[dict[str, object]], bool]) -> list[tuple[tuple[str, int], PartitionLog]]:
         """The open logs whose topic settings call for the work."""
