@@ -243,7 +243,15 @@ mod tests {
     /// Text with repeats at many distances: LZ4HC finds longer matches
     /// than the fast compressor does.
     fn compressible(n: usize) -> Vec<u8> {
-        let words = ["kafka", "broker", "segment", "offset", "partition", "log", "record"];
+        let words = [
+            "kafka",
+            "broker",
+            "segment",
+            "offset",
+            "partition",
+            "log",
+            "record",
+        ];
         let mut out = Vec::with_capacity(n);
         let mut x: u32 = 12345;
         while out.len() < n {

@@ -177,7 +177,9 @@ impl PartitionLog {
             // Kafka's `logSegments(recoveryPoint, MAX)`: the segment holding
             // the recovery point and every later one.
             let unflushed = !clean_shutdown
-                && log_bases.get(i + 1).is_none_or(|&next| next > checkpointed_rp);
+                && log_bases
+                    .get(i + 1)
+                    .is_none_or(|&next| next > checkpointed_rp);
             let needs = match (&problem, unflushed) {
                 (Some(p), _) => Some(p.clone()),
                 (None, true) => Some(format!(
@@ -1426,7 +1428,10 @@ impl PartitionLog {
         self.ensure_open()?;
         let active = self.segments.len().saturating_sub(1);
         match self.first_dirty_segment.filter(|&d| d < active) {
-            Some(from) => self.segments[from..active].iter().map(|s| s.file()).collect(),
+            Some(from) => self.segments[from..active]
+                .iter()
+                .map(|s| s.file())
+                .collect(),
             None => Ok(Vec::new()),
         }
     }

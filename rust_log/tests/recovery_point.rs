@@ -98,7 +98,11 @@ fn unclean_open_recovers_only_segments_from_the_recovery_point() {
     log.close().unwrap();
     drop(log);
     let log = PartitionLog::open_at(dir.path(), c, true, Some(0)).unwrap();
-    assert!(log.recovery_report().is_empty(), "{:?}", log.recovery_report());
+    assert!(
+        log.recovery_report().is_empty(),
+        "{:?}",
+        log.recovery_report()
+    );
     assert_eq!(log.recovery_point(), leo);
 }
 
@@ -139,5 +143,9 @@ fn torn_tail_after_the_recovery_point_is_cut() {
         .unwrap();
     let log = PartitionLog::open_at(dir.path(), c, false, Some(rp)).unwrap();
     assert_eq!(log.log_end_offset(), leo - 1, "{:?}", log.recovery_report());
-    assert!(log.recovery_report().iter().any(|l| l.contains("truncated")));
+    assert!(
+        log.recovery_report()
+            .iter()
+            .any(|l| l.contains("truncated"))
+    );
 }
