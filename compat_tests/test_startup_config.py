@@ -28,6 +28,17 @@ def test_bad_value_stops_startup_naming_the_key(tmp_path: Path) -> None:
     assert result.returncode == 2 and "log.message.timestamp.type" in result.stderr
 
 
+def test_compression_levels_out_of_kafkas_ranges_stop_startup(tmp_path: Path) -> None:
+    # As Kafka 4.1's ServerLogConfigs validate them (the topic-level keys already were).
+    for setting, problem in (("compression.lz4.level=18", "Value must be no more than 17"),
+                             ("compression.zstd.level=23", "Value must be no more than 22"),
+                             ("compression.gzip.level=0", "Value must be between 1 and 9 or equal to -1")):
+        result = _serve(tmp_path, setting)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1, result.stderr
+        assert setting.split("=")[0] in lines[0] and problem in lines[0], result.stderr
+
+
 def test_bad_listener_stops_startup(tmp_path: Path) -> None:
     result = _serve(tmp_path, "listeners=SSL://127.0.0.1:9093")
     assert result.returncode == 2 and "listeners" in result.stderr

@@ -75,6 +75,32 @@ def at_least(minimum: int) -> Check:
     return Check(f"at least {minimum}", check)
 
 
+def between(minimum: float, maximum: float) -> Check:
+    """Kafka's ``Range.between``."""
+    def check(value: Any) -> str | None:
+        if value is None:
+            return None
+        if value < minimum:
+            return f"Value must be at least {_number(minimum)}"
+        if value > maximum:
+            return f"Value must be no more than {_number(maximum)}"
+        return None
+
+    return Check(f"{_number(minimum)} to {_number(maximum)}", check)
+
+
+def _number(n: float) -> str:
+    return str(int(n)) if float(n).is_integer() else str(n)
+
+
+def _gzip_level(value: Any) -> str | None:
+    return None if value == -1 or 1 <= value <= 9 else "Value must be between 1 and 9 or equal to -1"
+
+
+# Kafka's GzipCompression.LEVEL_VALIDATOR.
+GZIP_LEVEL = Check("1 to 9, or -1", _gzip_level)
+
+
 def one_of(*choices: str) -> Check:
     """Kafka's ``ValidString.in``."""
     def check(value: Any) -> str | None:
@@ -131,6 +157,8 @@ def _check_authorizer(value: Any) -> str | None:
 AUTHORIZER_CHECK = Check(f"empty (no ACLs), {AUTHORIZER_CLASSES[0]} or {AUTHORIZER_CLASSES[1]}", _check_authorizer)
 METRICS_LISTENER_CHECK = Check("http://host:port, or empty", _check_metrics_listener)
 LOG4J_LEVEL_CHECK = Check("a level: TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF", _check_log4j_level)
+
+
 def _check_ssl_protocol(value: Any) -> str | None:
     """The SSLContext protocols Kafka's JVM offers that pykafkad can be: its TLS speaks 1.2 and 1.3."""
     if value in SSL_PROTOCOLS:
@@ -406,13 +434,13 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("log.flush.offset.checkpoint.interval.ms", "int", 60000, at_least(0),
                   by="log/housekeeping.py",
                   doc="How often each log dir's recovery-point-offset-checkpoint is written."),
-        ConfigKey("compression.gzip.level", "int", -1,
+        ConfigKey("compression.gzip.level", "int", -1, GZIP_LEVEL,
                   by="log/manager.py",
                   doc="gzip level when the broker compresses (topic: compression.gzip.level)."),
-        ConfigKey("compression.lz4.level", "int", 9,
+        ConfigKey("compression.lz4.level", "int", 9, between(1, 17),
                   by="log/manager.py",
                   doc="lz4 level when the broker compresses (topic: compression.lz4.level)."),
-        ConfigKey("compression.zstd.level", "int", 3,
+        ConfigKey("compression.zstd.level", "int", 3, between(-131072, 22),
                   by="log/manager.py",
                   doc="zstd level when the broker compresses (topic: compression.zstd.level)."),
         # Kafka's order of the codecs.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from pykafkad.config import KEYS, LONG_MAX, BrokerConfig, Check
+from pykafkad.config import GZIP_LEVEL, KEYS, LONG_MAX, BrokerConfig, Check, between
 
 
 class ConfigSource(IntEnum):
@@ -56,22 +56,6 @@ def _at_least(minimum: float) -> Check:
     return Check(f"at least {_number(minimum)}", check)
 
 
-def _between(minimum: float, maximum: float) -> Check:
-    """Kafka's ``Range.between``."""
-    def check(value: Any) -> str | None:
-        if value < minimum:
-            return f"Value must be at least {_number(minimum)}"
-        if value > maximum:
-            return f"Value must be no more than {_number(maximum)}"
-        return None
-    return Check(f"{_number(minimum)} to {_number(maximum)}", check)
-
-
-def _gzip_level(value: Any) -> str | None:
-    return None if value == -1 or 1 <= value <= 9 else "Value must be between 1 and 9 or equal to -1"
-
-
-GZIP_LEVEL = Check("1 to 9, or -1", _gzip_level)
 
 
 _THROTTLED_REPLICA = re.compile(r"\*|[0-9]+:[0-9]+")
@@ -123,8 +107,8 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
             ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
         ),
         TopicConfigKey("compression.gzip.level", "int", ("compression.gzip.level",), check=GZIP_LEVEL),
-        TopicConfigKey("compression.lz4.level", "int", ("compression.lz4.level",), check=_between(1, 17)),
-        TopicConfigKey("compression.zstd.level", "int", ("compression.zstd.level",), check=_between(-131072, 22)),
+        TopicConfigKey("compression.lz4.level", "int", ("compression.lz4.level",), check=between(1, 17)),
+        TopicConfigKey("compression.zstd.level", "int", ("compression.zstd.level",), check=between(-131072, 22)),
         TopicConfigKey("delete.retention.ms", "long", ("log.cleaner.delete.retention.ms",), check=_at_least(0)),
         TopicConfigKey("file.delete.delay.ms", "long", ("log.segment.delete.delay.ms",), check=_at_least(0)),
         TopicConfigKey("flush.messages", "long", ("log.flush.interval.messages",), check=_at_least(1)),
@@ -144,7 +128,7 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
             "message.timestamp.type", "string", ("log.message.timestamp.type",), ("CreateTime", "LogAppendTime")
         ),
         TopicConfigKey(
-            "min.cleanable.dirty.ratio", "double", ("log.cleaner.min.cleanable.ratio",), check=_between(0, 1)
+            "min.cleanable.dirty.ratio", "double", ("log.cleaner.min.cleanable.ratio",), check=between(0, 1)
         ),
         TopicConfigKey("min.compaction.lag.ms", "long", ("log.cleaner.min.compaction.lag.ms",), check=_at_least(0)),
         TopicConfigKey("min.insync.replicas", "int", ("min.insync.replicas",), check=_at_least(1)),
