@@ -741,6 +741,18 @@ impl PartitionLog {
         {
             self.roll(base_offset)?;
         }
+        // The epoch checkpoint is written before the data: if it cannot be
+        // (a full disk) nothing is appended. An entry starting at the log end
+        // with no data after it (the data write failing next) is harmless:
+        // it is what the next append of that epoch assigns anyway.
+        let mut epochs_changed = false;
+        for &(epoch, start) in epochs {
+            epochs_changed |= self.epochs.assign(epoch, start);
+        }
+        if epochs_changed && let Err(e) = self.write_epochs() {
+            self.epochs.truncate_from_end(base_offset);
+            return Err(e);
+        }
         let idx = self.segments.len() - 1;
         let active = self
             .segments
@@ -748,7 +760,6 @@ impl PartitionLog {
             .ok_or_else(|| LogError::storage("log has no segments"))?;
         active.append(records, batches)?;
         self.first_dirty_segment = Some(self.first_dirty_segment.map_or(idx, |d| d.min(idx)));
-        let mut epochs_changed = false;
         let mut aborted: Vec<AbortedTxn> = Vec::new();
         for b in batches {
             let marker = if b.header.is_control() && b.header.has_producer_id() {
@@ -764,12 +775,6 @@ impl PartitionLog {
         }
         for entry in aborted {
             self.index_abort(entry)?;
-        }
-        for &(epoch, start) in epochs {
-            epochs_changed |= self.epochs.assign(epoch, start);
-        }
-        if epochs_changed {
-            self.write_epochs()?;
         }
         if self
             .flush_policy
@@ -1391,10 +1396,12 @@ impl PartitionLog {
     fn flush_inner(&mut self) -> Result<()> {
         let leo = self.log_end_offset();
         self.flush_policy.flushed(now_ms());
-        if let Some(from) = self.first_dirty_segment.take() {
+        if let Some(from) = self.first_dirty_segment {
             for seg in &self.segments[from.min(self.segments.len())..] {
                 seg.flush()?;
             }
+            // Only now: a failed fsync leaves the segments dirty for the next flush.
+            self.first_dirty_segment = None;
         }
         self.sync_metadata()?;
         self.recovery_point = self.recovery_point.max(leo);

@@ -46,6 +46,16 @@ pub fn suffixed_path(dir: &Path, base_offset: i64, ext: &str, suffix: &str) -> P
     dir.join(format!("{}.{ext}{suffix}", file_stem(base_offset)))
 }
 
+/// What an append changes in a segment's bookkeeping, kept to undo one.
+#[derive(Debug, Clone, Copy)]
+struct Bookkeeping {
+    bytes_since_last_index_entry: u64,
+    max_timestamp: i64,
+    offset_of_max_timestamp: i64,
+    next_offset: i64,
+    first_batch_timestamp: Option<i64>,
+}
+
 /// A segment and its in-memory bookkeeping.
 #[derive(Debug)]
 pub struct Segment {
@@ -370,23 +380,62 @@ impl Segment {
     }
 
     /// Writes validated batches at the end of the file with a positional
-    /// write (no user-space buffering), then updates the indexes. On a write
-    /// failure the file is cut back to its previous size.
+    /// write (no user-space buffering), then updates the indexes. On a
+    /// failure (a full disk: ENOSPC in the data or an index write) the
+    /// append is undone whole: the file is cut back to its previous size and
+    /// the indexes and bookkeeping are as before, so nothing refused is
+    /// counted and the next append lands at the same offset and position.
     pub fn append(&mut self, buf: &[u8], batches: &[ValidatedBatch]) -> Result<()> {
         let start = self.size;
         let file = self.file()?;
         if let Err(e) = file.write_all_at(buf, start) {
+            // A partial write leaves bytes past `start`; cut them, though the
+            // next append overwrites them anyway (it writes at `start` too).
             let _ = file.set_len(start);
             return Err(LogError::io(
                 format!("appending to {}", self.log_path.display()),
                 e,
             ));
         }
+        let before = self.bookkeeping();
         self.size = start + buf.len() as u64;
         for b in batches {
-            self.index_batch(start + b.start as u64, &b.header)?;
+            if let Err(e) = self.index_batch(start + b.start as u64, &b.header) {
+                self.undo_append(start, before);
+                return Err(e);
+            }
         }
         Ok(())
+    }
+
+    fn bookkeeping(&self) -> Bookkeeping {
+        Bookkeeping {
+            bytes_since_last_index_entry: self.bytes_since_last_index_entry,
+            max_timestamp: self.max_timestamp,
+            offset_of_max_timestamp: self.offset_of_max_timestamp,
+            next_offset: self.next_offset,
+            first_batch_timestamp: self.first_batch_timestamp,
+        }
+    }
+
+    /// Puts the segment back as it was before an append that wrote `start..`
+    /// and then failed. Best effort on disk: bytes or index entries that
+    /// cannot be cut now are past what the segment counts, are overwritten
+    /// by the next append, and a recovery after a crash drops them.
+    fn undo_append(&mut self, start: u64, before: Bookkeeping) {
+        if let Ok(file) = self.file() {
+            let _ = file.set_len(start);
+        }
+        self.size = start;
+        if let Ok(pos) = u32::try_from(start) {
+            let _ = self.offset_index.truncate_to_position(pos);
+        }
+        let _ = self.time_index.truncate_to_offset(before.next_offset);
+        self.bytes_since_last_index_entry = before.bytes_since_last_index_entry;
+        self.max_timestamp = before.max_timestamp;
+        self.offset_of_max_timestamp = before.offset_of_max_timestamp;
+        self.next_offset = before.next_offset;
+        self.first_batch_timestamp = before.first_batch_timestamp;
     }
 
     /// Reads `len` bytes at `pos`.
