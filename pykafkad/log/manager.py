@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import BrokerConfig
 from pykafkad.errors import KafkaError
+from pykafkad.log.dir_failures import LogDirFailures, os_error_is_full
 from pykafkad.log.recovery_checkpoint import read_recovery_points, write_recovery_points
 from pykafkad.metadata.model import TopicInfo
 from pykafkad.metadata.znodes import kafka_uuid, parse_kafka_uuid
@@ -90,6 +91,7 @@ class LogManager:
         self._recovery_points: dict[Path, dict[tuple[str, int], int]] = {}
         # Until load_all has run, a close marks clean only the dirs that were clean at start.
         self._loaded = False
+        self.dir_failures = LogDirFailures(list(config.log_dirs), int(config["message.max.bytes"]))
         for d in config.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
             marker = d / CLEAN_SHUTDOWN_FILE
@@ -377,6 +379,9 @@ class LogManager:
                 write_recovery_points(d, points)
             except OSError as e:
                 log.error("writing the recovery-point checkpoint of %s failed: %s", d, e)
+                self.dir_failures.write_failed(d, str(e), full=os_error_is_full(e))
+            else:
+                self.dir_failures.write_succeeded(d)
         return flushed
 
     def close_all(self) -> None:
@@ -386,6 +391,9 @@ class LogManager:
         for key, plog in self.logs.items():
             try:
                 plog.close()
+            except LogError as e:  # a full disk: the next start recovers the log; one line says so
+                failed = True
+                log.error("closing log %s-%d failed: %s", *key, e.message)
             except Exception:  # noqa: BLE001 - one bad partition must not stop the others closing
                 failed = True
                 log.exception("closing log %s-%d failed", *key)

@@ -157,6 +157,8 @@ class BrokerEndpoints:
             problems.append("not yet listening for clients")
         if node not in broker.metadata.brokers:
             problems.append(f"broker {node} is not registered in the cluster")
+        for log_dir, reason in broker.logs.dir_failures.failed().items():
+            problems.append(f"log dir {log_dir} is {reason}")
         for topic in broker.metadata.topics.values():
             for p in topic.partitions:
                 if p.leader == node:

@@ -34,6 +34,7 @@ from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.java_hash import java_string_hash
+from pykafkad.log.dir_failures import os_error_is_full
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
 from pykafkad.observability import kafka_metrics as metrics
@@ -441,7 +442,9 @@ class ReplicaManager:
                 write_checkpoint(d, hws)
             except OSError as e:
                 log.error("writing the high watermark checkpoint in %s failed: %s", d, e)
+                self.logs.dir_failures.write_failed(d, str(e), full=os_error_is_full(e))
                 continue
+            self.logs.dir_failures.write_succeeded(d)
             self._written_checkpoints[d] = hws
 
     async def _checkpoint_high_watermarks_periodically(self) -> None:
@@ -514,10 +517,25 @@ class ReplicaManager:
                 results = _append_all(batches, now_ms)
             for (i, partition, _), result in zip(accepted, results, strict=True):
                 outcomes[i] = result if isinstance(result, LogError) else partition.appended(result)
+            self._note_dir_health(accepted, results)
         if required_acks == -1:
             with waiting_remotely():
                 await self._wait_for_acks(accepted, outcomes, timeout_ms)
         return outcomes  # type: ignore[return-value]
+
+    def _note_dir_health(self, accepted: list[tuple[int, Partition, ProduceEntry]],
+                         results: list[tuple[int, int, int, bool] | LogError]) -> None:
+        """A storage error marks its partition's log dir failed (full); a later append there that
+        succeeds clears it: the dir is retried by each produce, no restart needed."""
+        failures = self.logs.dir_failures
+        for (_, partition, _), result in zip(accepted, results, strict=True):
+            failed = isinstance(result, LogError) and result.code == ErrorCode.KAFKA_STORAGE_ERROR
+            if failed or failures.any_failed():
+                log_dir = Path(partition.log.dir).parent
+                if failed:
+                    failures.write_failed(log_dir, result.message)  # type: ignore[union-attr]
+                elif not isinstance(result, LogError):
+                    failures.write_succeeded(log_dir)
 
     async def _wait_for_acks(self, accepted: list[tuple[int, Partition, ProduceEntry]],
                              outcomes: list[AppendOutcome | None], timeout_ms: int) -> None:
