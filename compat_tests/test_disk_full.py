@@ -172,3 +172,70 @@ def test_full_log_dir_refuses_produce_keeps_acked_records_and_resumes(small_fs: 
         assert on_disk == sorted(acked.items())
     finally:
         b.close()
+
+
+@pytest.mark.compat_timeout(120)
+def test_full_log_dir_takes_only_its_partitions_offline(small_fs: Path, tmp_path: Path) -> None:
+    """Two log.dirs, one on the small filesystem: once it is full, the partition in the other dir still
+    takes produce, the group coordinator (its __consumer_offsets partition in the other dir) still
+    commits, and /readyz names only the full dir."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    roomy = tmp_path / "roomy"
+    full_dir = small_fs / "logs"
+    server = FullDiskBroker(small_fs, tmp_path)
+    b = server.broker
+    # The roomy dir first: on a tie a new partition goes to the first dir.
+    b.overrides.update({"log.dirs": f"{roomy},{full_dir}", "offsets.topic.num.partitions": "1"})
+    b.log_dir = roomy
+    (small_fs / "filler").write_bytes(b"\xff" * FILLER_BYTES)
+    group = unique_topic("g")
+
+    def commit(topic: str, offset: int) -> int | None:
+        consumer = KafkaConsumer(bootstrap_servers=b.bootstrap, group_id=group, enable_auto_commit=False,
+                                 request_timeout_ms=20000)
+        try:
+            tp = TopicPartition(topic, 1)
+            consumer.commit({tp: OffsetAndMetadata(offset, "", -1)})
+            return consumer.committed(tp)
+        finally:
+            consumer.close()
+
+    try:
+        b.start()
+        warmup = unique_topic("warm")
+        create_topic(b.bootstrap, warmup, partitions=2)
+        assert commit(warmup, 1) == 1  # __consumer_offsets-0 is created now, in the roomy dir
+        assert (roomy / "__consumer_offsets-0").is_dir()
+        topic = unique_topic("split")
+        create_topic(b.bootstrap, topic, partitions=2)
+        assert (full_dir / f"{topic}-0").is_dir() or (full_dir / f"{topic}-1").is_dir()
+        in_full = 0 if (full_dir / f"{topic}-0").is_dir() else 1
+        in_roomy = 1 - in_full
+        assert (roomy / f"{topic}-{in_roomy}").is_dir()
+
+        producer = KafkaPythonClient(b.bootstrap).producer(acks="all", retries=0, linger_ms=5)
+        try:
+            refused = False
+            for round_ in range(200):
+                values = [f"f{round_:04d}-{i}-".encode() + b"x" * VALUE_BYTES for i in range(BATCH)]
+                futures = [producer.send(topic, value=v, partition=in_full) for v in values]
+                producer.flush(timeout=30)
+                errors = [f.exception for f in futures if f.failed()]
+                if errors:
+                    assert {type(e).__name__ for e in errors} == {"KafkaStorageError"}, errors
+                    refused = True
+                    break
+            assert refused, "the small filesystem never filled"
+            # The other dir's partition and the coordinator there are unaffected.
+            ok = producer.send(topic, value=b"roomy", partition=in_roomy).get(timeout=30)
+            assert ok.offset == 0
+            assert commit(topic, 7) == 7
+        finally:
+            producer.close(timeout=10)
+        status, body = server.get("/readyz")
+        assert status == 503 and str(full_dir) in body and str(roomy) not in body, body
+        assert server.offline_gauges() == (1.0, 1.0)
+    finally:
+        b.close()
