@@ -22,12 +22,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import trio
 
 from pykafkad._rust_log import LogError
 from pykafkad.config import BrokerConfig
+from pykafkad.log.dir_failures import LogDirFailures
 from pykafkad.metadata.model import BrokerInfo
 from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
@@ -50,8 +52,10 @@ class ReplicaFetcher:
     """Fetches from broker ``leader_id`` for the partitions added to it."""
 
     def __init__(self, leader_id: int, config: BrokerConfig, broker: Callable[[int], BrokerInfo | None],
-                 quota: ReplicationQuota | None = None) -> None:
+                 quota: ReplicationQuota | None = None, dir_failures: LogDirFailures | None = None) -> None:
         self.leader_id = leader_id
+        # Where a follower append refused by a full disk is reported (and its recovery seen).
+        self._dir_failures = dir_failures
         self.config = config
         self._broker = broker
         # follower.replication.throttled.*: replicas out of the ISR that are being moved here.
@@ -203,6 +207,8 @@ class ReplicaFetcher:
                         plog.append_as_follower(records)
                     if self._quota is not None and self._throttled(partition):
                         self._quota.record(len(records))
+                    if self._dir_failures is not None and self._dir_failures.any_failed():
+                        self._dir_failures.write_succeeded(Path(plog.dir).parent)
                 partition.follower_appended(answer["high_watermark"])
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 if fetch_offset < answer["log_start_offset"]:
@@ -226,6 +232,14 @@ class ReplicaFetcher:
                         partition.index, self.leader_id, ErrorCode(error).name, backoff_s)
                 self._delayed[key] = trio.current_time() + backoff_s
         except LogError as e:
+            if e.code == ErrorCode.KAFKA_STORAGE_ERROR:
+                # A full (or failing) log dir: keep the partition and ask again after the backoff, so
+                # replication resumes by itself once there is room; the leader drops this replica from
+                # the ISR meanwhile, as it lags.
+                if self._dir_failures is not None:
+                    self._dir_failures.write_failed(Path(plog.dir).parent, e.message)
+                self._delayed[key] = trio.current_time() + self.config["replica.fetch.backoff.ms"] / 1000
+                return
             log.error("%s-%d: replicating from broker %d failed: %s", partition.topic, partition.index,
                       self.leader_id, e)
             self.remove(partition)

@@ -392,7 +392,7 @@ class ReplicaManager:
         fetcher = self._fetchers.get(key)
         if fetcher is None:
             fetcher = self._fetchers[key] = ReplicaFetcher(leader, self.config, self._brokers.get,
-                                                           self.follower_quota)
+                                                           self.follower_quota, self.logs.dir_failures)
             self._nursery.start_soon(fetcher.run, name=f"replica fetcher from {leader}")
         if (partition.topic, partition.index) not in fetcher.partitions:
             fetcher.add(partition)
