@@ -22,6 +22,8 @@ pub type ProducerSummary = (i64, i16, i32, i64, i32, i64);
 
 /// The base sequence of a batch that carries none (a coordinator's write).
 pub const NO_SEQUENCE: i32 = -1;
+/// The epoch of a producer state that has none (Kafka's RecordBatch.NO_PRODUCER_EPOCH).
+const NO_PRODUCER_EPOCH: i16 = -1;
 
 /// How many batches per producer are remembered for duplicate detection.
 pub const BATCHES_TO_RETAIN: usize = 5;
@@ -331,21 +333,26 @@ impl ProducerStateManager {
                     ),
                 ));
             }
-        } else if let Some(last_batch) = entry.batches.back()
-            && !in_sequence(last_batch.last_seq, first)
-        {
-            return Err(LogError::new(
-                codes::OUT_OF_ORDER_SEQUENCE_NUMBER,
-                format!(
-                    "producer {} out of order sequence: expected {}, got {first}",
-                    h.producer_id,
-                    if last_batch.last_seq == i32::MAX {
-                        0
-                    } else {
-                        last_batch.last_seq + 1
-                    }
-                ),
-            ));
+        } else {
+            // No batch at this epoch yet (a marker bumped it, as every transaction's end does in
+            // transaction version 2): the next batch starts at sequence 0, as in Kafka. A later
+            // batch of the same transaction, verified while the first was refused (say with
+            // CONCURRENT_TRANSACTIONS), must not be appended before it.
+            let last_seq = entry.batches.back().map_or(NO_SEQUENCE, |b| b.last_seq);
+            if entry.epoch != NO_PRODUCER_EPOCH && !in_sequence(last_seq, first) {
+                return Err(LogError::new(
+                    codes::OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    format!(
+                        "producer {} out of order sequence: expected {}, got {first}",
+                        h.producer_id,
+                        if last_seq == i32::MAX {
+                            0
+                        } else {
+                            last_seq + 1
+                        }
+                    ),
+                ));
+            }
         }
         Ok(SequenceCheck::Append)
     }

@@ -344,3 +344,18 @@ fn markers_outlive_their_transactions_records_by_delete_retention_then_go() {
         vec![(2, 2)]
     );
 }
+
+#[test]
+fn after_a_marker_bumps_the_epoch_the_first_batch_starts_at_sequence_zero() {
+    // Transaction version 2: each transaction ends with a marker at the next epoch. A later batch
+    // of the producer's next transaction, at that epoch, is out of order until sequence 0 is in
+    // (issue 28: appended first, it left the transaction unable to commit).
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), cfg(), true);
+    log.append(txn_batch(5, 0, 0, 2), 0, None).unwrap();
+    log.append_marker(5, 1, COMMIT, 0, Some(2000)).unwrap();
+    let err = log.append(txn_batch(5, 1, 2, 2), 0, None).unwrap_err();
+    assert_eq!(err.code, 45, "OUT_OF_ORDER_SEQUENCE_NUMBER");
+    log.append(txn_batch(5, 1, 0, 2), 0, None).unwrap();
+    log.append(txn_batch(5, 1, 2, 2), 0, None).unwrap();
+}
