@@ -96,6 +96,16 @@ def _send(producer: object, topic: str, values: list[bytes]) -> list[tuple[bytes
     return out
 
 
+def _whole_batches(part_dir: Path) -> None:
+    """Every segment file holds whole batches only: no bytes of a refused append are left at its end."""
+    for seg in sorted(part_dir.glob("*.log")):
+        data = seg.read_bytes()
+        pos = 0
+        while pos + 12 <= len(data):
+            pos += 12 + int.from_bytes(data[pos + 8:pos + 12], "big")
+        assert pos == len(data), f"{seg.name}: {len(data) - pos} bytes after its last whole batch"
+
+
 def _read_all(bootstrap: str, topic: str, count: int) -> list[tuple[int, bytes]]:
     got = KafkaPythonClient(bootstrap).consume(topic, 0, "earliest", count=count, timeout=30,
                                                max_partition_fetch_bytes=1024 * 1024)
@@ -137,6 +147,7 @@ def test_full_log_dir_refuses_produce_keeps_acked_records_and_resumes(small_fs: 
 
             # Refused appends did not move the log end offset, and reads keep working.
             assert client.offsets(topic) == (0, len(acked))
+            _whole_batches(b.partition_dir(topic, 0))
             assert _read_all(b.bootstrap, topic, len(acked)) == sorted(acked.items())
 
             # Which dir is full: /readyz, the gauges, one WARN line.
@@ -168,7 +179,8 @@ def test_full_log_dir_refuses_produce_keeps_acked_records_and_resumes(small_fs: 
         b.kill9()
         b.start()
         assert _read_all(b.bootstrap, topic, len(acked)) == sorted(acked.items())
-        on_disk = [(off, v) for off, _k, v in disk_records(b.partition_dir(topic, 0))]
+        _whole_batches(b.partition_dir(topic, 0))
+        on_disk = [(off, v) for off, _k, v in disk_records(b.partition_dir(topic, 0))]  # CRCs checked
         assert on_disk == sorted(acked.items())
     finally:
         b.close()
