@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad._rust_log import LogError
 from pykafkad.clock import now_ms
-from pykafkad.coordinator.transaction.verification import transactional_producer
+from pykafkad.coordinator.transaction.verification import base_sequence, transactional_producer
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
@@ -147,7 +147,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             partition = broker.replicas.get(name, index) if txn is not None else None
             if txn is not None and partition is not None and partition.is_leader:
                 code = await broker.txn_verifier.verify(body["transactional_id"], txn, partition,
-                                                        add=ctx.api_version >= IMPLICIT_ADD_FROM)
+                                                        add=ctx.api_version >= IMPLICIT_ADD_FROM,
+                                                        sequence=base_sequence(records))
                 if code == ErrorCode.INVALID_TXN_STATE and ctx.api_version >= ABORTABLE_FROM:
                     code = ErrorCode.TRANSACTION_ABORTABLE
                 if code != ErrorCode.NONE:

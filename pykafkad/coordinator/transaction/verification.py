@@ -8,6 +8,12 @@ partition itself, retrying briefly while the producer's previous transaction is 
 
 The coordinator is asked directly when this broker is it, else over a link to its listener.  A
 producer that already has a transaction open in the partition at this epoch needs no question.
+
+The lowest sequence asked about (Kafka's VerificationStateEntry): each batch that needs the question
+records its base sequence per partition, producer and epoch, and a batch verified later is refused
+with OUT_OF_ORDER_SEQUENCE_NUMBER while one with a lower sequence (say, refused with
+CONCURRENT_TRANSACTIONS while the previous transaction completed) is not in yet.  Without it a
+later batch of the transaction was appended first and the earlier one could never follow.
 """
 
 from __future__ import annotations
@@ -48,7 +54,11 @@ _ATTRIBUTES = 21
 _PRODUCER_ID = 43
 _PRODUCER_EPOCH = 51
 _TRANSACTIONAL = 0x10
+_BASE_SEQUENCE = 53
 _BATCH_HEADER = 61
+NO_SEQUENCE = -1
+# How long the lowest sequence of a verification is kept for a producer that never appended.
+VERIFICATION_STATE_S = 900.0
 
 
 def transactional_producer(records: bytes | memoryview) -> tuple[int, int] | None:
@@ -61,6 +71,13 @@ def transactional_producer(records: bytes | memoryview) -> tuple[int, int] | Non
             int.from_bytes(records[_PRODUCER_EPOCH:_PRODUCER_EPOCH + 2], "big", signed=True))
 
 
+def base_sequence(records: bytes | memoryview) -> int:
+    """The first batch's base sequence (NO_SEQUENCE for a batch too short to have one)."""
+    if len(records) < _BATCH_HEADER:
+        return NO_SEQUENCE
+    return int.from_bytes(records[_BASE_SEQUENCE:_BASE_SEQUENCE + 4], "big", signed=True)
+
+
 class TransactionVerifier:
     """Answers whether a producer's transaction includes a partition of this broker."""
 
@@ -71,17 +88,39 @@ class TransactionVerifier:
         self.coordinator = coordinator
         self._links = BrokerLinkPool(f"txn-verify-{config.node_id}", ssl_context=inter_broker_context(config),
                                      sasl=inter_broker_sasl(config))
+        # (topic, partition, producer id) -> (epoch, lowest sequence asked about, when).
+        self._lowest: dict[tuple[str, int, int], tuple[int, int, float]] = {}
+
+    def _record_sequence(self, key: tuple[str, int, int], epoch: int, sequence: int) -> int:
+        """Note a batch about to be verified; the lowest sequence of its epoch so far."""
+        now = trio.current_time()
+        if len(self._lowest) > 10_000:
+            self._lowest = {k: v for k, v in self._lowest.items() if now - v[2] < VERIFICATION_STATE_S}
+        known = self._lowest.get(key)
+        if known is None or known[0] != epoch or now - known[2] >= VERIFICATION_STATE_S:
+            lowest = sequence
+        else:
+            lowest = min(known[1], sequence)
+        self._lowest[key] = (epoch, lowest, now)
+        return lowest
 
     async def verify(self, transactional_id: str, producer: tuple[int, int], partition: Partition,
-                     add: bool = False) -> ErrorCode:
+                     add: bool = False, sequence: int = NO_SEQUENCE) -> ErrorCode:
         """NONE when the batch may be appended; INVALID_TXN_STATE when the partition is not in the
         producer's transaction; NOT_ENOUGH_REPLICAS (retriable) when the coordinator cannot say.
         With ``add`` (transaction version 2) the partition is added to the transaction, and
         CONCURRENT_TRANSACTIONS (retriable) answers a previous transaction still completing."""
         producer_id, epoch = producer
+        key = (partition.topic, partition.index, producer_id)
         known = partition.log.producer_state_of(producer_id)
         if known is not None and known[0] == epoch and known[1] >= 0:
+            self._lowest.pop(key, None)  # its transaction is open here: the log checks sequences
             return ErrorCode.NONE
+        # Transaction version 2 only: each of its transactions has an epoch of its own, so a
+        # lowest sequence left by a batch that never came back cannot hold up a later transaction.
+        guarded = add and sequence != NO_SEQUENCE
+        if guarded:
+            self._record_sequence(key, epoch, sequence)
         tp = (partition.topic, partition.index)
         deadline = trio.current_time() + ADD_RETRY_MAX_S
         while True:
@@ -92,6 +131,13 @@ class TransactionVerifier:
             await trio.sleep(ADD_RETRY_BACKOFF_S)
         if add and code == ErrorCode.CONCURRENT_TRANSACTIONS:
             return code
+        lowest = self._lowest.get(key)
+        if code == ErrorCode.NONE and guarded and lowest is not None and lowest[0] == epoch:
+            if sequence > lowest[1]:
+                # An earlier batch of this transaction is not in yet: this one waits for it (the
+                # client retries it after the earlier one).
+                return ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+            del self._lowest[key]  # the lowest is appended next; the log checks the rest
         if code in UNAVAILABLE:
             return ErrorCode.NOT_ENOUGH_REPLICAS
         if code == ErrorCode.PRODUCER_FENCED:
