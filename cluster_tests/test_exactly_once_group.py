@@ -16,7 +16,10 @@ previous transaction's markers complete; a second batch of the same partition, i
 was then appended at sequence 2 with nothing before it.  The first batch got
 OUT_OF_ORDER_SEQUENCE_NUMBER on every retry, its transaction never committed, its member never
 rejoined, and the whole group waited in REBALANCE_IN_PROGRESS until the transaction timed out (the
-member's producer then fenced).  The log now requires sequence 0 first, as Kafka's does.
+member's producer then fenced).  As in Kafka, the log now requires sequence 0 first after a marker
+bumped the epoch, and the leader's verification keeps the lowest sequence it was asked about
+(Kafka's VerificationStateEntry), so a later batch also waits for an earlier one when the
+producer is new to the partition.
 """
 
 from __future__ import annotations
