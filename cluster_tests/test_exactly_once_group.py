@@ -45,8 +45,7 @@ PROGRAM = REPO_ROOT / "compat_tests" / "java" / "ExactlyOnceGroup.java"
 PARTITIONS = 10
 BATCH = 300
 SETTINGS = {"transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",
-            "min.insync.replicas": "2", "offsets.topic.replication.factor": "3",
-            "log4j.logger.pykafkad.coordinator": "DEBUG"}
+            "min.insync.replicas": "2", "offsets.topic.replication.factor": "3"}
 # Each step changes the group, then writes one more batch of input.  ``crash`` halts a member's JVM
 # in the middle of a transaction (its offsets sent, not committed); the next ``start`` of that name
 # (the same transactional.id, and group.instance.id when static) fences and aborts what it left open.
