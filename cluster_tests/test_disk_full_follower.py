@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -26,29 +25,22 @@ from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.broker_process import free_port
 from compat_tests.java_tools import run_tool
 from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
-from compat_tests.storage_support import disk_records, wait_for
+from compat_tests.storage_support import disk_records, mounted_small_fs, wait_for
 
 PRODUCE = 0
 STATE = "/brokers/topics/{topic}/partitions/0/state"
-FS_SIZE = "8m"
 FILLER_BYTES = 4 * 1024 * 1024
 ROUNDS = 60  # 100 KB each: 6 MB, more than the follower's 4 MB of room, less than its 8 MB
 VALUE_BYTES = 2000
 BATCH = 50
 
 
+
+
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    mnt = tmp_path / "fs"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={FS_SIZE}", "tmpfs", str(mnt)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs as a full log dir (needs root): {done.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+    yield from mounted_small_fs(tmp_path)
+
 
 
 def _readyz(port: int) -> tuple[int, str]:

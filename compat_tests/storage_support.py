@@ -14,6 +14,7 @@ recovery, flush policy, many partitions).
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -176,3 +177,21 @@ def proc_stats(pid: int) -> tuple[int, int]:
         if line.startswith("VmRSS:"):
             rss_kb = int(line.split()[1])
     return fds, rss_kb
+
+
+SMALL_FS_SIZE = "8m"
+
+
+def mounted_small_fs(tmp_path: Path) -> Iterator[Path]:
+    """For a fixture: an 8 MB tmpfs mounted under tmp_path, for a log dir that fills; unmounted at
+    teardown.  Skips where mounting is not allowed (it needs root, as CI runs)."""
+    mnt = tmp_path / "fs"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_FS_SIZE}", "tmpfs", str(mnt)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs as a full log dir (needs root): {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)

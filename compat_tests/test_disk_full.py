@@ -18,7 +18,6 @@ Mounting needs root (CAP_SYS_ADMIN); the test skips saying so when the mount is 
 
 from __future__ import annotations
 
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -30,27 +29,19 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.clients import KafkaPythonClient, create_topic, unique_topic
-from compat_tests.storage_support import disk_records, wait_for
+from compat_tests.storage_support import disk_records, mounted_small_fs, wait_for
 
-FS_SIZE = "8m"
 FILLER_BYTES = 2 * 1024 * 1024
 VALUE_BYTES = 2000
 BATCH = 50
 
 
+
+
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """An 8 MB tmpfs mounted under tmp_path, unmounted at teardown."""
-    mnt = tmp_path / "fs"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={FS_SIZE}", "tmpfs", str(mnt)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs as a full log dir (needs root): {done.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+    yield from mounted_small_fs(tmp_path)
+
 
 
 class FullDiskBroker:
