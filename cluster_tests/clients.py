@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,26 @@ def read_everything(bootstrap: str, topic: str, partitions: int, count: int) -> 
     finally:
         consumer.close()
     return got
+
+
+def read_committed(bootstrap: str, topic: str, partitions: int, wanted: int, timeout_s: float = 60) -> list[bytes]:
+    """The values a read_committed consumer sees in ``topic``: ``wanted`` of them, or what came by
+    ``timeout_s``, plus any that follow within a few more polls (a duplicate or an aborted record
+    beyond the wanted count would show there)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex[:6]}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + timeout_s
+        while len(got) < wanted and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        for _ in range(4):
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        return got
+    finally:
+        consumer.close()

@@ -27,15 +27,12 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 
-from cluster_tests.clients import create_topic, produce
+from cluster_tests.clients import create_topic, produce, read_committed
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.broker_process import REPO_ROOT
@@ -141,26 +138,6 @@ class Group:
                 proc.wait(30)
 
 
-def _read_committed(bootstrap: str, topic: str, wanted: int, timeout_s: float = 60) -> list[int]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex[:6]}",
-                         "isolation.level": "read_committed", "enable.auto.commit": False})
-    try:
-        consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-        got: list[int] = []
-        deadline = time.monotonic() + timeout_s
-        while len(got) < wanted and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is None:
-                got.append(int(msg.value()))
-        # A duplicate beyond the wanted count would show within a few more polls.
-        for _ in range(4):
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is None:
-                got.append(int(msg.value()))
-        return got
-    finally:
-        consumer.close()
-
 
 @pytest.mark.cluster_timeout(600)
 @pytest.mark.parametrize(("strategy", "static"), [("range", False), ("cooperative-sticky", False),
@@ -194,7 +171,7 @@ def test_exactly_once_copy_while_members_join_and_leave(cluster: Cluster, tmp_pa
     finally:
         group.close()
     assert not group.fatal(), group.report()
-    got = _read_committed(cluster.bootstrap, target, written)
+    got = [int(v) for v in read_committed(cluster.bootstrap, target, PARTITIONS, written)]
     twice = sorted(v for v, n in Counter(got).items() if n > 1)
     missing = sorted(set(range(written)) - set(got))
     assert not twice and not missing, f"copied twice: {twice[:20]}; missing: {missing[:20]}\n{group.report()}"

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 
-from cluster_tests.clients import create_topic
+from cluster_tests.clients import create_topic, read_committed
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.java_copier import copy_exactly_once
@@ -34,26 +33,6 @@ DESCRIBE_TRANSACTIONS = 65
 # A stopped follower leaves the ISR soon enough for a test.
 FAST_ISR = {"replica.lag.time.max.ms": "6000"}
 
-
-def _committed_values(bootstrap: str, topic: str, wanted: int, timeout_s: float = 60) -> list[bytes]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex[:6]}",
-                         "isolation.level": "read_committed", "enable.auto.commit": False})
-    try:
-        consumer.assign([TopicPartition(topic, p, 0) for p in range(TOPIC_PARTITIONS)])
-        got: list[bytes] = []
-        deadline = time.monotonic() + timeout_s
-        while len(got) < wanted and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is None:
-                got.append(msg.value())
-        # Anything beyond what was committed would show within a few more polls.
-        for _ in range(4):
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is None:
-                got.append(msg.value())
-        return got
-    finally:
-        consumer.close()
 
 
 def _transaction(producer: Producer, topic: str, values: list[bytes], commit: bool = True) -> None:
@@ -92,7 +71,7 @@ def test_the_transaction_coordinator_killed_hands_its_ids_to_the_new_leader(clus
         _transaction(producer, topic, [b"b1", b"b2", b"b3"])
         _transaction(producer, topic, [b"y1"], commit=False)
         _transaction(producer, topic, [b"c1", b"c2", b"c3"])
-        got = _committed_values(cluster.bootstrap, topic, 9)
+        got = read_committed(cluster.bootstrap, topic, TOPIC_PARTITIONS, 9)
         assert sorted(got) == sorted([b"a1", b"a2", b"a3", b"b1", b"b2", b"b3", b"c1", b"c2", b"c3"])
 
         cluster.start_broker(coordinator, SETTINGS)
@@ -147,7 +126,7 @@ def test_the_coordinator_killed_in_the_middle_of_a_commit_the_transaction_commit
         view.wait_data(state_path, lambda s: s["leader"] not in (coordinator, -1))
 
         _transaction(producer, topic, [b"c1", b"c2", b"c3"])
-        got = _committed_values(cluster.bootstrap, topic, 9)
+        got = read_committed(cluster.bootstrap, topic, TOPIC_PARTITIONS, 9)
         assert sorted(got) == sorted([b"a1", b"a2", b"a3", b"m0", b"m1", b"m2", b"c1", b"c2", b"c3"])
         cluster.start_broker(coordinator, settings)
     finally:
