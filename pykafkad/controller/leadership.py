@@ -1,21 +1,23 @@
 """The controller keeping every partition led as brokers die and return.
 
-While this broker is the controller, each change of the live brokers or of configs (one may
-allow an unclean election), and its own election (the previous controller may have died with
-work undone), runs every partition through ``partition_leadership.next_state`` and writes the
-partitions that must change, each a conditional write of its state node on the version the
-cache last read.  A write that loses (a
+While this broker is the controller, each change of the live brokers, of the replicas brokers
+report on failed log dirs (``offline_replicas``), or of configs (one may allow an unclean
+election), and its own election (the previous controller may have died with work undone), runs
+every partition through ``partition_leadership.next_state`` and writes the partitions that must
+change, each a conditional write of its state node on the version the cache last read.  A write that loses (a
 newer state was written meanwhile) is retried once the cache has the newer state.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import trio
 
 from pykafkad.config import BrokerConfig
 from pykafkad.controller.election import ControllerElection
+from pykafkad.controller.offline_replicas import OfflineReplicas
 from pykafkad.controller.partition_leadership import next_state
 from pykafkad.metadata import znodes
 from pykafkad.metadata.cluster_metadata import ClusterMetadata
@@ -35,20 +37,46 @@ class PartitionLeadership:
         self.election = election
         # Config changes seen: one may allow an unclean election for a partition offline now.
         self._config_changes = 0
+        # The replicas each broker reports on its failed log dirs (Kafka's JBOD failover).
+        self.offline = OfflineReplicas(self.store)
         metadata.topic_configs_listeners.append(lambda _topic: self._configs_changed())
         metadata.broker_configs_listeners.append(self._configs_changed)
 
     def _configs_changed(self) -> None:
         self._config_changes += 1
 
-    def _situation(self) -> tuple[int, frozenset[int], int]:
-        return self.election.epoch, frozenset(self.metadata.brokers), self._config_changes
+    def _situation(self) -> tuple[int, frozenset[int], int, int]:
+        return self.election.epoch, frozenset(self.metadata.brokers), self._config_changes, self.offline.generation
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        task_status.started()
-        done: tuple[int, frozenset[int], int] | None = None
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.offline.run)
+            task_status.started()
+            await self._lead()
+
+    async def _until(self, predicate: Callable[[], bool]) -> None:
+        """Until ``predicate`` holds, checked after each change of the cache or of the offline replicas."""
+        while not predicate():
+            await self._next_change(predicate)
+
+    async def _next_change(self, predicate: Callable[[], bool]) -> None:
+        generation = self.offline.generation
+        async with trio.open_nursery() as nursery:
+            async def on_metadata() -> None:
+                await self.metadata.wait_for(lambda: predicate() or self.offline.generation != generation)
+                nursery.cancel_scope.cancel()
+
+            async def on_offline() -> None:
+                await self.offline.changed_since(generation)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(on_metadata)
+            nursery.start_soon(on_offline)
+
+    async def _lead(self) -> None:
+        done: tuple[int, frozenset[int], int, int] | None = None
         while True:
-            await self.metadata.wait_for(lambda d=done: self.election.is_controller and self._situation() != d)
+            await self._until(lambda d=done: self.election.is_controller and self._situation() != d)
             situation = self._situation()
             try:
                 complete = await self._reconcile(set(situation[1]), situation[0])
@@ -67,7 +95,8 @@ class PartitionLeadership:
         for topic in list(self.metadata.topics.values()):
             unclean = (topic_setting(topic.configs, self.config, UNCLEAN) or "").lower() == "true"
             for partition in list(topic.partitions):
-                state = next_state(partition, live, controller_epoch, unclean)
+                offline = self.offline.brokers(topic.name, partition.index) if self.offline.any() else frozenset()
+                state = next_state(partition, live, controller_epoch, unclean, offline)
                 if state is None:
                     continue
                 try:

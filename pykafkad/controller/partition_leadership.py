@@ -9,6 +9,12 @@ Given the partition's replicas, leader and ISR and the brokers alive now:
   partition whose ISR member returns is led by it.  With ``unclean.leader.election.enable`` the
   first live replica leads instead, alone in the ISR, and what only the lost ones had is gone.
 
+A replica its broker reports on a failed log dir (``offline``) counts as dead for this, as Kafka's
+controller treats a replica on an offline dir, with one difference: when no other in-sync replica
+is alive, the in-sync replica on the failed dir keeps (or takes) the lead rather than the
+partition going offline, because pykafkad still serves reads from a failed dir (its writes answer
+KAFKA_STORAGE_ERROR until the dir recovers).
+
 The elections an operator asks for (ElectLeaders) are here too: the preferred one hands
 leadership back to the first assigned replica when it is alive and in sync; the unclean one
 leads an offline partition from any live replica.
@@ -21,12 +27,25 @@ from pykafkad.metadata.znodes import PartitionState
 
 
 def next_state(partition: PartitionInfo, live: set[int], controller_epoch: int,
-               unclean: bool = False) -> PartitionState | None:
-    """The state the partition should move to, or None when it is right as it is."""
+               unclean: bool = False, offline: frozenset[int] = frozenset()) -> PartitionState | None:
+    """The state the partition should move to, or None when it is right as it is.  ``offline``: the
+    brokers whose replica of it is on a failed log dir."""
     if partition.state_version < 0:
         return None  # no state yet: the topic's creation writes it
-    live_isr = [r for r in partition.isr if r in live]
     epoch = partition.leader_epoch + 1
+    if offline:
+        online = live - offline
+        online_isr = [r for r in partition.isr if r in online]
+        if partition.leader in online:
+            if online_isr != partition.isr:
+                return PartitionState(partition.leader, epoch, online_isr, controller_epoch)
+            return None
+        candidates = [r for r in partition.replicas if r in online_isr]
+        if candidates:
+            return PartitionState(candidates[0], epoch, online_isr, controller_epoch)
+        # No in-sync replica with its log dir online: those on failed dirs still serve reads, so
+        # the partition is led as if their dirs were online.
+    live_isr = [r for r in partition.isr if r in live]
     if partition.leader in live:
         if live_isr != partition.isr:
             return PartitionState(partition.leader, epoch, live_isr, controller_epoch)

@@ -1,4 +1,9 @@
-"""DescribeLogDirs (key 35): each log dir with the size of every partition in it."""
+"""DescribeLogDirs (key 35): each log dir with the size of every partition in it.
+
+A log dir whose last write failed (a full disk, an I/O error) is answered as Kafka answers an offline
+one: KAFKA_STORAGE_ERROR, no partitions, and unknown (-1) total and usable bytes; ``kafka-log-dirs``
+shows it with a ``KafkaStorageException``.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,9 @@ from wire.error_codes import ErrorCode
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
+# Kafka's DescribeLogDirsResponse.UNKNOWN_VOLUME_BYTES.
+UNKNOWN_VOLUME_BYTES = -1
+
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if not cluster_allowed(broker, ctx, Operation.DESCRIBE):
@@ -21,7 +29,13 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     if body["topics"] is not None:
         wanted = {t["topic"]: set(t["partitions"]) for t in body["topics"]}
     results = []
+    failed = broker.logs.dir_failures.failed()
     for log_dir in broker.config.log_dirs:
+        if log_dir in failed:
+            results.append({"error_code": ErrorCode.KAFKA_STORAGE_ERROR, "log_dir": str(log_dir.resolve()),
+                            "topics": [], "total_bytes": UNKNOWN_VOLUME_BYTES,
+                            "usable_bytes": UNKNOWN_VOLUME_BYTES})
+            continue
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for replica in sorted(broker.replicas.partitions(), key=lambda r: (r.topic, r.index)):
             topic, partition = replica.topic, replica.index

@@ -112,7 +112,13 @@ class LogManager:
         # Counted from the open logs, not by listing the directories: that made creating N
         # partitions O(N^2) in directory entries (minutes for a few thousand partitions).
         counts = Counter(Path(plog.dir).parent for plog in self.logs.values())
-        return min(self.config.log_dirs, key=lambda d: counts[d]) / name
+        return min(self._usable_dirs(), key=lambda d: counts[d]) / name
+
+    def _usable_dirs(self) -> list[Path]:
+        """The log dirs new partitions may go to: those not failed, as Kafka places new logs only in
+        online dirs (all of them when every one failed: the creation then fails there, as it would)."""
+        failed = self.dir_failures.failed()
+        return [d for d in self.config.log_dirs if d not in failed] or list(self.config.log_dirs)
 
     def log_settings(self, topic: TopicInfo) -> dict[str, object]:
         """The PartitionLog settings a topic's effective configs give."""
@@ -249,9 +255,10 @@ class LogManager:
         if len(self.config.log_dirs) == 1:
             return [self.config.log_dirs[0] / f"{name}-{p}" for p in partitions]
         counts = Counter(Path(plog.dir).parent for plog in self.logs.values())
+        usable = self._usable_dirs()
         paths = []
         for p in partitions:
-            d = min(self.config.log_dirs, key=lambda d: counts[d])
+            d = min(usable, key=lambda d: counts[d])
             counts[d] += 1
             paths.append(d / f"{name}-{p}")
         return paths

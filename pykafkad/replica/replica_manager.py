@@ -15,6 +15,16 @@ other than the active one (maybe not in the page cache).  The rest, appends to t
 and reads of the newest data, run on the Trio thread: a thread hop per request costs more than
 they do (it took a third off single-partition acks=all throughput).  The partitions' state
 (roles, high watermarks, waiters) is only touched on the Trio thread, around those calls.
+
+With several log dirs, a dir whose write fails (a full disk, an I/O error) takes its replicas
+offline here, as Kafka's JBOD handling does: produce to them answers KAFKA_STORAGE_ERROR at once,
+their followers stop fetching, and the replicas are reported to the controller
+(``controller/offline_replicas.py``), which moves their leadership to another in-sync replica and
+takes them out of the ISR; the partitions in the other dirs are untouched.  The failed dir is
+probed every ``PROBE_INTERVAL_S``; once it takes writes again its replicas come back online without
+a restart (Kafka needs one): the report is withdrawn, followers fetch again and the leader adds
+them back to the ISR once they have caught up.  A broker with one log dir keeps its replicas
+online instead (produce to them fails at the log until there is room again, reads go on).
 """
 
 from __future__ import annotations
@@ -34,13 +44,14 @@ from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.config import LONG_MAX, BrokerConfig
 from pykafkad.errors import KafkaError
 from pykafkad.java_hash import java_string_hash
-from pykafkad.log.dir_failures import os_error_is_full
+from pykafkad.log.dir_failures import PROBE_INTERVAL_S, os_error_is_full
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import off_loop, waiting_remotely
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
+from pykafkad.replica.offline_replicas import OfflineReplicasReport
 from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, Partition, check_leader_epoch
 from pykafkad.replica.replica_fetcher import ReplicaFetcher
 from pykafkad.replica.replication_quota import ReplicationQuota
@@ -133,6 +144,16 @@ class ReplicaManager:
         self.topic_turn: Callable[[str], AbstractAsyncContextManager[None]] | None = None
         # Replicas being moved to another log dir, and where to.
         self._moving: dict[tuple[str, int], Path] = {}
+        # With several log dirs, those whose replicas are offline (their dir failed), as configured;
+        # woken (from any thread) when a dir fails or recovers.
+        self._jbod = len(config.log_dirs) > 1
+        self._offline_dirs: set[Path] = set()
+        self._dirs_changed = trio.Event()
+        self._trio_token: trio.lowlevel.TrioToken | None = None
+        self._offline_report = OfflineReplicasReport(metadata.store, config.node_id)
+        logs.dir_failures.listeners.append(self._log_dirs_changed)
+        # A new session lost the report's ephemeral node: write it again.
+        metadata.store.on_new_session(self._log_dirs_changed)
 
     # -- partition states ----------------------------------------------------------------------
 
@@ -232,6 +253,8 @@ class ReplicaManager:
             self._nursery = nursery
             nursery.start_soon(self._shrink_lagging_isrs)
             nursery.start_soon(self._checkpoint_high_watermarks_periodically)
+            self._trio_token = trio.lowlevel.current_trio_token()
+            nursery.start_soon(self._follow_log_dirs)
             task_status.started()
             await trio.sleep_forever()
 
@@ -254,6 +277,8 @@ class ReplicaManager:
     def _stop_serving(self, partition: Partition) -> None:
         """Forget a replica: no more fetching for it, and its waiters answer now."""
         del self._partitions[(partition.topic, partition.index)]
+        if self.is_offline(partition):
+            self._dirs_changed.set()  # the controller's report of offline replicas loses it
         self._stop_fetching(partition)
         was_leader = partition.is_leader
         partition.leader_id = -1
@@ -382,11 +407,81 @@ class ReplicaManager:
         for listener in self.leadership_listeners:
             listener(partition, leads)
 
+    # -- log dir failures (JBOD) -------------------------------------------------------------------
+
+    def is_offline(self, partition: Partition) -> bool:
+        """Whether the replica's log dir failed on this broker of several log dirs."""
+        return bool(self._offline_dirs) and self._log_dir(partition) in self._offline_dirs
+
+    def _log_dir(self, partition: Partition) -> Path:
+        return self.logs.dir_failures.configured(Path(partition.log.dir).parent)
+
+    def _log_dirs_changed(self) -> None:
+        """A log dir failed or recovered (maybe told on a worker thread): wake ``_follow_log_dirs``."""
+        token = self._trio_token
+        if token is None:
+            return  # not running yet: ``_follow_log_dirs`` looks when it starts
+        try:
+            token.run_sync_soon(self._wake_log_dirs)
+        except trio.RunFinishedError:
+            pass
+
+    def _wake_log_dirs(self) -> None:
+        self._dirs_changed.set()  # the event of now: ``_follow_log_dirs`` replaces it each round
+
+    async def _follow_log_dirs(self) -> None:
+        """Take the replicas of failed log dirs offline and bring them back once their dir recovers;
+        probe the failed dirs meanwhile (nothing else may write there)."""
+        failures = self.logs.dir_failures
+        while True:
+            self._dirs_changed = trio.Event()
+            failed = set(failures.failed()) if self._jbod else set()
+            gone = failed - self._offline_dirs
+            back = self._offline_dirs - failed
+            if gone:
+                self._take_offline(gone)
+            if back:
+                self._offline_dirs -= back
+            # Reported before the replicas that came back fetch again, so the controller does not
+            # take them out of the ISR as their leader adds them.
+            reported = await self._report_offline_replicas()
+            if back:
+                self._bring_online(back)
+            wait_s = PROBE_INTERVAL_S if failures.any_failed() or not reported else math.inf
+            with trio.move_on_after(wait_s):
+                await self._dirs_changed.wait()
+            if failures.any_failed() and not self._dirs_changed.is_set():
+                await trio.to_thread.run_sync(failures.probe)
+
+    def _take_offline(self, dirs: set[Path]) -> None:
+        self._offline_dirs |= dirs
+        offline = [p for p in self._partitions.values() if self._log_dir(p) in dirs]
+        for partition in offline:
+            # A follower stops fetching (its appends cannot land); a leader refuses produce until the
+            # controller moves its leadership (reads go on meanwhile).
+            self._stop_fetching(partition)
+            partition.watchers.wake_all()
+        led = sum(1 for p in offline if p.is_leader)
+        log.warning("log dir(s) %s offline: %d replica(s) offline on this broker (%d led here; the controller "
+                    "moves their leadership to other in-sync replicas)", ", ".join(sorted(map(str, dirs))),
+                    len(offline), led)
+
+    def _bring_online(self, dirs: set[Path]) -> None:
+        back = [p for p in self._partitions.values() if self._log_dir(p) in dirs]
+        for partition in back:
+            self._start_fetching(partition)
+        log.info("log dir(s) %s online again: %d replica(s) back (followers fetch again and rejoin the ISR "
+                 "once caught up)", ", ".join(sorted(map(str, dirs))), len(back))
+
+    async def _report_offline_replicas(self) -> bool:
+        offline = [(p.topic, p.index) for p in self._partitions.values() if self.is_offline(p)]
+        return await self._offline_report.write([str(d) for d in self._offline_dirs], offline)
+
     # -- followers -----------------------------------------------------------------------------
 
     def _start_fetching(self, partition: Partition) -> None:
         leader = partition.leader_id
-        if leader < 0 or leader == self.config.node_id or self._nursery is None:
+        if leader < 0 or leader == self.config.node_id or self._nursery is None or self.is_offline(partition):
             return
         key = (leader, fetcher_id(partition.topic, partition.index, self.config["num.replica.fetchers"]))
         fetcher = self._fetchers.get(key)
@@ -502,6 +597,9 @@ class ReplicaManager:
         for i, entry in enumerate(entries):
             try:
                 partition = self.leader(entry.topic, entry.index)
+                if self._offline_dirs and self.is_offline(partition):
+                    raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                     f"The log dir of {entry.topic}-{entry.index} is offline.")
                 if required_acks == -1:
                     partition.check_min_isr(self.min_insync_replicas(partition))
             except KafkaError as e:

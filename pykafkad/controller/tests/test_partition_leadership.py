@@ -39,3 +39,21 @@ def test_an_unclean_election_prefers_in_sync_replicas_and_needs_one_alive() -> N
     assert unclean_leader_state(partition(-1, [2, 3]), {3}, 2) == PartitionState(3, 5, [3], 2)
     assert unclean_leader_state(partition(-1, [1]), {3, 2}, 2) == PartitionState(2, 5, [2], 2)
     assert unclean_leader_state(partition(-1, [1]), set(), 2) is None
+
+
+def test_a_replica_on_a_failed_log_dir_hands_its_leadership_to_an_in_sync_replica_and_leaves_the_isr() -> None:
+    assert next_state(partition(1, [1, 2, 3]), {1, 2, 3}, 2, offline=frozenset({1})) == PartitionState(2, 5, [2, 3], 2)
+    # A follower on a failed dir leaves the ISR; the leader keeps leading.
+    assert next_state(partition(1, [1, 2, 3]), {1, 2, 3}, 2, offline=frozenset({3})) == PartitionState(1, 5, [1, 2], 2)
+    # Out of the ISR already: nothing to change.
+    assert next_state(partition(2, [2, 3]), {1, 2, 3}, 2, offline=frozenset({1})) is None
+
+
+def test_a_replica_on_a_failed_log_dir_leads_only_when_no_other_in_sync_replica_is_alive() -> None:
+    # Nobody to hand over to: it keeps the lead (reads go on), and is not taken out of the ISR.
+    assert next_state(partition(1, [1]), {1, 2, 3}, 2, offline=frozenset({1})) is None
+    assert next_state(partition(1, [1, 2]), {1, 3}, 2, offline=frozenset({1})) == PartitionState(1, 5, [1], 2)
+    # Its leader dead, the partition is led by the in-sync replica on a failed dir rather than none.
+    assert next_state(partition(2, [1, 2]), {1, 3}, 2, offline=frozenset({1})) == PartitionState(1, 5, [1], 2)
+    # An online in-sync replica is preferred to one earlier in the assignment on a failed dir.
+    assert next_state(partition(3, [1, 2]), {1, 2}, 2, offline=frozenset({1})) == PartitionState(2, 5, [2], 2)
