@@ -2,16 +2,18 @@
 leadership moves to other in-sync replicas, and they come back by themselves once there is room.
 
 Three brokers on a real ZooKeeper.  Broker 1 has two log dirs, the second a small tmpfs; a topic of
-two partitions, both preferring broker 1, gets one partition in each dir.  With a filler file
-leaving the tmpfs about 2 MB, librdkafka (idempotent, acks=all) writes 4 MB to the tmpfs partition:
-broker 1's append fails with ENOSPC, the dir goes offline, broker 1 reports its replica there
-(``/brokers/offline_replicas/1``) and the controller hands the partition to another in-sync replica,
-taking broker 1 out of its ISR; the producer retries to the new leader and every record is
-acknowledged.  The partition in the other dir keeps broker 1 as leader, at the same epoch, and takes
-more writes.  ``kafka-log-dirs --describe`` shows the full dir with a KafkaStorageException and no
-partitions.  Deleting the filler brings the dir back without a restart: the replica fetches again
-and rejoins the ISR, ``kafka-log-dirs`` lists it again, and every acknowledged record is read back
-at its offset, on the replica that came back too.
+four partitions puts two of broker 1's replicas in each dir, in each one replica it leads and one it
+follows.  Kafka's Java producer (idempotent, acks=all) writes to every partition throughout.  With a
+filler file leaving the tmpfs about 2 MB, librdkafka (idempotent, acks=all) writes 4 MB to the tmpfs
+partition broker 1 leads: its append fails with ENOSPC, the dir goes offline, broker 1 reports its
+replicas there (``/brokers/offline_replicas/1``) and the controller hands that partition to another
+in-sync replica and takes broker 1 out of both partitions' ISR at once (``replica.lag.time.max.ms``
+is longer than the test); both producers retry to the new leader and every record is acknowledged.
+The partitions in the other dir keep their leaders, epochs and ISR, and take more writes.
+``kafka-log-dirs --describe`` shows the full dir with a KafkaStorageException and no partitions.
+Deleting the filler brings the dir back without a restart: the replicas fetch again and rejoin the
+ISR, ``kafka-log-dirs`` lists them again, and every acknowledged record is read back at its offset,
+and the returned replicas hold what their leaders hold.
 Mounting needs root; the test skips saying so when the mount is refused.
 """
 
@@ -25,13 +27,15 @@ from typing import Any
 
 import pytest
 
-from cluster_tests.clients import STATE, produce, read_everything
+from cluster_tests.clients import STATE, JavaLoad, produce, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.java_tools import run_tool
 from compat_tests.storage_support import disk_records, mounted_small_fs
 
 TOPIC = "jbod"
+PARTITIONS = 4
+LIBRDKAFKA_BASE = 1_000_000
 ROOM_BYTES = 2 * 1024 * 1024
 VALUE_BYTES = 10_000
 FILL_VALUES = 400  # 4 MB: twice the room left on the tmpfs
@@ -56,11 +60,11 @@ def _partitions(entry: dict[str, Any]) -> set[str]:
     return {p["partition"] for p in entry["partitions"]}
 
 
-@pytest.mark.cluster_timeout(240)
+@pytest.mark.cluster_timeout(300)
 def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_there_is_room(
-        small_fs: Path, cluster: Cluster) -> None:
+        small_fs: Path, cluster: Cluster, tmp_path: Path) -> None:
     settings = {"auto.create.topics.enable": "false", "replica.fetch.backoff.ms": "200",
-                "auto.leader.rebalance.enable": "false"}
+                "auto.leader.rebalance.enable": "false", "replica.lag.time.max.ms": "600000"}
     normal_dir = cluster.root / "broker-1" / "logs"
     full_dir = small_fs / "logs"
     # small_fs first: unmounted only after the brokers have stopped.  Broker 1's own output goes to
@@ -69,65 +73,84 @@ def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_t
     cluster.start_broker(2, settings)
     cluster.start_broker(3, settings)
     view = ZooKeeperView(cluster.zk_connect)
+    java: JavaLoad | None = None
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+        # Broker 1 places its new replicas in turn in the dir holding the fewest: 0 and 2 in the first,
+        # 1 and 3 in the tmpfs.
         run_tool("kafka-topics", ["--bootstrap-server", cluster.bootstrap, "--create", "--topic", TOPIC,
-                                  "--replica-assignment", "1:2:3,1:3:2"])
-        states = [view.wait_data(STATE.format(topic=TOPIC, partition=p),
-                                 lambda s: s is not None and len(s["isr"]) == 3) for p in (0, 1)]
-        assert [s["leader"] for s in states] == [1, 1]
-        # New partitions go to the log dir holding the fewest: one in each.
-        on_full = [p for p in (0, 1) if (full_dir / f"{TOPIC}-{p}").is_dir()]
-        assert len(on_full) == 1, sorted(os.listdir(full_dir))
-        [full_p] = on_full
-        healthy_p = 1 - full_p
-        assert (normal_dir / f"{TOPIC}-{healthy_p}").is_dir()
-        healthy_epoch = states[healthy_p]["leader_epoch"]
+                                  "--replica-assignment", "1:2:3,1:3:2,3:1:2,2:1:3"])
+        states = {p: view.wait_data(STATE.format(topic=TOPIC, partition=p),
+                                    lambda s: s is not None and len(s["isr"]) == 3) for p in range(PARTITIONS)}
+        on_full = {p for p in range(PARTITIONS) if (full_dir / f"{TOPIC}-{p}").is_dir()}
+        assert on_full == {1, 3}, sorted(os.listdir(full_dir))
+        led, followed = 1, 3
+        assert (states[led]["leader"], states[followed]["leader"]) == (1, 2)
+        healthy = {p: (states[p]["leader"], states[p]["leader_epoch"]) for p in (0, 2)}
+        assert healthy[0][0] == 1 and healthy[2][0] == 3
 
-        acked = produce(cluster.bootstrap, TOPIC, list(range(100)), partition=healthy_p, **IDEMPOTENT)
+        java = JavaLoad(cluster.bootstrap, TOPIC, tmp_path)
+        java.wait_acked(200)
+        acked = produce(cluster.bootstrap, TOPIC, values(0, 100), partition=0, **IDEMPOTENT)
         st = os.statvfs(small_fs)
         (small_fs / "filler").write_bytes(b"\xff" * (st.f_bavail * st.f_frsize - ROOM_BYTES))
 
         # The tmpfs fills: the producer's retries land on the partition's new leader.
-        acked |= produce(cluster.bootstrap, TOPIC, list(range(1000, 1000 + FILL_VALUES)), partition=full_p,
-                         size=VALUE_BYTES, **IDEMPOTENT)
-        moved = view.wait_data(STATE.format(topic=TOPIC, partition=full_p),
+        acked |= produce(cluster.bootstrap, TOPIC, values(1000, FILL_VALUES), partition=led, size=VALUE_BYTES,
+                         **IDEMPOTENT)
+        moved = view.wait_data(STATE.format(topic=TOPIC, partition=led),
                                lambda s: s["leader"] in (2, 3) and 1 not in s["isr"])
         assert sorted(moved["isr"]) == [2, 3]
+        # The replica it follows there leaves the ISR at once, not after replica.lag.time.max.ms.
+        follower = view.wait_data(STATE.format(topic=TOPIC, partition=followed), lambda s: 1 not in s["isr"])
+        assert (follower["leader"], sorted(follower["isr"])) == (2, [2, 3])
         report = view.json(OFFLINE_NODE)
-        assert report["partitions"] == {TOPIC: [full_p]}
+        assert report["partitions"] == {TOPIC: [led, followed]}
         assert report["log_dirs"] == [str(full_dir)]
 
-        # The partition in the other dir is untouched: same leader, same epoch, all in sync, writable.
-        healthy = view.json(STATE.format(topic=TOPIC, partition=healthy_p))
-        assert (healthy["leader"], healthy["leader_epoch"], sorted(healthy["isr"])) == (1, healthy_epoch, [1, 2, 3])
-        acked |= produce(cluster.bootstrap, TOPIC, list(range(2000, 2100)), partition=healthy_p,
-                         **IDEMPOTENT)
-        acked |= produce(cluster.bootstrap, TOPIC, list(range(3000, 3100)), partition=full_p,
-                         **IDEMPOTENT)
+        # The partitions in the other dir are untouched: same leader, same epoch, all in sync, writable.
+        for p, (leader, epoch) in healthy.items():
+            state = view.json(STATE.format(topic=TOPIC, partition=p))
+            assert (state["leader"], state["leader_epoch"], sorted(state["isr"])) == (leader, epoch, [1, 2, 3])
+        acked |= produce(cluster.bootstrap, TOPIC, values(2000, 100), partition=0, **IDEMPOTENT)
+        acked |= produce(cluster.bootstrap, TOPIC, values(3000, 100), partition=led, **IDEMPOTENT)
+        java.wait_acked(len(java.acked) + 500)
 
         dirs = _log_dirs(cluster.bootstrap)
         offline = dirs[str(full_dir.resolve())]
         assert "KafkaStorageException" in str(offline["error"]), offline
         assert offline["partitions"] == []
         online = dirs[str(normal_dir.resolve())]
-        assert online["error"] is None and f"{TOPIC}-{healthy_p}" in _partitions(online)
+        assert online["error"] is None and _partitions(online) == {f"{TOPIC}-0", f"{TOPIC}-2"}
 
-        # Room again: the replica comes back and rejoins the ISR without a restart.
+        # Room again: the replicas come back and rejoin the ISR without a restart.
         (small_fs / "filler").unlink()
-        back = view.wait_data(STATE.format(topic=TOPIC, partition=full_p), lambda s: 1 in s["isr"], timeout=60)
+        back = {p: view.wait_data(STATE.format(topic=TOPIC, partition=p), lambda s: 1 in s["isr"], timeout=60)
+                for p in (led, followed)}
         view.wait_data(OFFLINE_NODE, lambda node: node is None)
         dirs = _log_dirs(cluster.bootstrap)
         returned = dirs[str(full_dir.resolve())]
-        assert returned["error"] is None and _partitions(returned) == {f"{TOPIC}-{full_p}"}
+        assert returned["error"] is None and _partitions(returned) == {f"{TOPIC}-{led}", f"{TOPIC}-{followed}"}
+        java.wait_acked(len(java.acked) + 200)
+        java.stop()
+        java_acked, java = java.acked, None
         assert one.is_alive()
 
-        # Every acknowledged record, once each, at its offset; the returned replica has them all.
-        got = read_everything(cluster.bootstrap, TOPIC, 2, len(acked))
+        # Every acknowledged record, once each, at its offset; the returned replicas hold what their
+        # leaders hold.
+        assert not acked.keys() & java_acked.keys()
+        acked |= java_acked
+        got = read_everything(cluster.bootstrap, TOPIC, PARTITIONS, len(acked))
         assert {value: (p, offset) for value, p, offset in got} == acked
-        leader_dir = cluster.brokers[back["leader"]].partition_dir(TOPIC, full_p)
-        leader_records = disk_records(leader_dir)
-        assert len(leader_records) == FILL_VALUES + 100
-        assert disk_records(full_dir / f"{TOPIC}-{full_p}") == leader_records
+        for p, state in back.items():
+            leader_records = disk_records(cluster.brokers[state["leader"]].partition_dir(TOPIC, p))
+            assert disk_records(full_dir / f"{TOPIC}-{p}") == leader_records
     finally:
+        if java is not None:
+            java.stop()
         view.close()
+
+
+def values(first: int, count: int) -> list[int]:
+    """Numbers for librdkafka's records, above any the Java producer counts to in this test."""
+    return list(range(LIBRDKAFKA_BASE + first, LIBRDKAFKA_BASE + first + count))
