@@ -15,6 +15,7 @@ produce.  Listeners hear of each change (from any thread: checkpoints are writte
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -113,6 +114,8 @@ class LogDirFailures:
                     os.fsync(f.fileno())
                 path.unlink()
             except OSError as e:
+                with contextlib.suppress(OSError):
+                    path.unlink()  # not left behind half-written
                 self.write_failed(log_dir, str(e), full=os_error_is_full(e))
             else:
                 self.write_succeeded(log_dir)
