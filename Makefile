@@ -14,7 +14,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
 .PHONY: bench bench-quick bench-cluster bench-deps cluster
-.PHONY: docs
+.PHONY: docs faults
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
 cluster: build tools
@@ -77,11 +77,14 @@ $(SPARK_JARS)/.done: spark_tests/pom.xml pyproject.toml $(VENV)/.created
 	touch $@
 
 # Debian packages the tests drive: kcat (a client), strace (counts the broker's fsyncs), chromium and
-# chromium-driver (the console's browser tests).
+# chromium-driver (the console's browser tests), iproute2 and nftables (the fault injector's network
+# namespaces, partitions and slow links).
 system-deps:
 	@command -v kcat >/dev/null && command -v strace >/dev/null && command -v chromium >/dev/null \
-		&& command -v chromedriver >/dev/null || \
-		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace chromium chromium-driver; }
+		&& command -v chromedriver >/dev/null && command -v ip >/dev/null && command -v tc >/dev/null \
+		&& command -v nft >/dev/null || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace chromium chromium-driver \
+			iproute2 nftables; }
 
 test: build java-deps tools spark-deps zookeeper-deps system-deps test-rust test-python
 
@@ -133,6 +136,23 @@ bench-cluster: bench-deps zookeeper-deps
 # (benchmarks/recovery.py): writes the last section of benchmarks/RESULTS.md.  Needs ~16 GB free.
 bench-recovery: bench-deps
 	$(PY) -m benchmarks.recovery
+
+# The fault injector (cluster_tests/faults/, docs/faults.md): FAULTS_DURATION seconds of a seeded random
+# fault schedule against three pykafkad brokers on ZooKeeper, then the same schedule against three
+# Apache Kafka 4.1.1 KRaft nodes, then docs/faults.md from both results.  Needs root (network
+# namespaces, tmpfs).  A seed reruns a schedule: make faults FAULTS_SEED=1234 FAULTS_DURATION=600.
+FAULTS_DURATION ?= 1800
+# Simply expanded: both runs get the same seed.
+ifndef FAULTS_SEED
+FAULTS_SEED := $(shell date +%s)
+endif
+faults: build java-deps zookeeper-deps system-deps
+	JAVA_LIB=$(abspath $(JAVA_LIB)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
+		$(PY) -m cluster_tests.faults run --broker pykafkad --seed $(FAULTS_SEED) --duration $(FAULTS_DURATION); \
+		status=$$?; \
+	JAVA_LIB=$(abspath $(JAVA_LIB)) $(PY) -m cluster_tests.faults run --broker kafka --seed $(FAULTS_SEED) \
+		--duration $(FAULTS_DURATION); \
+	$(PY) -m cluster_tests.faults report; exit $$status
 
 clean:
 	rm -rf $(VENV) target $(CACHE)
