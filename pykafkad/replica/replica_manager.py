@@ -18,13 +18,14 @@ they do (it took a third off single-partition acks=all throughput).  The partiti
 
 With several log dirs, a dir whose write fails (a full disk, an I/O error) takes its replicas
 offline here, as Kafka's JBOD handling does: produce to them answers KAFKA_STORAGE_ERROR at once,
-their followers stop fetching, and the replicas are reported to the controller
-(``controller/offline_replicas.py``), which moves their leadership to another in-sync replica and
-takes them out of the ISR; the partitions in the other dirs are untouched.  The failed dir is
-probed every ``PROBE_INTERVAL_S``; once it takes writes again its replicas come back online without
-a restart (Kafka needs one): the report is withdrawn, followers fetch again and the leader adds
-them back to the ISR once they have caught up.  A broker with one log dir keeps its replicas
-online instead (produce to them fails at the log until there is room again, reads go on).
+their followers stop fetching, their high watermarks are no longer checkpointed there, and the
+replicas are reported to the controller (``replica/offline_replicas.py``), which moves their
+leadership to another in-sync replica and takes them out of the ISR; the partitions in the other
+dirs are untouched.  The failed dir is probed every ``PROBE_INTERVAL_S``; once it takes writes
+again its replicas come back online without a restart (Kafka needs one): the report is withdrawn,
+followers fetch again and the leader adds them back to the ISR once they have caught up.  A
+broker with one log dir keeps its replicas online instead (produce to them fails at the log
+until there is room again, reads go on).
 """
 
 from __future__ import annotations
@@ -519,7 +520,10 @@ class ReplicaManager:
 
     def _due_checkpoints(self) -> dict[Path, HighWatermarks]:
         """Each log directory's high watermarks, where they changed since last written."""
-        by_dir: dict[Path, HighWatermarks] = {d.resolve(): {} for d in self.config.log_dirs}
+        # An offline log dir is left alone, as Kafka checkpoints only its live dirs: the write would
+        # fail every few seconds (its probe sees when it takes writes again).
+        offline = {d.resolve() for d in self._offline_dirs}
+        by_dir: dict[Path, HighWatermarks] = {r: {} for d in self.config.log_dirs if (r := d.resolve()) not in offline}
         # Resolved once per log directory, not per partition: this runs every few seconds over
         # every partition, and resolving a path is several system calls.
         resolved: dict[str, Path] = {}
@@ -528,6 +532,8 @@ class ReplicaManager:
             d = resolved.get(parent)
             if d is None:
                 d = resolved[parent] = Path(parent).resolve()
+            if d in offline:
+                continue
             by_dir.setdefault(d, {})[(partition.topic, partition.index)] = partition.high_watermark
         return {d: hws for d, hws in by_dir.items() if self._written_checkpoints.get(d) != hws}
 
@@ -598,8 +604,9 @@ class ReplicaManager:
             try:
                 partition = self.leader(entry.topic, entry.index)
                 if self._offline_dirs and self.is_offline(partition):
+                    # Kafka's message for a partition in an offline log dir.
                     raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
-                                     f"The log dir of {entry.topic}-{entry.index} is offline.")
+                                     f"Partition {entry.topic}-{entry.index} is in an offline log directory")
                 if required_acks == -1:
                     partition.check_min_isr(self.min_insync_replicas(partition))
             except KafkaError as e:
