@@ -13,7 +13,8 @@ The partitions in the other dir keep their leaders, epochs and ISR, and take mor
 ``kafka-log-dirs --describe`` shows the full dir with a KafkaStorageException and no partitions.
 Deleting the filler brings the dir back without a restart: the replicas fetch again and rejoin the
 ISR, ``kafka-log-dirs`` lists them again, and every acknowledged record is read back at its offset,
-and the returned replicas hold what their leaders hold.
+and the returned replicas hold what their leaders hold.  The second test has the dir fail under
+broker 1's follower append instead: the partition it leads there, which nobody writes to, moves too.
 Mounting needs root; the test skips saying so when the mount is refused.
 """
 
@@ -30,6 +31,7 @@ import pytest
 from cluster_tests.clients import STATE, JavaLoad, produce, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
+from compat_tests.broker_process import BrokerProcess
 from compat_tests.java_tools import run_tool
 from compat_tests.storage_support import disk_records, mounted_small_fs
 
@@ -60,18 +62,32 @@ def _partitions(entry: dict[str, Any]) -> set[str]:
     return {p["partition"] for p in entry["partitions"]}
 
 
-@pytest.mark.cluster_timeout(300)
-def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_there_is_room(
-        small_fs: Path, cluster: Cluster, tmp_path: Path) -> None:
+def _start(cluster: Cluster, small_fs: Path) -> tuple[BrokerProcess, Path, Path]:
+    """Three brokers, broker 1 with a second log dir on the tmpfs: (broker 1, its first dir, the tmpfs
+    dir).  The tests take ``small_fs`` before ``cluster``, so it is unmounted only after the brokers
+    have stopped; broker 1's own output goes next to its first dir, off the filesystem it fills.
+    ``replica.lag.time.max.ms`` is longer than a test, so only the controller takes a replica out of
+    an ISR."""
     settings = {"auto.create.topics.enable": "false", "replica.fetch.backoff.ms": "200",
                 "auto.leader.rebalance.enable": "false", "replica.lag.time.max.ms": "600000"}
     normal_dir = cluster.root / "broker-1" / "logs"
     full_dir = small_fs / "logs"
-    # small_fs first: unmounted only after the brokers have stopped.  Broker 1's own output goes to
-    # its first dir, off the filesystem it fills.
     one = cluster.start_broker(1, {**settings, "log.dirs": f"{normal_dir},{full_dir}"})
     cluster.start_broker(2, settings)
     cluster.start_broker(3, settings)
+    return one, normal_dir, full_dir
+
+
+def _fill(small_fs: Path) -> None:
+    """A filler file leaving the tmpfs ROOM_BYTES free."""
+    st = os.statvfs(small_fs)
+    (small_fs / "filler").write_bytes(b"\xff" * (st.f_bavail * st.f_frsize - ROOM_BYTES))
+
+
+@pytest.mark.cluster_timeout(300)
+def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_there_is_room(
+        small_fs: Path, cluster: Cluster, tmp_path: Path) -> None:
+    one, normal_dir, full_dir = _start(cluster, small_fs)
     view = ZooKeeperView(cluster.zk_connect)
     java: JavaLoad | None = None
     try:
@@ -92,8 +108,7 @@ def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_t
         java = JavaLoad(cluster.bootstrap, TOPIC, tmp_path)
         java.wait_acked(200)
         acked = produce(cluster.bootstrap, TOPIC, values(0, 100), partition=0, **IDEMPOTENT)
-        st = os.statvfs(small_fs)
-        (small_fs / "filler").write_bytes(b"\xff" * (st.f_bavail * st.f_frsize - ROOM_BYTES))
+        _fill(small_fs)
 
         # The tmpfs fills: the producer's retries land on the partition's new leader.
         acked |= produce(cluster.bootstrap, TOPIC, values(1000, FILL_VALUES), partition=led, size=VALUE_BYTES,
@@ -148,6 +163,50 @@ def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_t
     finally:
         if java is not None:
             java.stop()
+        view.close()
+
+
+@pytest.mark.cluster_timeout(300)
+def test_a_follower_that_fills_its_log_dir_takes_the_dirs_leaderships_to_other_replicas(
+        small_fs: Path, cluster: Cluster) -> None:
+    """The dir fails under a follower's append (records another broker leads): the partition broker 1
+    leads in the same dir, which nobody writes to, moves too, and both come back once there is room."""
+    _, _, full_dir = _start(cluster, small_fs)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+        # In the tmpfs: 1 (broker 2 leads) and 3 (broker 1 leads).
+        run_tool("kafka-topics", ["--bootstrap-server", cluster.bootstrap, "--create", "--topic", TOPIC,
+                                  "--replica-assignment", "1:2:3,2:1:3,3:1:2,1:3:2"])
+        states = {p: view.wait_data(STATE.format(topic=TOPIC, partition=p),
+                                    lambda s: s is not None and len(s["isr"]) == 3) for p in range(PARTITIONS)}
+        assert {p for p in range(PARTITIONS) if (full_dir / f"{TOPIC}-{p}").is_dir()} == {1, 3}
+        followed, led = 1, 3
+        acked = produce(cluster.bootstrap, TOPIC, values(0, 100), partition=led, **IDEMPOTENT)
+        _fill(small_fs)
+
+        # Broker 2 takes the writes; broker 1's copy of them fills its dir.
+        acked |= produce(cluster.bootstrap, TOPIC, values(1000, FILL_VALUES), partition=followed,
+                         size=VALUE_BYTES, **IDEMPOTENT)
+        moved = view.wait_data(STATE.format(topic=TOPIC, partition=led), lambda s: s["leader"] != 1)
+        assert (moved["leader"], sorted(moved["isr"])) == (3, [2, 3])
+        follower = view.wait_data(STATE.format(topic=TOPIC, partition=followed), lambda s: 1 not in s["isr"])
+        assert (follower["leader"], sorted(follower["isr"])) == (2, [2, 3])
+        for p in (0, 2):
+            state = view.json(STATE.format(topic=TOPIC, partition=p))
+            assert (state["leader"], state["leader_epoch"], sorted(state["isr"])) == \
+                (states[p]["leader"], states[p]["leader_epoch"], [1, 2, 3])
+        acked |= produce(cluster.bootstrap, TOPIC, values(2000, 100), partition=led, **IDEMPOTENT)
+
+        (small_fs / "filler").unlink()
+        back = {p: view.wait_data(STATE.format(topic=TOPIC, partition=p), lambda s: 1 in s["isr"], timeout=60)
+                for p in (led, followed)}
+        got = read_everything(cluster.bootstrap, TOPIC, PARTITIONS, len(acked))
+        assert {value: (p, offset) for value, p, offset in got} == acked
+        for p, state in back.items():
+            leader_records = disk_records(cluster.brokers[state["leader"]].partition_dir(TOPIC, p))
+            assert disk_records(full_dir / f"{TOPIC}-{p}") == leader_records
+    finally:
         view.close()
 
 
