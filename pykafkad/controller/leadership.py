@@ -4,8 +4,8 @@ While this broker is the controller, each change of the live brokers, of the rep
 report on failed log dirs (``offline_replicas``), or of configs (one may allow an unclean
 election), and its own election (the previous controller may have died with work undone), runs
 every partition through ``partition_leadership.next_state`` and writes the partitions that must
-change, each a conditional write of its state node on the version the cache last read.  A write that loses (a
-newer state was written meanwhile) is retried once the cache has the newer state.
+change, each a conditional write of its state node on the version the cache last read.  A write
+that loses (a newer state was written meanwhile) is retried once the cache has the newer state.
 """
 
 from __future__ import annotations
