@@ -463,8 +463,9 @@ class ReplicaManager:
             self._stop_fetching(partition)
             partition.watchers.wake_all()
         led = sum(1 for p in offline if p.is_leader)
-        log.warning("log dir(s) %s offline: %d replica(s) offline on this broker (%d led here; the controller "
-                    "moves their leadership to other in-sync replicas)", ", ".join(sorted(map(str, dirs))),
+        log.warning("log dir(s) %s offline: %d replica(s) offline on this broker, %d of them led here (the "
+                    "controller moves each to another in-sync replica if one is alive; until then, or if none is, "
+                    "produce to it answers KAFKA_STORAGE_ERROR and reads go on)", ", ".join(sorted(map(str, dirs))),
                     len(offline), led)
 
     def _bring_online(self, dirs: set[Path]) -> None:
