@@ -18,6 +18,7 @@ Everything here runs on the Trio thread; ids' states are touched only between aw
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 COMPLETE_RETRY_S = 0.5
+# Test-only: while the file this names exists, a transaction's Complete state waits after its markers
+# are written, so a test can make that one write fail (a full disk) without racing it.
+HOLD_COMPLETION_ENV = "PYKAFKAD_TEST_HOLD_TXN_COMPLETION"
 
 
 def now_ms() -> int:
@@ -318,6 +322,9 @@ class TransactionCoordinator:
         commit = meta.state == TransactionState.PREPARE_COMMIT
         await self.markers.write(meta.producer_id, meta.producer_epoch, commit, coordinator_epoch,
                                  set(meta.partitions))
+        hold = os.environ.get(HOLD_COMPLETION_ENV)
+        while hold and os.path.exists(hold):
+            await trio.sleep(0.05)
         index = self.partition_for(meta.transactional_id)
         while self.partitions.epoch(index) == coordinator_epoch and self._txns.get(meta.transactional_id) is meta:
             if meta.pending is not None:
@@ -332,8 +339,10 @@ class TransactionCoordinator:
                 log.info("transactional id %s: %s producer %d epoch %d", meta.transactional_id,
                          meta.state.kafka_name, meta.producer_id, meta.producer_epoch)
                 return
-            if code == ErrorCode.NOT_COORDINATOR:
-                return
+            # Retried while this broker still coordinates the id (the loop's condition): a write
+            # refused by a full log dir answers NOT_COORDINATOR too, but Kafka would have taken the
+            # dir offline and moved the partition, where pykafkad keeps it and waits for room.
+            # Giving up here left the id in Prepare* for good: CONCURRENT_TRANSACTIONS forever.
             await trio.sleep(COMPLETE_RETRY_S)
 
     # -- timeouts ----------------------------------------------------------------------------------
