@@ -52,8 +52,10 @@ OFFSETS_TOPIC_WAIT_S = 30.0
 WRITING_REQUESTS = frozenset({"join", "sync", "heartbeat", "leave", "commit", "delete", "offset_delete",
                               "txn_commit"})
 # Requests answered only once what their group wrote is replicated (Kafka appends these with acks=all).
+# OffsetFetch too: the group applies a commit when it is appended, and Kafka answers only offsets whose
+# append completed, so a fetch waits for (or answers the error of) a commit still replicating.
 REPLICATED_REQUESTS = frozenset({"sync", "leave", "commit", "delete", "offset_delete", "topic_deleted",
-                                 "txn_commit"})
+                                 "txn_commit", "fetch"})
 
 
 def coordinator_error(code: ErrorCode) -> ErrorCode:

@@ -100,6 +100,12 @@ def error_reply(kind: str, group_id: str, args: dict[str, Any], code: ErrorCode)
         return sync_error(code)
     if kind in ("commit", "txn_commit"):
         return {"results": {(t["name"], p["partition_index"]): code for t in args["topics"] for p in t["partitions"]}}
+    if kind == "fetch" and args.get("topics"):
+        # Also per partition: OffsetFetch v0-1 has no top-level error code.
+        return {"error_code": code, "topics": [
+            {"name": name, "partitions": [{"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+                                           "metadata": "", "error_code": code} for i in indexes]}
+            for name, indexes in args["topics"]]}
     if kind in ("leave", "offset_delete", "fetch"):
         return {"error_code": code, "members" if kind == "leave" else "topics": []}
     if kind == "describe":
