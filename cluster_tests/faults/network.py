@@ -22,6 +22,7 @@ Everything is created under a prefix of the run's own and removed by ``close()``
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 
@@ -49,6 +50,20 @@ def available() -> str | None:
     return None
 
 
+def _remove_abandoned() -> None:
+    """Namespaces of runs killed before their teardown (no process left in them), and their bridges."""
+    names = _run("ip", "netns", "list", check=False).stdout.split("\n")
+    for name in (line.split()[0] for line in names if line.strip()):
+        if re.fullmatch(r"f\d+-(zk|b\d)", name) and not _run("ip", "netns", "pids", name, check=False).stdout.strip():
+            _run("ip", "netns", "del", name, check=False)
+    live = {line.split()[0].split("-")[0] for line in _run("ip", "netns", "list", check=False).stdout.split("\n")
+            if line.strip()}
+    for line in _run("ip", "-br", "link", check=False).stdout.split("\n"):
+        bridge = line.split()[0] if line.strip() else ""
+        if re.fullmatch(r"f\d+br", bridge) and bridge[:-2] not in live:
+            _run("ip", "link", "del", bridge, check=False)
+
+
 @dataclass
 class Node:
     name: str
@@ -71,7 +86,8 @@ class Network:
         self._built = False
 
     def build(self) -> Network:
-        self.close()  # a run killed before its teardown left these behind
+        self.close()
+        _remove_abandoned()
         self._built = True
         _run("ip", "link", "add", self.bridge, "type", "bridge")
         _run("ip", "addr", "add", f"{self.gateway}/24", "dev", self.bridge)

@@ -30,7 +30,7 @@ DATA_FS_SIZE = "256m"
 FULL_LEAVES_BYTES = 16 * 1024
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # PR_SET_PDEATHSIG: a harness killed without its teardown takes its cluster with it.
     import ctypes
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
@@ -107,7 +107,7 @@ class Process:
             out.flush()
             self.proc = subprocess.Popen([*self.network.prefix(self.name), *self.command()], cwd=REPO_ROOT,
                                          env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                         preexec_fn=_die_with_parent)
+                                         preexec_fn=die_with_parent)
         self.paused = False
         if wait:
             self.wait_listening()

@@ -71,6 +71,8 @@ class JavaClient:
         self.proc: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
+        # No PR_SET_PDEATHSIG here: members are restarted from the member schedule's thread, and the
+        # signal fires when that thread ends.  A client whose harness dies reads EOF on stdin and stops.
         stderr = (self.work / f"{self.name}.stderr.log").open("a")
         self.proc = subprocess.Popen(
             ["java", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
