@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.java_tools import run_tool
-from compat_tests.storage_support import disk_records, mounted_small_fs
+from compat_tests.raw_kafka import RawConnection
+from compat_tests.storage_support import disk_records, mounted_small_fs, wait_for
 
 TOPIC = "jbod"
 PARTITIONS = 4
@@ -42,12 +44,22 @@ ROOM_BYTES = 2 * 1024 * 1024
 VALUE_BYTES = 10_000
 FILL_VALUES = 400  # 4 MB: twice the room left on the tmpfs
 OFFLINE_NODE = "/brokers/offline_replicas/1"
+METADATA = 3
 IDEMPOTENT = {"enable.idempotence": True}
 
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
     yield from mounted_small_fs(tmp_path)
+
+
+def _offline_replicas(broker: BrokerProcess) -> dict[int, list[int]]:
+    """Metadata's offline replicas of each partition of TOPIC, as ``broker`` answers."""
+    with RawConnection(broker.port) as conn:
+        answer = conn.request(METADATA, 12, {"topics": [{"name": TOPIC, "topic_id": uuid.UUID(int=0)}],
+                                             "allow_auto_topic_creation": False,
+                                             "include_topic_authorized_operations": False})
+    return {p["partition_index"]: sorted(p["offline_replicas"]) for p in answer["topics"][0]["partitions"]}
 
 
 def _log_dirs(bootstrap: str) -> dict[str, dict[str, Any]]:
@@ -122,6 +134,10 @@ def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_t
         report = view.json(OFFLINE_NODE)
         assert report["partitions"] == {TOPIC: [led, followed]}
         assert report["log_dirs"] == [str(full_dir)]
+        # Metadata lists broker 1's replicas there as offline, as Kafka does for a failed log dir.
+        for broker in cluster.brokers.values():
+            wait_for("Metadata's offline replicas", lambda b=broker: _offline_replicas(b) == {
+                0: [], led: [1], 2: [], followed: [1]})
 
         # The partitions in the other dir are untouched: same leader, same epoch, all in sync, writable.
         for p, (leader, epoch) in healthy.items():
@@ -143,6 +159,7 @@ def test_a_full_log_dir_moves_only_its_partitions_and_its_replicas_return_once_t
         back = {p: view.wait_data(STATE.format(topic=TOPIC, partition=p), lambda s: 1 in s["isr"], timeout=60)
                 for p in (led, followed)}
         view.wait_data(OFFLINE_NODE, lambda node: node is None)
+        wait_for("no offline replicas", lambda: _offline_replicas(one) == {p: [] for p in range(PARTITIONS)})
         dirs = _log_dirs(cluster.bootstrap)
         returned = dirs[str(full_dir.resolve())]
         assert returned["error"] is None and _partitions(returned) == {f"{TOPIC}-{led}", f"{TOPIC}-{followed}"}

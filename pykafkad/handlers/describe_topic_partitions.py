@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.access import Operation, ResourceType, allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.metadata import offline_replicas
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                             "partition_index": p.index, "leader_id": p.leader if p.leader in live else -1,
                             "leader_epoch": p.leader_epoch, "replica_nodes": p.replicas, "isr_nodes": p.isr,
                             "eligible_leader_replicas": [], "last_known_elr": [],
-                            "offline_replicas": [r for r in p.replicas if r not in live]} for p in chosen],
+                            "offline_replicas": offline_replicas(broker, name, p, live)} for p in chosen],
             "topic_authorized_operations": operations(broker, ctx, ResourceType.TOPIC, name)})
         if first + len(chosen) < len(topic.partitions):
             next_cursor = {"topic_name": name, "partition_index": first + len(chosen)}

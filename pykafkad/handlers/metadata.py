@@ -27,7 +27,13 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _partition_entry(p: PartitionInfo, live: Container[int]) -> dict[str, Any]:
+def offline_replicas(broker: Broker, topic: str, p: PartitionInfo, live: Container[int]) -> list[int]:
+    """Replicas on brokers that are down or in a failed log dir of their broker, as Kafka lists them."""
+    on_failed_dirs = broker.leadership.offline.brokers(topic, p.index)
+    return [r for r in p.replicas if r not in live or r in on_failed_dirs]
+
+
+def _partition_entry(broker: Broker, topic: str, p: PartitionInfo, live: Container[int]) -> dict[str, Any]:
     # No leader elected, or its broker is down: retriable, as Kafka answers (leader -1).
     led = p.leader in live
     return {
@@ -37,17 +43,17 @@ def _partition_entry(p: PartitionInfo, live: Container[int]) -> dict[str, Any]:
         "leader_epoch": p.leader_epoch,
         "replica_nodes": p.replicas,
         "isr_nodes": p.isr,
-        "offline_replicas": [r for r in p.replicas if r not in live],
+        "offline_replicas": offline_replicas(broker, topic, p, live),
     }
 
 
-def _topic_entry(topic: TopicInfo, live: Container[int], authorized_operations: int) -> dict[str, Any]:
+def _topic_entry(broker: Broker, topic: TopicInfo, live: Container[int], authorized_operations: int) -> dict[str, Any]:
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": topic.internal,
-        "partitions": [_partition_entry(p, live) for p in topic.partitions],
+        "partitions": [_partition_entry(broker, topic.name, p, live) for p in topic.partitions],
         "topic_authorized_operations": authorized_operations,
     }
 
@@ -86,7 +92,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         return allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, name, log_denial)
 
     def entry(topic: TopicInfo) -> dict[str, Any]:
-        return _topic_entry(topic, live, operations(broker, ctx, ResourceType.TOPIC, topic.name, with_operations))
+        allowed_ops = operations(broker, ctx, ResourceType.TOPIC, topic.name, with_operations)
+        return _topic_entry(broker, topic, live, allowed_ops)
 
     topics: list[dict[str, Any]] = []
     if all_topics:
