@@ -89,10 +89,13 @@ class MakeRunBroker(BrokerProcess):
     def __init__(self, log_dir: Path) -> None:
         super().__init__(log_dir, name="make-run")
         self.metrics_port = free_port()
+        self.registry_port = free_port()
 
     def command(self) -> list[str]:
-        args = [re.sub(r"^metrics\.listener=http://127\.0\.0\.1:\d+$",
-                       f"metrics.listener=http://127.0.0.1:{self.metrics_port}", a) for a in make_run_arguments()]
+        args = [re.sub(r"^(metrics|schema\.registry)\.listener=http://127\.0\.0\.1:\d+$",
+                       lambda m: f"{m.group(1)}.listener=http://127.0.0.1:"
+                                 f"{self.metrics_port if m.group(1) == 'metrics' else self.registry_port}", a)
+                for a in make_run_arguments()]
         listener = f"PLAINTEXT://127.0.0.1:{self.port}"
         for key, value in (("listeners", listener), ("advertised.listeners", listener), ("log.dirs", self.log_dir)):
             args += ["--override", f"{key}={value}"]

@@ -37,6 +37,9 @@ def _parser(with_commands: bool = True) -> argparse.ArgumentParser:
     add_arguments(common)
     for module in (cluster, topic, group, records, reassign, acl):
         module.register(commands, common)
+    from pykafkad.schema_registry import command as registry_command
+
+    registry_command.register(commands, common)
     from pykafkad.pipelines import PIPELINES  # names only; pyspark is imported when one runs
 
     pipeline = commands.add_parser(
@@ -114,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser(with_commands=argv[:1] != ["serve"]).parse_args(argv)
     if args.command == "pipeline":
         return _run_pipeline(args.name, args.args)
+    if hasattr(args, "serve_registry"):
+        return int(args.serve_registry(args))
     if hasattr(args, "run"):
         return _run_command(args)
     logging.basicConfig(

@@ -290,6 +290,18 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("metrics.listener", "string", "", METRICS_LISTENER_CHECK,
                   by="network/server.py, observability/http_endpoint.py",
                   doc="pykafkad's own HTTP listener for /metrics, /healthz and /readyz; off if empty."),
+        # The schema registry in the broker's process (schema_registry/): Confluent's API on its own
+        # HTTP listener, its state in a compacted topic; off if empty.
+        ConfigKey("schema.registry.listener", "string", "", METRICS_LISTENER_CHECK,
+                  by="network/server.py, schema_registry/server.py",
+                  doc="The schema registry (Confluent's REST API) on http://host:port, in the broker's process; "
+                      "off if empty."),
+        ConfigKey("schema.registry.topic", "string", "_schemas", None,
+                  by="schema_registry/schemas_topic.py",
+                  doc="The compacted topic that holds the registry's schemas, configs and modes."),
+        ConfigKey("schema.registry.max.request.bytes", "int", 1048576, at_least(1024),
+                  by="schema_registry/api.py",
+                  doc="The largest request body the registry reads; a larger one gets 413."),
         # The web console and the JSON admin API on that listener: they show every topic's records to
         # whoever reaches the port, so they are off unless asked for (and never with an authorizer).
         ConfigKey("metrics.console.enable", "boolean", False,

@@ -250,11 +250,28 @@ class Server:
                 for _, sock in sockets:
                     sock.close()
                 raise StartupError(f"metrics.listener={self.config['metrics.listener']}: {_bind_problem(e)}") from e
+        registry_address = parse_metrics_listener(self.config["schema.registry.listener"])
+        registry_socket = None
+        if registry_address is not None:
+            # Imported only when asked for: the registry brings librdkafka, Starlette and fastavro.
+            from pykafkad.schema_registry import server as registry_server
+            try:
+                registry_socket = registry_server.bind(*registry_address)
+            except OSError as e:
+                for _, sock in sockets:
+                    sock.close()
+                if http_socket is not None:
+                    http_socket.close()
+                raise StartupError(f"schema.registry.listener={self.config['schema.registry.listener']}: "
+                                   f"{_bind_problem(e)}") from e
         try:
             locks = LogDirLocks.acquire(self.config.log_dirs)
         except (LogDirInUse, OSError) as e:
             for _, sock in sockets:
                 sock.close()
+            for extra in (http_socket, registry_socket):
+                if extra is not None:
+                    extra.close()
             if isinstance(e, LogDirInUse):
                 raise StartupError(str(e)) from e
             raise StartupError(f"log dir {e.filename}: {(e.strerror or str(e)).lower()}") from e
@@ -268,11 +285,18 @@ class Server:
                                                               http_address[0])
                     await background.start(http_endpoint.serve_endpoints, http_socket, endpoints)
                 await background.start(broker.run)
-                await self._serve(broker, start_listening(sockets), started, task_status)
+                listening = start_listening(sockets)
+                if registry_socket is not None:
+                    # A Kafka client of this broker: it starts once the broker takes connections.
+                    background.start_soon(registry_server.serve_in_broker, registry_socket, self.config)
+                    registry_socket = None
+                await self._serve(broker, listening, started, task_status)
                 background.cancel_scope.cancel()
         finally:
             for _, sock in sockets:
                 sock.close()
+            if registry_socket is not None:
+                registry_socket.close()
             if broker is not None:
                 log.info("flushing and closing logs")
                 broker.close()

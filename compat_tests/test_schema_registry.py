@@ -1,0 +1,280 @@
+"""The schema registry (issue 29, first part): Confluent Schema Registry's REST API for Avro, inside
+the broker (``schema.registry.listener``) and on its own (``pykafkad registry``) against Apache
+Kafka, driven by confluent-kafka's own ``SchemaRegistryClient``, ``AvroSerializer`` and
+``AvroDeserializer`` and by plain HTTP for the status codes and error bodies.
+
+Every schema lives in the compacted ``_schemas`` topic, in Confluent's record format: the tests read
+the topic with a Kafka consumer, and restart the broker (cleanly and with kill -9) to see the
+registry rebuilt from it with the same ids.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
+from compat_tests.storage_support import wait_for
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+USER_V1 = {"type": "record", "name": "User", "namespace": "example",
+           "fields": [{"name": "name", "type": "string"}, {"name": "age", "type": "int"}]}
+# BACKWARD-compatible with v1: the new field has a default.
+USER_V2 = {**USER_V1, "fields": [*USER_V1["fields"], {"name": "email", "type": ["null", "string"], "default": None}]}
+# Not BACKWARD-compatible with v2: a new field without a default.
+USER_BAD = {**USER_V1, "fields": [*USER_V2["fields"], {"name": "phone", "type": "string"}]}
+
+
+def _http(url: str, method: str = "GET", body: Any = None, content_type: str = CONTENT_TYPE,
+          raw: bytes | None = None) -> tuple[int, Any]:
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def _up(url: str) -> bool:
+    try:
+        return _http(url + "/")[0] == 200
+    except OSError:
+        return False
+
+
+class RegistryBroker:
+    def __init__(self, tmp: Path) -> None:
+        self.http_port = free_port()
+        self.broker = BrokerProcess(tmp / "logs", {"schema.registry.listener": f"http://127.0.0.1:{self.http_port}",
+                                                   "offsets.topic.replication.factor": "1"}, name="registry-broker")
+        self.url = f"http://127.0.0.1:{self.http_port}"
+
+    def start(self) -> RegistryBroker:
+        self.broker.start()
+        wait_for("the registry answers", lambda: _up(self.url), timeout=60)
+        return self
+
+    def call(self, path: str, method: str = "GET", body: Any = None, **kw: Any) -> tuple[int, Any]:
+        return _http(self.url + path, method, body, **kw)
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryBroker]:
+    found = RegistryBroker(tmp_path_factory.mktemp("registry")).start()
+    yield found
+    found.broker.close()
+
+
+def _register(registry: RegistryBroker, subject: str, schema: dict[str, Any]) -> tuple[int, Any]:
+    return registry.call(f"/subjects/{subject}/versions", "POST", {"schema": json.dumps(schema)})
+
+
+def _round_trip(url: str, bootstrap: str, topic: str) -> list[dict[str, Any]]:
+    """Produce two users with AvroSerializer (auto-registering) and read them back with AvroDeserializer."""
+    client = SchemaRegistryClient({"url": url})
+    serializer = AvroSerializer(client, json.dumps(USER_V1))
+    producer = Producer({"bootstrap.servers": bootstrap})
+    users = [{"name": "ada", "age": 36}, {"name": "alan", "age": 41}]
+    for user in users:
+        producer.produce(topic, serializer(user, SerializationContext(topic, MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    deserializer = AvroDeserializer(SchemaRegistryClient({"url": url}))
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader",
+                         "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got: list[dict[str, Any]] = []
+    try:
+        wait_for("both users read", lambda: got.extend(
+            deserializer(m.value(), SerializationContext(topic, MessageField.VALUE))
+            for m in consumer.consume(10, 1.0) if m.error() is None) or len(got) >= 2)
+    finally:
+        consumer.close()
+    assert got == users
+    return got
+
+
+def _schemas_topic(bootstrap: str) -> list[tuple[Any, Any]]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "schemas-dump", "enable.partition.eof": True})
+    consumer.assign([TopicPartition("_schemas", 0, 0)])
+    records: list[tuple[Any, Any]] = []
+    try:
+        while True:
+            msg = consumer.poll(10)
+            assert msg is not None, "no end of _schemas"
+            if msg.error() is not None:
+                break
+            records.append((json.loads(msg.key()), None if msg.value() is None else json.loads(msg.value())))
+    finally:
+        consumer.close()
+    return records
+
+
+def test_confluent_avro_serializer_round_trips_through_the_broker_and_the_schema_is_in_schemas(
+        registry: RegistryBroker) -> None:
+    _round_trip(registry.url, registry.broker.bootstrap, "users")
+    status, versions = registry.call("/subjects/users-value/versions")
+    assert (status, versions) == (200, [1])
+    status, latest = registry.call("/subjects/users-value/versions/latest")
+    assert status == 200 and latest["subject"] == "users-value" and latest["version"] == 1
+    assert json.loads(latest["schema"]) == USER_V1 and "schemaType" not in latest
+    # Kept in _schemas in Confluent's record format.
+    keys = [(k, v) for k, v in _schemas_topic(registry.broker.bootstrap) if k.get("subject") == "users-value"]
+    assert keys == [({"keytype": "SCHEMA", "subject": "users-value", "version": 1, "magic": 1},
+                     {"subject": "users-value", "version": 1, "id": latest["id"], "schema": latest["schema"],
+                      "deleted": False})]
+
+
+def test_compatibility_is_checked_on_registration_and_on_request(registry: RegistryBroker) -> None:
+    assert _register(registry, "compat-value", USER_V1)[0] == 200
+    status, body = _register(registry, "compat-value", USER_V2)
+    assert status == 200
+    status, body = _register(registry, "compat-value", USER_BAD)
+    assert status == 409 and body["error_code"] == 409
+    assert "READER_FIELD_MISSING_DEFAULT_VALUE" in body["message"] and "phone" in body["message"]
+    status, verdict = registry.call("/compatibility/subjects/compat-value/versions/latest?verbose=true", "POST",
+                                    {"schema": json.dumps(USER_BAD)})
+    assert status == 200 and verdict["is_compatible"] is False and verdict["messages"]
+    status, verdict = registry.call("/compatibility/subjects/compat-value/versions/latest", "POST",
+                                    {"schema": json.dumps(USER_V2)})
+    assert (status, verdict) == (200, {"is_compatible": True})
+    # NONE for this subject lets it in; the global level is untouched.
+    assert registry.call("/config/compat-value", "PUT", {"compatibility": "NONE"}) == (200, {"compatibility": "NONE"})
+    assert registry.call("/config/compat-value") == (200, {"compatibilityLevel": "NONE"})
+    assert registry.call("/config") == (200, {"compatibilityLevel": "BACKWARD"})
+    assert _register(registry, "compat-value", USER_BAD)[0] == 200
+    assert registry.call("/subjects/compat-value/versions") == (200, [1, 2, 3])
+
+
+def test_one_schema_keeps_one_id_across_subjects_and_a_registered_schema_is_found(registry: RegistryBroker) -> None:
+    first = _register(registry, "same-a", USER_V1)[1]["id"]
+    assert _register(registry, "same-b", USER_V1)[1]["id"] == first
+    # Whitespace does not make another schema.
+    spaced = registry.call("/subjects/same-b/versions", "POST", {"schema": json.dumps(USER_V1, indent=4)})[1]
+    assert spaced["id"] == first
+    status, found = registry.call("/subjects/same-a", "POST", {"schema": json.dumps(USER_V1)})
+    assert status == 200 and (found["subject"], found["version"], found["id"]) == ("same-a", 1, first)
+    holders = registry.call(f"/schemas/ids/{first}/versions")[1]
+    assert {"subject": "same-a", "version": 1} in holders and {"subject": "same-b", "version": 1} in holders
+    assert {"same-a", "same-b"} <= set(registry.call(f"/schemas/ids/{first}/subjects")[1])
+    client = SchemaRegistryClient({"url": registry.url})
+    assert client.get_schema(first).schema_str == json.dumps(USER_V1, separators=(",", ":"))
+    assert client.lookup_schema("same-a", Schema(json.dumps(USER_V1), "AVRO")).version == 1
+
+
+def test_soft_then_permanent_delete_and_ids_are_never_reused(registry: RegistryBroker) -> None:
+    made = _register(registry, "gone-value", {"type": "record", "name": "Gone", "fields": []})[1]["id"]
+    # Permanent first is refused: Confluent wants a soft delete before.
+    status, body = registry.call("/subjects/gone-value?permanent=true", "DELETE")
+    assert (status, body["error_code"]) == (404, 40405)
+    assert registry.call("/subjects/gone-value", "DELETE") == (200, [1])
+    assert "gone-value" not in registry.call("/subjects")[1]
+    assert "gone-value" in registry.call("/subjects?deleted=true")[1]
+    status, body = registry.call("/subjects/gone-value/versions/1")
+    assert (status, body["error_code"]) == (404, 40401)
+    assert registry.call("/subjects/gone-value/versions/1?deleted=true")[1]["id"] == made
+    assert registry.call("/subjects/gone-value?permanent=true", "DELETE") == (200, [1])
+    assert "gone-value" not in registry.call("/subjects?deleted=true")[1]
+    status, body = registry.call(f"/schemas/ids/{made}")
+    assert (status, body["error_code"]) == (404, 40403)
+    # The next new schema gets a higher id, never the deleted one's.
+    fresh = _register(registry, "fresh-value", {"type": "record", "name": "Fresh", "fields": []})[1]["id"]
+    assert fresh > made
+
+
+@pytest.mark.parametrize(("path", "method", "body", "status", "code"), [
+    ("/subjects/none-such/versions", "GET", None, 404, 40401),
+    ("/subjects/users-value/versions/99", "GET", None, 404, 40402),
+    ("/subjects/users-value/versions/x1", "GET", None, 422, 42202),
+    ("/schemas/ids/987654", "GET", None, 404, 40403),
+    ("/subjects/bad-value/versions", "POST", {"schema": "{\"type\": \"record\", \"name\": \"B\"}"}, 422, 42201),
+    ("/subjects/bad-value/versions", "POST", {"schema": "not json"}, 422, 42201),
+    ("/subjects/bad-value/versions", "POST", {"schema": json.dumps({"type": "nope"})}, 422, 42201),
+    ("/subjects/bad-value/versions", "POST", {"schemaType": "XML", "schema": "{}"}, 422, 422),
+    ("/subjects/bad-value/versions", "POST", {"nothing": 1}, 422, 422),
+    ("/config", "PUT", {"compatibility": "SIDEWAYS"}, 422, 42203),
+    ("/mode", "PUT", {"mode": "SOMETIMES"}, 422, 42204),
+    ("/no/such/path", "GET", None, 404, 404),
+])
+def test_bad_requests_get_confluents_error_codes(registry: RegistryBroker, path: str, method: str, body: Any,
+                                                 status: int, code: int) -> None:
+    if path.startswith("/subjects/users-value"):
+        _register(registry, "users-value", USER_V1)
+    got_status, got = registry.call(path, method, body)
+    assert (got_status, got["error_code"]) == (status, code), got
+    assert isinstance(got["message"], str) and got["message"]
+
+
+def test_malformed_too_large_and_wrongly_typed_bodies(registry: RegistryBroker) -> None:
+    status, body = registry.call("/subjects/x/versions", "POST", raw=b"{not json")
+    assert (status, body["error_code"]) == (400, 400)
+    status, body = registry.call("/subjects/x/versions", "POST", raw=b"{}" + b" " * (2 * 1024 * 1024))
+    assert (status, body["error_code"]) == (413, 413)
+    status, body = registry.call("/subjects/x/versions", "POST", {"schema": "{}"}, content_type="text/plain")
+    assert (status, body["error_code"]) == (415, 415)
+    # The registry still answers after each.
+    assert registry.call("/subjects")[0] == 200
+
+
+def test_a_restart_and_a_kill_9_rebuild_the_registry_from_its_topic(tmp_path: Path) -> None:
+    own = RegistryBroker(tmp_path).start()
+    try:
+        ids = {s: _register(own, s, schema)[1]["id"] for s, schema in
+               (("r-a", USER_V1), ("r-b", {"type": "record", "name": "B", "fields": []}))}
+        assert _register(own, "r-a", USER_V2)[0] == 200
+        assert own.call("/subjects/r-b", "DELETE") == (200, [1])
+        assert own.call("/config/r-a", "PUT", {"compatibility": "FULL"})[0] == 200
+        paths = ("/subjects", "/subjects?deleted=true", "/subjects/r-a/versions", f"/schemas/ids/{ids['r-a']}",
+                 "/config/r-a")
+        for stop in (own.broker.stop, own.broker.kill9):
+            before = {path: own.call(path) for path in paths}
+            stop()
+            own.start()
+            assert {path: own.call(path) for path in paths} == before
+            # A new schema still gets a new id after the replay.
+            new_id = _register(own, f"r-new-{own.broker.starts}", {"type": "fixed", "name": f"F{own.broker.starts}",
+                                                                   "size": 4})[1]["id"]
+            assert new_id > max(ids.values())
+            ids[f"new-{own.broker.starts}"] = new_id
+    finally:
+        own.broker.close()
+
+
+def test_the_standalone_registry_serves_apache_kafka(reference_kafka: BrokerProcess, tmp_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    err = open(tmp_path / "registry.log", "wb")  # noqa: SIM115 - closed below
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "registry", "--bootstrap-server",
+                             reference_kafka.bootstrap, "--listener", url, "--topic", "_schemas_standalone"],
+                            cwd=REPO_ROOT, env=env, stdout=err, stderr=err)
+    try:
+        wait_for("the standalone registry answers", lambda: proc.poll() is None and _up(url), timeout=60)
+        _round_trip(url, reference_kafka.bootstrap, "standalone-users")
+        with pytest.raises(SchemaRegistryError) as refused:
+            SchemaRegistryClient({"url": url}).register_schema("standalone-users-value",
+                                                               Schema(json.dumps(USER_BAD), "AVRO"))
+        assert refused.value.http_status_code == 409
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        err.close()
+    assert b"Traceback" not in (tmp_path / "registry.log").read_bytes()

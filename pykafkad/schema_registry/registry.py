@@ -1,0 +1,225 @@
+"""The registry's operations, as Confluent's API defines them: register, look up, delete (soft, then
+permanent), compatibility levels and modes, each decided on the state the topic gave and written
+back to the topic.  One write decision at a time (the topic's lock), so ids and versions are handed
+out once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykafkad.schema_registry import errors
+from pykafkad.schema_registry.avro_schema import AvroSchema, parse, parse_stored
+from pykafkad.schema_registry.compatibility import LEVELS, problems
+from pykafkad.schema_registry.registry_state import (
+    RegistryState,
+    SchemaVersion,
+    schema_key,
+    schema_value,
+    setting_key,
+)
+from pykafkad.schema_registry.schemas_topic import SchemasTopic
+
+SCHEMA_TYPES = ("AVRO",)
+MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
+MAX_VERSION = 2**31 - 1
+
+
+def parse_version(text: str) -> int | None:
+    """A version path segment: a number, or None for ``latest`` / ``-1``; 42202 otherwise."""
+    if text in ("latest", "-1"):
+        return None
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_VERSION:
+        return int(text)
+    raise errors.invalid_version(text)
+
+
+class Registry:
+    def __init__(self, state: RegistryState, topic: SchemasTopic) -> None:
+        self.state = state
+        self.topic = topic
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def version(self, subject: str, version: str, deleted: bool = False) -> SchemaVersion:
+        wanted = parse_version(version)
+        if subject not in self.state.subjects:
+            raise errors.subject_not_found(subject)
+        every = self.state.versions(subject, deleted=True)
+        live = [v for v in every if not v.deleted]
+        if wanted is None:
+            pool = every if deleted else live
+            if not pool:
+                raise errors.subject_not_found(subject) if not every else errors.subject_soft_deleted(subject)
+            return pool[-1]
+        found = next((v for v in every if v.version == wanted), None)
+        if found is None or (found.deleted and not deleted):
+            if not live and not deleted:
+                raise errors.subject_not_found(subject)
+            raise errors.version_not_found(subject, wanted)
+        return found
+
+    def versions(self, subject: str, deleted: bool = False) -> list[int]:
+        found = self.state.versions(subject, deleted)
+        if not found:
+            raise errors.subject_not_found(subject)
+        return [v.version for v in found]
+
+    def by_id(self, schema_id: int) -> SchemaVersion:
+        found = self.state.by_id.get(schema_id)
+        if found is None:
+            raise errors.schema_not_found()
+        return found
+
+    def id_holders(self, schema_id: int, deleted: bool = False) -> list[SchemaVersion]:
+        self.by_id(schema_id)
+        held = [self.state.subjects[s][v] for s, v in self.state.holders.get(schema_id, ())]
+        return sorted((h for h in held if deleted or not h.deleted), key=lambda h: (h.subject, h.version))
+
+    def lookup(self, subject: str, text: str, schema_type: str, normalize: bool, deleted: bool) -> SchemaVersion:
+        """``POST /subjects/{subject}``: the version of ``subject`` that is this schema."""
+        schema = self._parse(text, schema_type, normalize)
+        if not self.state.versions(subject, deleted=True):
+            raise errors.subject_not_found(subject)
+        for entry in reversed(self.state.versions(subject, deleted)):
+            if self._same(entry, schema, normalize):
+                return entry
+        raise errors.schema_not_found()
+
+    # -- registering -------------------------------------------------------------------------------
+
+    async def register(self, subject: str, text: str, schema_type: str, references: list[Any],
+                       normalize: bool) -> int:
+        """``POST /subjects/{subject}/versions``: the id of the schema, registered if it is new there."""
+        schema = self._parse(text, schema_type, normalize)
+        if references:
+            raise errors.invalid_schema("schema references are not supported by this registry yet")
+        async with self.topic.lock():
+            mode = self.state.mode(subject)
+            if mode.startswith("READONLY"):
+                raise errors.operation_not_permitted(f"Subject {subject} is in read-only mode")
+            every = self.state.versions(subject, deleted=True)
+            live = [v for v in every if not v.deleted]
+            for entry in reversed(live):
+                if self._same(entry, schema, normalize):
+                    return entry.id
+            earlier = [(v.version, s) for v in live if isinstance(s := parse_stored(v.schema), AvroSchema)]
+            reasons = problems(self.state.level(subject), schema, earlier)
+            if reasons:
+                raise errors.incompatible(subject, reasons)
+            schema_id = self.state.id_of(schema_type, schema.text)
+            if schema_id is None:
+                schema_id = self.state.max_id + 1
+            version = (every[-1].version if every else 0) + 1
+            entry = SchemaVersion(subject, version, schema_id, schema.text, schema_type)
+            await self.topic.write([(schema_key(subject, version), schema_value(entry))])
+            return schema_id
+
+    def compatibility(self, subject: str, version: str | None, text: str, schema_type: str,
+                      normalize: bool) -> list[str]:
+        """``POST /compatibility/...``: why the schema may not be registered next (empty: it may)."""
+        schema = self._parse(text, schema_type, normalize)
+        live = self.state.versions(subject)
+        if version is not None:
+            against = [self.version(subject, version)]
+            level = self.state.level(subject).removesuffix("_TRANSITIVE")
+        else:
+            against = live
+            level = self.state.level(subject)
+        earlier = [(v.version, s) for v in against if isinstance(s := parse_stored(v.schema), AvroSchema)]
+        return problems(level, schema, earlier)
+
+    @staticmethod
+    def _parse(text: str, schema_type: str, normalize: bool) -> AvroSchema:
+        if schema_type not in SCHEMA_TYPES:
+            raise errors.unprocessable(f"Invalid schema type {schema_type}: this registry serves "
+                                       f"{', '.join(SCHEMA_TYPES)} so far")
+        return parse(text, normalize)
+
+    @staticmethod
+    def _same(entry: SchemaVersion, schema: AvroSchema, normalize: bool) -> bool:
+        if entry.schema == schema.text:
+            return True
+        stored = parse_stored(entry.schema)
+        return normalize and isinstance(stored, AvroSchema) and parse(entry.schema, True).text == schema.text
+
+    # -- deleting ----------------------------------------------------------------------------------
+
+    async def delete_version(self, subject: str, version: str, permanent: bool) -> int:
+        async with self.topic.lock():
+            self._writable(subject)
+            entry = self.version(subject, version, deleted=permanent)
+            if permanent:
+                if not entry.deleted:
+                    raise errors.version_not_soft_deleted(subject, entry.version)
+                await self.topic.write([(setting_key("ID_FLOOR", None), {"id": self.state.max_id}),
+                                        (schema_key(subject, entry.version), None)])
+            else:
+                if entry.deleted:
+                    raise errors.version_soft_deleted(subject, entry.version)
+                gone = SchemaVersion(entry.subject, entry.version, entry.id, entry.schema, entry.schema_type, True,
+                                     entry.references)
+                await self.topic.write([(schema_key(subject, entry.version), schema_value(gone))])
+            return entry.version
+
+    async def delete_subject(self, subject: str, permanent: bool) -> list[int]:
+        async with self.topic.lock():
+            self._writable(subject)
+            every = self.state.versions(subject, deleted=True)
+            if not every:
+                raise errors.subject_not_found(subject)
+            live = [v for v in every if not v.deleted]
+            if permanent:
+                if live:
+                    raise errors.subject_not_soft_deleted(subject)
+                records: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+                    (setting_key("ID_FLOOR", None), {"id": self.state.max_id})]
+                records += [(schema_key(subject, v.version), None) for v in every]
+                await self.topic.write(records)
+                return [v.version for v in every]
+            if not live:
+                raise errors.subject_soft_deleted(subject)
+            records = [(schema_key(subject, v.version), schema_value(
+                SchemaVersion(v.subject, v.version, v.id, v.schema, v.schema_type, True, v.references)))
+                for v in live]
+            records.append((setting_key("DELETE_SUBJECT", subject), {"subject": subject,
+                                                                     "version": live[-1].version}))
+            await self.topic.write(records)
+            return [v.version for v in live]
+
+    def _writable(self, subject: str) -> None:
+        if self.state.mode(subject).startswith("READONLY"):
+            raise errors.operation_not_permitted(f"Subject {subject} is in read-only mode")
+
+    # -- levels and modes --------------------------------------------------------------------------
+
+    async def set_level(self, subject: str | None, level: Any) -> str:
+        if not isinstance(level, str) or level.upper() not in LEVELS:
+            raise errors.invalid_compatibility_level(level)
+        async with self.topic.lock():
+            await self.topic.write([(setting_key("CONFIG", subject), {"compatibilityLevel": level.upper()})])
+        return level.upper()
+
+    async def delete_level(self, subject: str | None) -> str:
+        async with self.topic.lock():
+            if subject is not None and subject not in self.state.levels:
+                if subject not in self.state.subjects:
+                    raise errors.subject_not_found(subject)
+                raise errors.subject_compatibility_not_configured(subject)
+            before = self.state.level(subject)
+            await self.topic.write([(setting_key("CONFIG", subject), None)])
+            return before
+
+    async def set_mode(self, subject: str | None, mode: Any) -> str:
+        if not isinstance(mode, str) or mode.upper() not in MODES:
+            raise errors.invalid_mode(mode)
+        async with self.topic.lock():
+            await self.topic.write([(setting_key("MODE", subject), {"mode": mode.upper()})])
+        return mode.upper()
+
+    async def delete_mode(self, subject: str) -> str:
+        async with self.topic.lock():
+            if subject not in self.state.modes:
+                raise errors.subject_mode_not_configured(subject)
+            before = self.state.mode(subject)
+            await self.topic.write([(setting_key("MODE", subject), None)])
+            return before

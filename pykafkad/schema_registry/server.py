@@ -1,0 +1,83 @@
+"""The registry as a running service: its topic followed, its API served by hypercorn on the
+caller's Trio loop.  The broker starts it for ``schema.registry.listener``; ``pykafkad registry``
+starts it on its own against any Kafka cluster."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+
+from pykafkad.config import BrokerConfig
+from pykafkad.schema_registry.api import make_app
+from pykafkad.schema_registry.registry import Registry
+from pykafkad.schema_registry.registry_state import RegistryState
+from pykafkad.schema_registry.schemas_topic import SchemasTopic, StoreStartError
+
+log = logging.getLogger(__name__)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything starts so a taken port stops the start."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str, max_request_bytes: int,
+                         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """Read ``topic`` to its end, then answer on ``sock`` until cancelled (``sock`` is closed either way)."""
+    state = RegistryState()
+    schemas = SchemasTopic(client, topic, state)
+    app = make_app(Registry(state, schemas), max_request_bytes)
+    address = sock.getsockname()
+    async with trio.open_nursery() as nursery:
+        try:
+            await nursery.start(schemas.run)
+        except BaseException:
+            sock.close()
+            raise
+        config = HypercornConfig()
+        config.bind = [f"fd://{sock.detach()}"]
+        config.accesslog = None
+        config.errorlog = log
+        config.graceful_timeout = 1.0
+        await nursery.start(serve, app, config)
+        log.info("schema registry: serving on http://%s:%d (topic %s)", address[0], address[1], topic)
+        task_status.started()
+
+
+def broker_client(config: BrokerConfig) -> dict[str, Any] | None:
+    """How the registry inside a broker reaches it: a PLAINTEXT listener of its own, or None."""
+    for listener in config.listeners:
+        if listener.security_protocol == "PLAINTEXT":
+            host = "127.0.0.1" if listener.host in ("", "0.0.0.0") else listener.host
+            host = "[::1]" if host == "::" else (f"[{host}]" if ":" in host else host)
+            return {"bootstrap.servers": f"{host}:{listener.port}"}
+    return None
+
+
+async def serve_in_broker(sock: socket.socket, config: BrokerConfig) -> None:
+    """The registry of ``schema.registry.listener``: a failure to start is one ERROR line, and the
+    broker goes on serving Kafka."""
+    client = broker_client(config)
+    if client is None:
+        sock.close()
+        log.error("schema registry: not started: schema.registry.listener needs a PLAINTEXT listener in "
+                  "listeners to reach the broker (run `pykafkad registry` with --command-config instead)")
+        return
+    try:
+        await serve_registry(sock, client, config["schema.registry.topic"], config["schema.registry.max.request.bytes"])
+    except StoreStartError as e:
+        log.error("schema registry: not started: %s", e)
