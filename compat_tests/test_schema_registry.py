@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -255,26 +256,77 @@ def test_a_restart_and_a_kill_9_rebuild_the_registry_from_its_topic(tmp_path: Pa
         own.broker.close()
 
 
-def test_the_standalone_registry_serves_apache_kafka(reference_kafka: BrokerProcess, tmp_path: Path) -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    err = open(tmp_path / "registry.log", "wb")  # noqa: SIM115 - closed below
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "registry", "--bootstrap-server",
-                             reference_kafka.bootstrap, "--listener", url, "--topic", "_schemas_standalone"],
-                            cwd=REPO_ROOT, env=env, stdout=err, stderr=err)
+class StandaloneRegistry:
+    """``pykafkad registry`` as a process, against ``bootstrap``."""
+
+    def __init__(self, bootstrap: str, log_path: Path, topic: str = "_schemas") -> None:
+        self.url = f"http://127.0.0.1:{free_port()}"
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "registry", "--bootstrap-server", bootstrap,
+                                      "--listener", self.url, "--topic", topic],
+                                     cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+                                     stdout=self._log, stderr=self._log)
+        wait_for("the standalone registry answers", lambda: self.proc.poll() is None and _up(self.url), timeout=60)
+
+    def stop(self) -> int:
+        try:
+            self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self._log.close()
+            assert b"Traceback" not in self.log_path.read_bytes(), self.log_path.read_text()[-3000:]
+
+
+def test_two_instances_on_one_topic_never_hand_out_one_id_twice(registry: RegistryBroker, tmp_path: Path) -> None:
+    """The broker's registry and a standalone one write the same _schemas at once: each write is a
+    transaction of one shared transactional id, so a write decided on a stale state is fenced and
+    decided again.  Every schema gets its own id, and both instances serve all of them."""
+    other = StandaloneRegistry(registry.broker.bootstrap, tmp_path / "other.log")
     try:
-        wait_for("the standalone registry answers", lambda: proc.poll() is None and _up(url), timeout=60)
-        _round_trip(url, reference_kafka.bootstrap, "standalone-users")
-        with pytest.raises(SchemaRegistryError) as refused:
-            SchemaRegistryClient({"url": url}).register_schema("standalone-users-value",
-                                                               Schema(json.dumps(USER_BAD), "AVRO"))
-        assert refused.value.http_status_code == 409
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
+        urls = [registry.url, other.url]
+        rounds, per_round = 4, 16
+        schemas = [{"type": "record", "name": f"Both{i}", "fields": [{"name": "n", "type": "int"}]}
+                   for i in range(rounds * per_round)]
+        ids: dict[int, int] = {}
+
+        def register(i: int, start: threading.Barrier) -> None:
+            start.wait(30)
+            status, body = _http(f"{urls[i % 2]}/subjects/both-{i}/versions", "POST",
+                                 {"schema": json.dumps(schemas[i])})
+            assert status == 200, body
+            ids[i] = body["id"]
+
+        # Bursts of simultaneous registrations, half on each instance.
+        for r in range(rounds):
+            start = threading.Barrier(per_round)
+            threads = [threading.Thread(target=register, args=(i, start))
+                       for i in range(r * per_round, (r + 1) * per_round)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+        assert len(ids) == len(schemas)
+        assert len(set(ids.values())) == len(schemas), ids
+        for url in urls:
+            for i, schema_id in ids.items():
+                wait_for(f"id {schema_id} on {url}",
+                         lambda u=url, s=schema_id: _http(f"{u}/schemas/ids/{s}")[0] == 200, timeout=30)
+                assert json.loads(_http(f"{url}/schemas/ids/{schema_id}")[1]["schema"]) == schemas[i]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        err.close()
-    assert b"Traceback" not in (tmp_path / "registry.log").read_bytes()
+        assert other.stop() == 0
+
+
+def test_the_standalone_registry_serves_apache_kafka(reference_kafka: BrokerProcess, tmp_path: Path) -> None:
+    standalone = StandaloneRegistry(reference_kafka.bootstrap, tmp_path / "registry.log", "_schemas_standalone")
+    try:
+        _round_trip(standalone.url, reference_kafka.bootstrap, "standalone-users")
+        with pytest.raises(SchemaRegistryError) as refused:
+            SchemaRegistryClient({"url": standalone.url}).register_schema("standalone-users-value",
+                                                                          Schema(json.dumps(USER_BAD), "AVRO"))
+        assert refused.value.http_status_code == 409
+    finally:
+        assert standalone.stop() == 0

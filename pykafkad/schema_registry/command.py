@@ -50,18 +50,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"pykafkad: registry: cannot listen on {args.listener}: {e.strerror or e}", file=sys.stderr)
         return 1
 
+    failure: list[str] = []
+
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(serve_registry, sock, client, args.topic, args.max_request_bytes)
+
+                async def registry() -> None:
+                    try:
+                        await serve_registry(sock, client, args.topic, args.max_request_bytes)
+                    except* StoreStartError as group:
+                        failure.append(str(group.exceptions[0]))
+                        nursery.cancel_scope.cancel()
+
+                nursery.start_soon(registry)
                 async for signum in signals:
                     log.info("received %s, stopping", signal.Signals(signum).name)
                     nursery.cancel_scope.cancel()
                     break
 
-    try:
-        trio.run(main)
-    except* StoreStartError as group:
-        print(f"pykafkad: registry: cannot start: {group.exceptions[0]}", file=sys.stderr)
+    trio.run(main)
+    if failure:
+        print(f"pykafkad: registry: cannot start: {failure[0]}", file=sys.stderr)
         return 1
     return 0

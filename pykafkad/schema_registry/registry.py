@@ -1,10 +1,11 @@
 """The registry's operations, as Confluent's API defines them: register, look up, delete (soft, then
-permanent), compatibility levels and modes, each decided on the state the topic gave and written
-back to the topic.  One write decision at a time (the topic's lock), so ids and versions are handed
-out once."""
+permanent), compatibility levels and modes.  Each change is a decision on the state the topic gave,
+made and written through ``SchemasTopic.change``, which runs it again if another instance wrote in
+between: ids and versions are handed out once."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pykafkad.schema_registry import errors
@@ -17,7 +18,7 @@ from pykafkad.schema_registry.registry_state import (
     schema_value,
     setting_key,
 )
-from pykafkad.schema_registry.schemas_topic import SchemasTopic
+from pykafkad.schema_registry.schemas_topic import Records, SchemasTopic
 
 SCHEMA_TYPES = ("AVRO",)
 MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
@@ -93,15 +94,14 @@ class Registry:
         schema = self._parse(text, schema_type, normalize)
         if references:
             raise errors.invalid_schema("schema references are not supported by this registry yet")
-        async with self.topic.lock():
-            mode = self.state.mode(subject)
-            if mode.startswith("READONLY"):
-                raise errors.operation_not_permitted(f"Subject {subject} is in read-only mode")
+
+        def decide() -> tuple[Records, int]:
+            self._writable(subject)
             every = self.state.versions(subject, deleted=True)
             live = [v for v in every if not v.deleted]
             for entry in reversed(live):
                 if self._same(entry, schema, normalize):
-                    return entry.id
+                    return [], entry.id
             earlier = [(v.version, s) for v in live if isinstance(s := parse_stored(v.schema), AvroSchema)]
             reasons = problems(self.state.level(subject), schema, earlier)
             if reasons:
@@ -111,8 +111,9 @@ class Registry:
                 schema_id = self.state.max_id + 1
             version = (every[-1].version if every else 0) + 1
             entry = SchemaVersion(subject, version, schema_id, schema.text, schema_type)
-            await self.topic.write([(schema_key(subject, version), schema_value(entry))])
-            return schema_id
+            return [(schema_key(subject, version), schema_value(entry))], schema_id
+
+        return await self.topic.change(decide)
 
     def compatibility(self, subject: str, version: str | None, text: str, schema_type: str,
                       normalize: bool) -> list[str]:
@@ -145,24 +146,22 @@ class Registry:
     # -- deleting ----------------------------------------------------------------------------------
 
     async def delete_version(self, subject: str, version: str, permanent: bool) -> int:
-        async with self.topic.lock():
+        def decide() -> tuple[Records, int]:
             self._writable(subject)
             entry = self.version(subject, version, deleted=permanent)
             if permanent:
                 if not entry.deleted:
                     raise errors.version_not_soft_deleted(subject, entry.version)
-                await self.topic.write([(setting_key("ID_FLOOR", None), {"id": self.state.max_id}),
-                                        (schema_key(subject, entry.version), None)])
-            else:
-                if entry.deleted:
-                    raise errors.version_soft_deleted(subject, entry.version)
-                gone = SchemaVersion(entry.subject, entry.version, entry.id, entry.schema, entry.schema_type, True,
-                                     entry.references)
-                await self.topic.write([(schema_key(subject, entry.version), schema_value(gone))])
-            return entry.version
+                return [(setting_key("ID_FLOOR", None), {"id": self.state.max_id}),
+                        (schema_key(subject, entry.version), None)], entry.version
+            if entry.deleted:
+                raise errors.version_soft_deleted(subject, entry.version)
+            return [(schema_key(subject, entry.version), schema_value(replace(entry, deleted=True)))], entry.version
+
+        return await self.topic.change(decide)
 
     async def delete_subject(self, subject: str, permanent: bool) -> list[int]:
-        async with self.topic.lock():
+        def decide() -> tuple[Records, list[int]]:
             self._writable(subject)
             every = self.state.versions(subject, deleted=True)
             if not every:
@@ -171,20 +170,15 @@ class Registry:
             if permanent:
                 if live:
                     raise errors.subject_not_soft_deleted(subject)
-                records: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
-                    (setting_key("ID_FLOOR", None), {"id": self.state.max_id})]
-                records += [(schema_key(subject, v.version), None) for v in every]
-                await self.topic.write(records)
-                return [v.version for v in every]
+                records: Records = [(setting_key("ID_FLOOR", None), {"id": self.state.max_id})]
+                return records + [(schema_key(subject, v.version), None) for v in every], [v.version for v in every]
             if not live:
                 raise errors.subject_soft_deleted(subject)
-            records = [(schema_key(subject, v.version), schema_value(
-                SchemaVersion(v.subject, v.version, v.id, v.schema, v.schema_type, True, v.references)))
-                for v in live]
-            records.append((setting_key("DELETE_SUBJECT", subject), {"subject": subject,
-                                                                     "version": live[-1].version}))
-            await self.topic.write(records)
-            return [v.version for v in live]
+            records = [(schema_key(subject, v.version), schema_value(replace(v, deleted=True))) for v in live]
+            records.append((setting_key("DELETE_SUBJECT", subject), {"subject": subject, "version": live[-1].version}))
+            return records, [v.version for v in live]
+
+        return await self.topic.change(decide)
 
     def _writable(self, subject: str) -> None:
         if self.state.mode(subject).startswith("READONLY"):
@@ -195,31 +189,30 @@ class Registry:
     async def set_level(self, subject: str | None, level: Any) -> str:
         if not isinstance(level, str) or level.upper() not in LEVELS:
             raise errors.invalid_compatibility_level(level)
-        async with self.topic.lock():
-            await self.topic.write([(setting_key("CONFIG", subject), {"compatibilityLevel": level.upper()})])
-        return level.upper()
+        chosen = level.upper()
+        return await self.topic.change(
+            lambda: ([(setting_key("CONFIG", subject), {"compatibilityLevel": chosen})], chosen))
 
     async def delete_level(self, subject: str | None) -> str:
-        async with self.topic.lock():
+        def decide() -> tuple[Records, str]:
             if subject is not None and subject not in self.state.levels:
                 if subject not in self.state.subjects:
                     raise errors.subject_not_found(subject)
                 raise errors.subject_compatibility_not_configured(subject)
-            before = self.state.level(subject)
-            await self.topic.write([(setting_key("CONFIG", subject), None)])
-            return before
+            return [(setting_key("CONFIG", subject), None)], self.state.level(subject)
+
+        return await self.topic.change(decide)
 
     async def set_mode(self, subject: str | None, mode: Any) -> str:
         if not isinstance(mode, str) or mode.upper() not in MODES:
             raise errors.invalid_mode(mode)
-        async with self.topic.lock():
-            await self.topic.write([(setting_key("MODE", subject), {"mode": mode.upper()})])
-        return mode.upper()
+        chosen = mode.upper()
+        return await self.topic.change(lambda: ([(setting_key("MODE", subject), {"mode": chosen})], chosen))
 
     async def delete_mode(self, subject: str) -> str:
-        async with self.topic.lock():
+        def decide() -> tuple[Records, str]:
             if subject not in self.state.modes:
                 raise errors.subject_mode_not_configured(subject)
-            before = self.state.mode(subject)
-            await self.topic.write([(setting_key("MODE", subject), None)])
-            return before
+            return [(setting_key("MODE", subject), None)], self.state.mode(subject)
+
+        return await self.topic.change(decide)

@@ -2,25 +2,33 @@
 cluster (librdkafka through confluent-kafka), so the registry runs the same inside the broker and
 against any other Kafka.
 
-One reader thread follows the topic's single partition from its start and hands each record to the
-Trio loop, which applies it to the ``RegistryState`` it owns.  A write produces with ``acks=all``
-(idempotent) and returns once the reader has applied it, so an answer never runs ahead of the topic.
-The registry serves only once it has read the topic up to the end it had at start.
+One reader thread follows the topic's single partition from its start (read_committed) and hands
+each record to the Trio loop, which applies it to the ``RegistryState`` it owns.  The registry
+serves only once it has read the topic up to the end it had at start.
+
+Writes are transactions of one transactional id that every registry instance on the topic shares.
+Starting a producer with it fences whichever instance wrote before; the new writer then reads the
+topic to its last stable offset before it decides anything (an id, a version number).  A decision
+made on a state that another instance has since changed cannot commit: that instance fenced this
+one first, so the write fails, and ``change`` starts again from the new state.  However many
+instances run, an id is handed out once.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import trio
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from pykafkad.schema_registry.errors import store_error, store_timeout
+from pykafkad.schema_registry.errors import RegistryError, store_error, store_timeout
 from pykafkad.schema_registry.registry_state import RegistryState
 
 log = logging.getLogger(__name__)
@@ -31,6 +39,19 @@ REPLICATION_FACTOR = 3
 INIT_TIMEOUT_S = 60.0
 WRITE_TIMEOUT_S = 30.0
 POLL_S = 0.2
+# Fenced this many times in a row by other instances, a write gives up (50001).  Before it starts
+# writing again it waits a random, growing while, so that two busy instances do not fence each
+# other's every write.
+FENCED_RETRIES = 8
+FENCED_BACKOFF_S = (0.02, 0.1)
+FENCED_BACKOFF_MAX_S = 2.0
+
+T = TypeVar("T")
+Records = list[tuple[dict[str, Any], dict[str, Any] | None]]
+
+
+class _Fenced(Exception):
+    """Another instance started writing since this one's producer did: decide again."""
 
 
 class StoreStartError(Exception):
@@ -51,13 +72,13 @@ class SchemasTopic:
         self._stop = threading.Event()
         self._producer: Producer | None = None
         self._write_lock = trio.Lock()
+        self.transactional_id = f"pykafkad-schema-registry-{topic}"
 
     # -- start -----------------------------------------------------------------------------------
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Make sure the topic exists, read it to its current end, then follow it until cancelled."""
         await trio.to_thread.run_sync(self._ensure_topic)
-        self._producer = Producer({**self.client, "acks": "all", "enable.idempotence": True, "linger.ms": 0})
         end = await trio.to_thread.run_sync(self._end_offset)
         token = trio.lowlevel.current_trio_token()
         reader = threading.Thread(target=self._read, args=(token,), name="schemas-reader", daemon=True)
@@ -76,8 +97,6 @@ class SchemasTopic:
             self._stop.set()
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(reader.join, 5.0)
-                if self._producer is not None:
-                    await trio.to_thread.run_sync(self._producer.flush, 5.0)
 
     def _ensure_topic(self) -> None:
         admin = AdminClient(self.client)
@@ -85,7 +104,7 @@ class SchemasTopic:
             metadata = admin.list_topics(timeout=INIT_TIMEOUT_S)
         except KafkaException as e:
             raise StoreStartError(f"cannot reach the cluster at {self.client.get('bootstrap.servers')}: "
-                                  f"{e.args[0].str()}") from None
+                                  f"{e.args[0].str()}; is a broker running there?") from None
         found = metadata.topics.get(self.topic)
         if found is not None and found.error is None:
             if len(found.partitions) != 1:
@@ -109,8 +128,10 @@ class SchemasTopic:
         raise StoreStartError(f"topic {self.topic} has no leader after {INIT_TIMEOUT_S:.0f} s")
 
     def _end_offset(self) -> int:
-        consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry", "enable.auto.commit": False})
+        consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry", "enable.auto.commit": False,
+                             "isolation.level": "read_committed"})
         try:
+            # read_committed: the high end answered is the last stable offset.
             return consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=INIT_TIMEOUT_S)[1]
         except KafkaException as e:
             raise StoreStartError(f"cannot read the end of {self.topic}: {e.args[0].str()}") from None
@@ -121,7 +142,7 @@ class SchemasTopic:
 
     def _read(self, token: trio.lowlevel.TrioToken) -> None:
         consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry", "enable.auto.commit": False,
-                             "enable.partition.eof": False})
+                             "enable.partition.eof": False, "isolation.level": "read_committed"})
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
         try:
             while not self._stop.is_set():
@@ -153,31 +174,67 @@ class SchemasTopic:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def lock(self) -> trio.Lock:
-        """Held across a decision and its write (an id handed out, a version numbered)."""
-        return self._write_lock
+    async def change(self, decide: Callable[[], tuple[Records, T]]) -> T:
+        """Run ``decide`` on a state that has read every committed write, and commit the records it
+        returns (key, value or None for a tombstone) in one transaction; its result once they are
+        applied.  ``decide`` may raise a RegistryError, and may run again if another instance wrote."""
+        async with self._write_lock:
+            for attempt in range(FENCED_RETRIES):
+                if self._producer is None:
+                    self._producer = await trio.to_thread.run_sync(self._new_producer)
+                    await self._read_to(await trio.to_thread.run_sync(self._end_offset))
+                records, result = decide()
+                if not records:
+                    return result
+                try:
+                    await trio.to_thread.run_sync(self._commit, self._producer, records)
+                except RegistryError:
+                    # Whatever state the transaction was left in, the next write starts a new producer.
+                    self._producer = None
+                    raise
+                except _Fenced:
+                    log.info("schema registry: another instance wrote to %s; reading it and deciding again",
+                             self.topic)
+                    self._producer = None
+                    await trio.sleep(min(FENCED_BACKOFF_MAX_S, random.uniform(*FENCED_BACKOFF_S) * 2**attempt))
+                    continue
+                # Committed: answered once read back, up to the last stable offset that includes it.
+                await self._read_to(await trio.to_thread.run_sync(self._end_offset))
+                return result
+        raise store_error(f"other registry instances kept writing to {self.topic}; try again")
 
-    async def write(self, records: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
-        """Produce ``records`` (key, value or None for a tombstone) and wait until they are applied."""
-        assert self._producer is not None, "write before run() started"
-        producer = self._producer
-        last = await trio.to_thread.run_sync(self._produce, producer, records)
+    async def _read_to(self, offset: int) -> None:
         with trio.move_on_after(WRITE_TIMEOUT_S) as scope:
-            while self._position <= last:
+            # An empty topic (offset 0) is read already, though librdkafka may not know a position yet.
+            while offset > 0 and self._position < offset:
                 await self._moved.wait()
         if scope.cancelled_caught:
-            raise store_timeout(f"the write to {self.topic} at offset {last} was not read back in "
-                                f"{WRITE_TIMEOUT_S:.0f} s")
+            raise store_timeout(f"{self.topic} was not read up to offset {offset} in {WRITE_TIMEOUT_S:.0f} s")
 
-    def _produce(self, producer: Producer, records: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> int:
-        results: list[Any] = []
-        for key, value in records:
-            producer.produce(self.topic, _encode(value), _encode(key), partition=0,
-                             on_delivery=lambda err, msg: results.append(err or msg.offset()))
-        producer.flush(WRITE_TIMEOUT_S)
-        if len(results) < len(records):
-            raise store_timeout(f"{self.topic} did not acknowledge the write within {WRITE_TIMEOUT_S:.0f} s")
-        errors = [r for r in results if isinstance(r, KafkaError)]
-        if errors:
-            raise store_error(f"writing to {self.topic}: {errors[0].str()}")
-        return max(int(r) for r in results)
+    def _new_producer(self) -> Producer:
+        producer = Producer({**self.client, "transactional.id": self.transactional_id, "acks": "all",
+                             "linger.ms": 0})
+        try:
+            producer.init_transactions(WRITE_TIMEOUT_S)
+        except KafkaException as e:
+            raise store_error(f"cannot start writing to {self.topic}: {e.args[0].str()}") from None
+        return producer
+
+    def _commit(self, producer: Producer, records: Records) -> None:
+        """The records in one transaction; a failure to deliver one fails the commit."""
+        try:
+            producer.begin_transaction()
+            for key, value in records:
+                producer.produce(self.topic, _encode(value), _encode(key), partition=0)
+            producer.commit_transaction(WRITE_TIMEOUT_S)
+        except KafkaException as e:
+            error = e.args[0]
+            if error.fatal() or error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED,
+                                                 KafkaError.INVALID_PRODUCER_EPOCH):
+                raise _Fenced() from None
+            if error.txn_requires_abort():
+                try:
+                    producer.abort_transaction(WRITE_TIMEOUT_S)
+                except KafkaException:
+                    raise _Fenced() from None
+            raise store_error(f"writing to {self.topic}: {error.str()}") from None

@@ -79,5 +79,5 @@ async def serve_in_broker(sock: socket.socket, config: BrokerConfig) -> None:
         return
     try:
         await serve_registry(sock, client, config["schema.registry.topic"], config["schema.registry.max.request.bytes"])
-    except StoreStartError as e:
-        log.error("schema registry: not started: %s", e)
+    except* StoreStartError as group:
+        log.error("schema registry: not started: %s", group.exceptions[0])
