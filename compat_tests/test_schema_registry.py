@@ -27,7 +27,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
-from confluent_kafka.serialization import MessageField, SerializationContext
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
 from compat_tests.storage_support import wait_for
@@ -139,6 +140,52 @@ def test_confluent_avro_serializer_round_trips_through_the_broker_and_the_schema
     assert keys == [({"keytype": "SCHEMA", "subject": "users-value", "version": 1, "magic": 1},
                      {"subject": "users-value", "version": 1, "id": latest["id"], "schema": latest["schema"],
                       "deleted": False})]
+
+
+def test_confluent_json_serializer_round_trips_and_json_schema_compatibility_is_checked(
+        registry: RegistryBroker) -> None:
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+              "properties": {"id": {"type": "integer"}, "item": {"type": "string"}},
+              "required": ["id"], "additionalProperties": False}
+    client = SchemaRegistryClient({"url": registry.url})
+    serializer = JSONSerializer(json.dumps(schema), client)
+    orders = [{"id": 1, "item": "tea"}, {"id": 2, "item": "cake"}]
+    producer = Producer({"bootstrap.servers": registry.broker.bootstrap})
+    for order in orders:
+        producer.produce("orders", serializer(order, SerializationContext("orders", MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    # The serializer validates before it sends: a bad order never reaches the broker.
+    with pytest.raises(SerializationError):
+        serializer({"item": "no id"}, SerializationContext("orders", MessageField.VALUE))
+    deserializer = JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": registry.url}))
+    consumer = Consumer({"bootstrap.servers": registry.broker.bootstrap, "group.id": "orders-reader"})
+    consumer.assign([TopicPartition("orders", 0, 0)])
+    got: list[Any] = []
+    try:
+        wait_for("both orders read", lambda: got.extend(
+            deserializer(m.value(), SerializationContext("orders", MessageField.VALUE))
+            for m in consumer.consume(10, 1.0) if m.error() is None) or len(got) >= 2)
+    finally:
+        consumer.close()
+    assert got == orders
+    status, latest = registry.call("/subjects/orders-value/versions/latest")
+    assert status == 200 and latest["schemaType"] == "JSON" and json.loads(latest["schema"]) == schema
+    # A closed model gains an optional property: BACKWARD-compatible.  Then a required one: not.
+    wider = {**schema, "properties": {**schema["properties"], "note": {"type": "string"}}}
+    status, body = registry.call("/subjects/orders-value/versions", "POST",
+                                 {"schemaType": "JSON", "schema": json.dumps(wider)})
+    assert status == 200, body
+    stricter = {**wider, "required": ["id", "note"]}
+    status, body = registry.call("/subjects/orders-value/versions", "POST",
+                                 {"schemaType": "JSON", "schema": json.dumps(stricter)})
+    assert (status, body["error_code"]) == (409, 409) and "REQUIRED_ATTRIBUTE_ADDED" in body["message"]
+    status, body = registry.call("/subjects/orders-value/versions", "POST",
+                                 {"schemaType": "JSON", "schema": json.dumps({"type": "strung"})})
+    assert (status, body["error_code"]) == (422, 42201)
+    # An Avro schema in a JSON subject is another type: incompatible.
+    status, body = _register(registry, "orders-value", USER_V1)
+    assert (status, body["error_code"]) == (409, 409)
+    assert registry.call("/schemas/types") == (200, ["AVRO", "JSON"])
 
 
 def test_compatibility_is_checked_on_registration_and_on_request(registry: RegistryBroker) -> None:

@@ -14,7 +14,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from pykafkad.schema_registry import errors
-from pykafkad.schema_registry.registry import SCHEMA_TYPES, Registry
+from pykafkad.schema_registry.registry import Registry
+from pykafkad.schema_registry.schema_types import SCHEMA_TYPES
 
 log = logging.getLogger(__name__)
 

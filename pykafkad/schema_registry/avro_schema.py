@@ -14,7 +14,7 @@ from typing import Any
 
 from fastavro.schema import SchemaParseException, UnknownType, parse_schema
 
-from pykafkad.schema_registry.errors import RegistryError, invalid_schema
+from pykafkad.schema_registry.errors import invalid_schema
 
 
 @dataclass(frozen=True)
@@ -78,11 +78,3 @@ def _check_records(schema: Any) -> None:
         for key in ("items", "values"):
             if key in schema:
                 _check_records(schema[key])
-
-
-def parse_stored(text: str) -> AvroSchema | RegistryError:
-    """A schema read back from the topic: parsed again for compatibility checks."""
-    try:
-        return parse(text)
-    except RegistryError as e:
-        return e

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pykafkad.schema_registry.avro_compatibility import reader_problems
-from pykafkad.schema_registry.avro_schema import AvroSchema
+from pykafkad.schema_registry.schema_types import ParsedSchema, reader_problems
 
 LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
 DEFAULT_LEVEL = "BACKWARD"
 
 
-def problems(level: str, new: AvroSchema, earlier: Sequence[tuple[int, AvroSchema]]) -> list[str]:
+def problems(level: str, new: ParsedSchema, earlier: Sequence[tuple[int, ParsedSchema]]) -> list[str]:
     """Why ``new`` may not follow ``earlier`` (version, schema) pairs under ``level`` (empty: it may)."""
     if level == "NONE" or not earlier:
         return []
@@ -23,9 +22,9 @@ def problems(level: str, new: AvroSchema, earlier: Sequence[tuple[int, AvroSchem
     for version, old in against:
         reasons: list[str] = []
         if backward:
-            reasons += reader_problems(new.parsed, old.parsed)
+            reasons += reader_problems(new, old)
         if forward:
-            reasons += reader_problems(old.parsed, new.parsed)
+            reasons += reader_problems(old, new)
         if reasons:
             found += [*reasons, f"{{oldSchemaVersion: {version}}}", f"{{oldSchema: '{old.text}'}}",
                       f"{{compatibility: '{level}'}}"]

@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any
 
 from pykafkad.schema_registry import errors
-from pykafkad.schema_registry.avro_schema import AvroSchema, parse, parse_stored
 from pykafkad.schema_registry.compatibility import LEVELS, problems
 from pykafkad.schema_registry.registry_state import (
     RegistryState,
@@ -18,9 +17,9 @@ from pykafkad.schema_registry.registry_state import (
     schema_value,
     setting_key,
 )
+from pykafkad.schema_registry.schema_types import ParsedSchema, parse, parse_stored
 from pykafkad.schema_registry.schemas_topic import Records, SchemasTopic
 
-SCHEMA_TYPES = ("AVRO",)
 MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
 MAX_VERSION = 2**31 - 1
 
@@ -102,7 +101,7 @@ class Registry:
             for entry in reversed(live):
                 if self._same(entry, schema, normalize):
                     return [], entry.id
-            earlier = [(v.version, s) for v in live if isinstance(s := parse_stored(v.schema), AvroSchema)]
+            earlier = [(v.version, s) for v in live if (s := parse_stored(v.schema, v.schema_type)) is not None]
             reasons = problems(self.state.level(subject), schema, earlier)
             if reasons:
                 raise errors.incompatible(subject, reasons)
@@ -126,22 +125,23 @@ class Registry:
         else:
             against = live
             level = self.state.level(subject)
-        earlier = [(v.version, s) for v in against if isinstance(s := parse_stored(v.schema), AvroSchema)]
+        earlier = [(v.version, s) for v in against if (s := parse_stored(v.schema, v.schema_type)) is not None]
         return problems(level, schema, earlier)
 
     @staticmethod
-    def _parse(text: str, schema_type: str, normalize: bool) -> AvroSchema:
-        if schema_type not in SCHEMA_TYPES:
-            raise errors.unprocessable(f"Invalid schema type {schema_type}: this registry serves "
-                                       f"{', '.join(SCHEMA_TYPES)} so far")
-        return parse(text, normalize)
+    def _parse(text: str, schema_type: str, normalize: bool) -> ParsedSchema:
+        return parse(text, schema_type, normalize)
 
     @staticmethod
-    def _same(entry: SchemaVersion, schema: AvroSchema, normalize: bool) -> bool:
+    def _same(entry: SchemaVersion, schema: ParsedSchema, normalize: bool) -> bool:
+        if entry.schema_type != schema.schema_type:
+            return False
         if entry.schema == schema.text:
             return True
-        stored = parse_stored(entry.schema)
-        return normalize and isinstance(stored, AvroSchema) and parse(entry.schema, True).text == schema.text
+        if not normalize:
+            return False
+        stored = parse_stored(entry.schema, entry.schema_type)
+        return stored is not None and parse(entry.schema, entry.schema_type, True).text == schema.text
 
     # -- deleting ----------------------------------------------------------------------------------
 

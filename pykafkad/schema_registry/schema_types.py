@@ -1,0 +1,44 @@
+"""The schema types the registry serves, each with its parser and its compatibility check, behind
+one interface: a parsed schema has ``text`` (what is stored and answered), ``parsed`` and
+``schema_type``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pykafkad.schema_registry import avro_compatibility, avro_schema, json_compatibility, json_schema
+from pykafkad.schema_registry.avro_schema import AvroSchema
+from pykafkad.schema_registry.errors import RegistryError, unprocessable
+from pykafkad.schema_registry.json_schema import JsonSchema
+
+ParsedSchema = AvroSchema | JsonSchema
+
+_PARSERS: dict[str, Callable[[str, bool], ParsedSchema]] = {"AVRO": avro_schema.parse, "JSON": json_schema.parse}
+_READERS: dict[str, Callable[[Any, Any], list[str]]] = {
+    "AVRO": avro_compatibility.reader_problems, "JSON": json_compatibility.reader_problems}
+SCHEMA_TYPES = tuple(_PARSERS)
+
+
+def parse(text: str, schema_type: str, normalize: bool = False) -> ParsedSchema:
+    parser = _PARSERS.get(schema_type)
+    if parser is None:
+        raise unprocessable(f"Invalid schema type {schema_type}: this registry serves {', '.join(SCHEMA_TYPES)} "
+                            "so far")
+    return parser(text, normalize)
+
+
+def parse_stored(text: str, schema_type: str) -> ParsedSchema | None:
+    """A schema read back from the topic, parsed again for a check; None if it no longer parses."""
+    try:
+        return parse(text, schema_type)
+    except RegistryError:
+        return None
+
+
+def reader_problems(reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
+    """Why ``reader`` cannot take what ``writer`` wrote (empty: it can)."""
+    if reader.schema_type != writer.schema_type:
+        return [f"{{errorType:'TYPE_CHANGED', description:'the schema type changed from {writer.schema_type} to "
+                f"{reader.schema_type}', path:'/'}}"]
+    return _READERS[reader.schema_type](reader.parsed, writer.parsed)
