@@ -7,6 +7,7 @@ import json
 import logging
 from typing import Any
 
+import trio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -14,8 +15,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from pykafkad.schema_registry import errors
+from pykafkad.schema_registry.protobuf_schema import ProtobufSchema
 from pykafkad.schema_registry.registry import Registry
-from pykafkad.schema_registry.schema_types import SCHEMA_TYPES
+from pykafkad.schema_registry.registry_state import SchemaVersion
+from pykafkad.schema_registry.schema_types import SCHEMA_TYPES, parse_stored
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,15 @@ class RegistryResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return json.dumps(content, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def _formatted(entry: SchemaVersion, request: Request) -> str:
+    """The schema text, or with ``format=serialized`` a Protobuf schema's base64 descriptor."""
+    if request.query_params.get("format") == "serialized" and entry.schema_type == "PROTOBUF":
+        parsed = await trio.to_thread.run_sync(parse_stored, entry.schema, entry.schema_type)
+        if isinstance(parsed, ProtobufSchema):
+            return parsed.serialized()
+    return entry.schema
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -111,15 +123,16 @@ class RegistryApi:
         if request.method == "DELETE":
             return RegistryResponse(await self.registry.delete_subject(subject, _flag(request, "permanent")))
         schema, schema_type, _ = await self._schema_body(request)
-        found = self.registry.lookup(subject, schema, schema_type, _flag(request, "normalize"),
-                                     _flag(request, "deleted"))
+        found = await self.registry.lookup(subject, schema, schema_type, _flag(request, "normalize"),
+                                           _flag(request, "deleted"))
         return RegistryResponse(found.answer())
 
     async def version(self, request: Request) -> Response:
         subject, version = request.path_params["subject"], request.path_params["version"]
         if request.method == "DELETE":
             return RegistryResponse(await self.registry.delete_version(subject, version, _flag(request, "permanent")))
-        return RegistryResponse(self.registry.version(subject, version, _flag(request, "deleted")).answer())
+        found = self.registry.version(subject, version, _flag(request, "deleted"))
+        return RegistryResponse({**found.answer(), "schema": await _formatted(found, request)})
 
     async def version_schema(self, request: Request) -> Response:
         found = self.registry.version(request.path_params["subject"], request.path_params["version"],
@@ -132,7 +145,7 @@ class RegistryApi:
 
     async def schema_by_id(self, request: Request) -> Response:
         found = self.registry.by_id(_schema_id(request))
-        body: dict[str, Any] = {"schema": found.schema}
+        body: dict[str, Any] = {"schema": await _formatted(found, request)}
         if found.schema_type != "AVRO":
             body["schemaType"] = found.schema_type
         if found.references:
@@ -182,7 +195,8 @@ class RegistryApi:
         schema, schema_type, _ = await self._schema_body(request)
         if version is not None and subject not in self.registry.state.subjects:
             raise errors.subject_not_found(subject)
-        reasons = self.registry.compatibility(subject, version, schema, schema_type, _flag(request, "normalize"))
+        reasons = await self.registry.compatibility(subject, version, schema, schema_type,
+                                                    _flag(request, "normalize"))
         body: dict[str, Any] = {"is_compatible": not reasons}
         if _flag(request, "verbose"):
             body["messages"] = reasons

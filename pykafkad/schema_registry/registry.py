@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import trio
+
 from pykafkad.schema_registry import errors
 from pykafkad.schema_registry.compatibility import LEVELS, problems
 from pykafkad.schema_registry.registry_state import (
@@ -75,9 +77,10 @@ class Registry:
         held = [self.state.subjects[s][v] for s, v in self.state.holders.get(schema_id, ())]
         return sorted((h for h in held if deleted or not h.deleted), key=lambda h: (h.subject, h.version))
 
-    def lookup(self, subject: str, text: str, schema_type: str, normalize: bool, deleted: bool) -> SchemaVersion:
+    async def lookup(self, subject: str, text: str, schema_type: str, normalize: bool,
+                     deleted: bool) -> SchemaVersion:
         """``POST /subjects/{subject}``: the version of ``subject`` that is this schema."""
-        schema = self._parse(text, schema_type, normalize)
+        schema = await self._parse(text, schema_type, normalize, subject)
         if not self.state.versions(subject, deleted=True):
             raise errors.subject_not_found(subject)
         for entry in reversed(self.state.versions(subject, deleted)):
@@ -90,7 +93,7 @@ class Registry:
     async def register(self, subject: str, text: str, schema_type: str, references: list[Any],
                        normalize: bool) -> int:
         """``POST /subjects/{subject}/versions``: the id of the schema, registered if it is new there."""
-        schema = self._parse(text, schema_type, normalize)
+        schema = await self._parse(text, schema_type, normalize, subject)
         if references:
             raise errors.invalid_schema("schema references are not supported by this registry yet")
 
@@ -114,10 +117,10 @@ class Registry:
 
         return await self.topic.change(decide)
 
-    def compatibility(self, subject: str, version: str | None, text: str, schema_type: str,
-                      normalize: bool) -> list[str]:
+    async def compatibility(self, subject: str, version: str | None, text: str, schema_type: str,
+                            normalize: bool) -> list[str]:
         """``POST /compatibility/...``: why the schema may not be registered next (empty: it may)."""
-        schema = self._parse(text, schema_type, normalize)
+        schema = await self._parse(text, schema_type, normalize, subject)
         live = self.state.versions(subject)
         if version is not None:
             against = [self.version(subject, version)]
@@ -128,9 +131,17 @@ class Registry:
         earlier = [(v.version, s) for v in against if (s := parse_stored(v.schema, v.schema_type)) is not None]
         return problems(level, schema, earlier)
 
-    @staticmethod
-    def _parse(text: str, schema_type: str, normalize: bool) -> ParsedSchema:
-        return parse(text, schema_type, normalize)
+    async def _parse(self, text: str, schema_type: str, normalize: bool, subject: str) -> ParsedSchema:
+        """The new schema, and the subject's stored ones made ready for the checks, parsed in a
+        thread: a Protobuf schema is compiled by protoc, which the event loop must not wait for."""
+        stored = [(v.schema, v.schema_type) for v in self.state.versions(subject, deleted=True)]
+
+        def parse_all() -> ParsedSchema:
+            for stored_text, stored_type in stored:
+                parse_stored(stored_text, stored_type)
+            return parse(text, schema_type, normalize)
+
+        return await trio.to_thread.run_sync(parse_all)
 
     @staticmethod
     def _same(entry: SchemaVersion, schema: ParsedSchema, normalize: bool) -> bool:

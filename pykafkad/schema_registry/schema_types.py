@@ -4,19 +4,30 @@ one interface: a parsed schema has ``text`` (what is stored and answered), ``par
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
-from pykafkad.schema_registry import avro_compatibility, avro_schema, json_compatibility, json_schema
+from pykafkad.schema_registry import (
+    avro_compatibility,
+    avro_schema,
+    json_compatibility,
+    json_schema,
+    protobuf_compatibility,
+    protobuf_schema,
+)
 from pykafkad.schema_registry.avro_schema import AvroSchema
 from pykafkad.schema_registry.errors import RegistryError, unprocessable
 from pykafkad.schema_registry.json_schema import JsonSchema
+from pykafkad.schema_registry.protobuf_schema import ProtobufSchema
 
-ParsedSchema = AvroSchema | JsonSchema
+ParsedSchema = AvroSchema | JsonSchema | ProtobufSchema
 
-_PARSERS: dict[str, Callable[[str, bool], ParsedSchema]] = {"AVRO": avro_schema.parse, "JSON": json_schema.parse}
+_PARSERS: dict[str, Callable[[str, bool], ParsedSchema]] = {
+    "AVRO": avro_schema.parse, "JSON": json_schema.parse, "PROTOBUF": protobuf_schema.parse}
 _READERS: dict[str, Callable[[Any, Any], list[str]]] = {
-    "AVRO": avro_compatibility.reader_problems, "JSON": json_compatibility.reader_problems}
+    "AVRO": avro_compatibility.reader_problems, "JSON": json_compatibility.reader_problems,
+    "PROTOBUF": protobuf_compatibility.reader_problems}
 SCHEMA_TYPES = tuple(_PARSERS)
 
 
@@ -28,8 +39,10 @@ def parse(text: str, schema_type: str, normalize: bool = False) -> ParsedSchema:
     return parser(text, normalize)
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_stored(text: str, schema_type: str) -> ParsedSchema | None:
-    """A schema read back from the topic, parsed again for a check; None if it no longer parses."""
+    """A schema read back from the topic, parsed again for a check (kept: a Protobuf parse runs
+    protoc); None if it no longer parses."""
     try:
         return parse(text, schema_type)
     except RegistryError:
