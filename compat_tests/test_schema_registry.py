@@ -345,6 +345,39 @@ def test_malformed_too_large_and_wrongly_typed_bodies(registry: RegistryBroker) 
     assert registry.call("/subjects")[0] == 200
 
 
+def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pykafkad", "schema", *args, "--registry", url], cwd=REPO_ROOT,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_the_schema_command_lists_gets_registers_checks_and_deletes(registry: RegistryBroker, tmp_path: Path) -> None:
+    v1, bad = tmp_path / "v1.avsc", tmp_path / "bad.avsc"
+    v1.write_text(json.dumps(USER_V1))
+    bad.write_text(json.dumps(USER_BAD))
+    done = _cli(registry.url, "register", "cli-value", "--file", str(v1))
+    assert done.returncode == 0 and "cli-value: id" in done.stdout and "version 1" in done.stdout, done.stderr
+    listed = _cli(registry.url, "list", "--prefix", "cli-")
+    assert listed.returncode == 0 and "SUBJECT" in listed.stdout and "cli-value" in listed.stdout
+    assert "BACKWARD" in listed.stdout
+    got = json.loads(_cli(registry.url, "get", "cli-value", "--json").stdout)
+    assert got["subject"] == "cli-value" and json.loads(got["schema"]) == USER_V1
+    checked = _cli(registry.url, "check", "cli-value", "--file", str(bad))
+    assert checked.returncode == 1 and "NOT compatible" in checked.stdout and "phone" in checked.stdout
+    refused = _cli(registry.url, "register", "cli-value", "--file", str(bad))
+    assert refused.returncode == 1 and "error 409" in refused.stderr and "pykafkad schema check" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert _cli(registry.url, "config", "cli-value", "--set", "none").stdout.strip() == "cli-value: NONE"
+    assert _cli(registry.url, "register", "cli-value", "--file", str(bad)).returncode == 0
+    deleted = _cli(registry.url, "delete", "cli-value", "--version", "2")
+    assert deleted.returncode == 0 and "soft-deleted" in deleted.stdout
+    missing = _cli(registry.url, "get", "nothing-here")
+    assert missing.returncode == 1 and "error 40401" in missing.stderr and "pykafkad schema list" in missing.stderr
+    down = _cli(f"http://127.0.0.1:{free_port()}", "list")
+    assert down.returncode == 1 and "cannot reach the schema registry" in down.stderr
+    assert "Traceback" not in down.stderr
+
+
 def test_a_restart_and_a_kill_9_rebuild_the_registry_from_its_topic(tmp_path: Path) -> None:
     own = RegistryBroker(tmp_path).start()
     try:

@@ -30,12 +30,12 @@ def _parser(with_commands: bool = True) -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     if not with_commands:
         return parser
-    from pykafkad.commands import acl, cluster, group, reassign, records, topic
+    from pykafkad.commands import acl, cluster, group, reassign, records, schema, topic
     from pykafkad.commands.connection import add_arguments
 
     common = argparse.ArgumentParser(add_help=False)
     add_arguments(common)
-    for module in (cluster, topic, group, records, reassign, acl):
+    for module in (cluster, topic, group, records, reassign, acl, schema):
         module.register(commands, common)
     from pykafkad.schema_registry import command as registry_command
 
