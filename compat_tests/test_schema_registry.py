@@ -89,26 +89,35 @@ def _register(registry: RegistryBroker, subject: str, schema: dict[str, Any]) ->
     return registry.call(f"/subjects/{subject}/versions", "POST", {"schema": json.dumps(schema)})
 
 
+def _produce(bootstrap: str, topic: str, serializer: Any, values: list[Any]) -> None:
+    """Each value through a Confluent serializer (which registers its schema) into ``topic``."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for value in values:
+        producer.produce(topic, serializer(value, SerializationContext(topic, MessageField.VALUE)))
+    assert producer.flush(30) == 0
+
+
+def _read_back(bootstrap: str, topic: str, deserializer: Any, count: int) -> list[Any]:
+    """The first ``count`` values of ``topic`` through a Confluent deserializer."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader"})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got: list[Any] = []
+    try:
+        wait_for(f"{count} values read from {topic}", lambda: got.extend(
+            deserializer(m.value(), SerializationContext(topic, MessageField.VALUE))
+            for m in consumer.consume(10, 1.0) if m.error() is None) or len(got) >= count)
+    finally:
+        consumer.close()
+    return got
+
+
 def _round_trip(url: str, bootstrap: str, topic: str) -> list[dict[str, Any]]:
     """Produce two users with AvroSerializer (auto-registering) and read them back with AvroDeserializer."""
     client = SchemaRegistryClient({"url": url})
     serializer = AvroSerializer(client, json.dumps(USER_V1))
-    producer = Producer({"bootstrap.servers": bootstrap})
     users = [{"name": "ada", "age": 36}, {"name": "alan", "age": 41}]
-    for user in users:
-        producer.produce(topic, serializer(user, SerializationContext(topic, MessageField.VALUE)))
-    assert producer.flush(30) == 0
-    deserializer = AvroDeserializer(SchemaRegistryClient({"url": url}))
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader",
-                         "auto.offset.reset": "earliest"})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got: list[dict[str, Any]] = []
-    try:
-        wait_for("both users read", lambda: got.extend(
-            deserializer(m.value(), SerializationContext(topic, MessageField.VALUE))
-            for m in consumer.consume(10, 1.0) if m.error() is None) or len(got) >= 2)
-    finally:
-        consumer.close()
+    _produce(bootstrap, topic, serializer, users)
+    got = _read_back(bootstrap, topic, AvroDeserializer(SchemaRegistryClient({"url": url})), 2)
     assert got == users
     return got
 
@@ -152,23 +161,12 @@ def test_confluent_json_serializer_round_trips_and_json_schema_compatibility_is_
     client = SchemaRegistryClient({"url": registry.url})
     serializer = JSONSerializer(json.dumps(schema), client)
     orders = [{"id": 1, "item": "tea"}, {"id": 2, "item": "cake"}]
-    producer = Producer({"bootstrap.servers": registry.broker.bootstrap})
-    for order in orders:
-        producer.produce("orders", serializer(order, SerializationContext("orders", MessageField.VALUE)))
-    assert producer.flush(30) == 0
+    _produce(registry.broker.bootstrap, "orders", serializer, orders)
     # The serializer validates before it sends: a bad order never reaches the broker.
     with pytest.raises(SerializationError):
         serializer({"item": "no id"}, SerializationContext("orders", MessageField.VALUE))
     deserializer = JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": registry.url}))
-    consumer = Consumer({"bootstrap.servers": registry.broker.bootstrap, "group.id": "orders-reader"})
-    consumer.assign([TopicPartition("orders", 0, 0)])
-    got: list[Any] = []
-    try:
-        wait_for("both orders read", lambda: got.extend(
-            deserializer(m.value(), SerializationContext("orders", MessageField.VALUE))
-            for m in consumer.consume(10, 1.0) if m.error() is None) or len(got) >= 2)
-    finally:
-        consumer.close()
+    got = _read_back(registry.broker.bootstrap, "orders", deserializer, 2)
     assert got == orders
     status, latest = registry.call("/subjects/orders-value/versions/latest")
     assert status == 200 and latest["schemaType"] == "JSON" and json.loads(latest["schema"]) == schema
@@ -220,20 +218,9 @@ def test_confluent_protobuf_serializer_round_trips_and_protobuf_compatibility_is
     serializer = ProtobufSerializer(module.Shipment, client, {"use.deprecated.format": False})
     shipments = [module.Shipment(id=7, address="1 Kafka Road"), module.Shipment(id=8, address="2 Trio Street")]
     shipments[0].sent.FromSeconds(1_700_000_000)
-    producer = Producer({"bootstrap.servers": registry.broker.bootstrap})
-    for shipment in shipments:
-        producer.produce("shipments", serializer(shipment, SerializationContext("shipments", MessageField.VALUE)))
-    assert producer.flush(30) == 0
+    _produce(registry.broker.bootstrap, "shipments", serializer, shipments)
     deserializer = ProtobufDeserializer(module.Shipment, {"use.deprecated.format": False})
-    consumer = Consumer({"bootstrap.servers": registry.broker.bootstrap, "group.id": "shipments-reader"})
-    consumer.assign([TopicPartition("shipments", 0, 0)])
-    got: list[Any] = []
-    try:
-        wait_for("both shipments read", lambda: got.extend(
-            deserializer(m.value(), SerializationContext("shipments", MessageField.VALUE))
-            for m in consumer.consume(10, 1.0) if m.error() is None) or len(got) >= 2)
-    finally:
-        consumer.close()
+    got = _read_back(registry.broker.bootstrap, "shipments", deserializer, 2)
     assert got == shipments
     status, latest = registry.call("/subjects/shipments-value/versions/latest")
     assert status == 200 and latest["schemaType"] == "PROTOBUF"

@@ -12,6 +12,7 @@ import pytest
 from pykafkad.schema_registry.avro_schema import parse
 from pykafkad.schema_registry.compatibility import problems
 from pykafkad.schema_registry.errors import RegistryError
+from pykafkad.tests.compatibility_matrix import assert_verdicts
 
 
 def record(*fields: dict[str, Any], name: str = "R", **extra: Any) -> dict[str, Any]:
@@ -73,10 +74,7 @@ MATRIX: list[tuple[str, Any, Any, dict[str, bool]]] = [
 
 @pytest.mark.parametrize(("change", "old", "new", "verdicts"), MATRIX, ids=[m[0] for m in MATRIX])
 def test_each_level_gives_confluents_verdict(change: str, old: Any, new: Any, verdicts: dict[str, bool]) -> None:
-    earlier = [(1, parse(json.dumps(old)))]
-    for level, compatible in verdicts.items():
-        found = problems(level, parse(json.dumps(new)), earlier)
-        assert (not found) == compatible, f"{change} under {level}: {found}"
+    assert_verdicts(change, parse(json.dumps(old)), parse(json.dumps(new)), verdicts)
 
 
 def test_transitive_levels_check_every_version_and_the_others_only_the_latest() -> None:

@@ -12,6 +12,7 @@ import pytest
 from pykafkad.schema_registry.compatibility import problems
 from pykafkad.schema_registry.errors import RegistryError
 from pykafkad.schema_registry.json_schema import parse
+from pykafkad.tests.compatibility_matrix import assert_verdicts
 
 
 def obj(properties: dict[str, Any], extra: Any = None, required: list[str] | None = None) -> dict[str, Any]:
@@ -64,10 +65,7 @@ MATRIX: list[tuple[str, Any, Any, dict[str, bool]]] = [
 
 @pytest.mark.parametrize(("change", "old", "new", "verdicts"), MATRIX, ids=[m[0] for m in MATRIX])
 def test_each_level_gives_confluents_verdict(change: str, old: Any, new: Any, verdicts: dict[str, bool]) -> None:
-    earlier = [(1, parse(json.dumps(old)))]
-    for level, compatible in verdicts.items():
-        found = problems(level, parse(json.dumps(new)), earlier)
-        assert (not found) == compatible, f"{change} under {level}: {found}"
+    assert_verdicts(change, parse(json.dumps(old)), parse(json.dumps(new)), verdicts)
 
 
 def test_the_reasons_use_confluents_error_types() -> None:

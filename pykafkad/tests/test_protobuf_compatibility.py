@@ -11,6 +11,7 @@ import pytest
 from pykafkad.schema_registry.compatibility import problems
 from pykafkad.schema_registry.errors import RegistryError
 from pykafkad.schema_registry.protobuf_schema import parse
+from pykafkad.tests.compatibility_matrix import assert_verdicts
 
 
 def proto(body: str, package: str = "shop", syntax: str = "proto3") -> str:
@@ -57,10 +58,7 @@ MATRIX: list[tuple[str, str, str, dict[str, bool]]] = [
 
 @pytest.mark.parametrize(("change", "old", "new", "verdicts"), MATRIX, ids=[m[0] for m in MATRIX])
 def test_each_level_gives_confluents_verdict(change: str, old: str, new: str, verdicts: dict[str, bool]) -> None:
-    earlier = [(1, parse(old))]
-    for level, compatible in verdicts.items():
-        found = problems(level, parse(new), earlier)
-        assert (not found) == compatible, f"{change} under {level}: {found}"
+    assert_verdicts(change, parse(old), parse(new), verdicts)
 
 
 def test_a_serialized_descriptor_is_the_same_file_as_its_source() -> None:
