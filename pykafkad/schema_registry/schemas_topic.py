@@ -63,9 +63,13 @@ def _encode(value: dict[str, Any] | None) -> bytes | None:
 
 
 class SchemasTopic:
-    def __init__(self, client: dict[str, Any], topic: str, state: RegistryState) -> None:
+    def __init__(self, client: dict[str, Any], topic: str, state: RegistryState,
+                 replication_factor: int | None = None) -> None:
         self.client = {"logger": logging.getLogger("librdkafka"), **client}
         self.topic = topic
+        # None: as Confluent's registry, three replicas or as many as there are brokers.  A number
+        # is required: the topic is created only once that many brokers are up.
+        self.replication_factor = replication_factor
         self.state = state
         self._position = -1  # the reader's next offset, as of its last poll
         self._moved = trio.Event()
@@ -111,15 +115,23 @@ class SchemasTopic:
                 raise StoreStartError(f"topic {self.topic} has {len(found.partitions)} partitions; the registry "
                                       "needs exactly one (delete it or set schema.registry.topic)")
             return
-        replicas = min(REPLICATION_FACTOR, max(1, len(metadata.brokers)))
-        futures = admin.create_topics([NewTopic(self.topic, 1, replicas, config={"cleanup.policy": "compact"})])
-        try:
-            futures[self.topic].result(INIT_TIMEOUT_S)
-            log.info("schema registry: created topic %s (compacted, %d replica(s))", self.topic, replicas)
-        except KafkaException as e:
-            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise StoreStartError(f"cannot create topic {self.topic}: {e.args[0].str()}") from None
+        replicas = self.replication_factor or min(REPLICATION_FACTOR, max(1, len(metadata.brokers)))
         deadline = time.monotonic() + INIT_TIMEOUT_S
+        while True:
+            futures = admin.create_topics([NewTopic(self.topic, 1, replicas, config={"cleanup.policy": "compact"})])
+            try:
+                futures[self.topic].result(INIT_TIMEOUT_S)
+                log.info("schema registry: created topic %s (compacted, %d replica(s))", self.topic, replicas)
+                break
+            except KafkaException as e:
+                code = e.args[0].code()
+                if code == KafkaError.TOPIC_ALREADY_EXISTS:
+                    break
+                if code != KafkaError.INVALID_REPLICATION_FACTOR or time.monotonic() > deadline:
+                    raise StoreStartError(f"cannot create topic {self.topic} with {replicas} replica(s): "
+                                          f"{e.args[0].str()}") from None
+            # Not that many brokers up yet (a cluster starting): wait for them, as Kafka's internal topics do.
+            time.sleep(1.0)
         while time.monotonic() < deadline:
             topic = admin.list_topics(self.topic, timeout=10).topics.get(self.topic)
             if topic is not None and topic.error is None and all(p.leader >= 0 for p in topic.partitions.values()):

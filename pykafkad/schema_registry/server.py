@@ -36,10 +36,11 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str, max_request_bytes: int,
+                         replication_factor: int | None = None,
                          task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Read ``topic`` to its end, then answer on ``sock`` until cancelled (``sock`` is closed either way)."""
     state = RegistryState()
-    schemas = SchemasTopic(client, topic, state)
+    schemas = SchemasTopic(client, topic, state, replication_factor)
     app = make_app(Registry(state, schemas), max_request_bytes)
     address = sock.getsockname()
     async with trio.open_nursery() as nursery:
@@ -78,6 +79,8 @@ async def serve_in_broker(sock: socket.socket, config: BrokerConfig) -> None:
                   "listeners to reach the broker (run `pykafkad registry` with --command-config instead)")
         return
     try:
-        await serve_registry(sock, client, config["schema.registry.topic"], config["schema.registry.max.request.bytes"])
+        # The topic is replicated as the broker's own internal topics are.
+        await serve_registry(sock, client, config["schema.registry.topic"], config["schema.registry.max.request.bytes"],
+                             config["offsets.topic.replication.factor"])
     except* StoreStartError as group:
         log.error("schema registry: not started: %s", group.exceptions[0])
