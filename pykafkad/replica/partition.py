@@ -280,11 +280,32 @@ class Partition:
     # -- lookups -------------------------------------------------------------------------------
 
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
-        """OffsetForLeaderEpoch: (the largest epoch <= ``leader_epoch``, where it ends)."""
+        """OffsetForLeaderEpoch: (the largest epoch <= ``leader_epoch``, where it ends).
+
+        A leader's own epoch starts at ``leader_epoch_start_offset`` even before it appends anything:
+        Kafka's leader writes it into its epoch cache when it takes over.  Here the cache learns an
+        epoch from the batches only, so a leader answers as if its epoch were there.  Without that, a
+        follower whose last batch is of an epoch this leader never saw (one between the leader's
+        newest batch and its own epoch) got no epoch back, kept its extra records and fetched past
+        this leader's log end forever: out of the ISR for good (found by the fault injector).
+        """
         if leader_epoch == self.leader_epoch:
             # The current leader's epoch ends at the log end, as Kafka's leader answers.
             return self.leader_epoch, self.log.log_end_offset
-        return self.log.end_offset_for_epoch(leader_epoch)
+        epoch, end = self.log.end_offset_for_epoch(leader_epoch)
+        start = self.leader_epoch_start_offset
+        if not self.is_leader or start is None or leader_epoch > self.leader_epoch:
+            return epoch, end
+        cached = self.log.leader_epochs()
+        if cached and cached[-1][0] >= self.leader_epoch:
+            return epoch, end  # the cache has this leader's epoch: its answer stands
+        if epoch < 0:
+            # Above every cached epoch and below this leader's: the newest cached one ends where this
+            # leader's epoch starts (or, with none cached, the asked one does).
+            return (cached[-1][0], start) if cached else (leader_epoch, start)
+        if cached and epoch == cached[-1][0]:
+            return epoch, min(end, start)  # the newest cached epoch ends where this leader's starts
+        return epoch, end
 
     @property
     def last_stable_offset(self) -> int:

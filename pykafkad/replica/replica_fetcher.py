@@ -216,7 +216,11 @@ class ReplicaFetcher:
                              partition.topic, partition.index, fetch_offset, answer["log_start_offset"])
                     plog.truncate_fully_and_start_at(answer["log_start_offset"])
                 else:
-                    plog.truncate_to(max(answer["high_watermark"], partition.high_watermark))
+                    # Past the leader's log end: what this replica has beyond the leader's high watermark
+                    # is not the leader's, whatever this replica's own (older) high watermark says.
+                    # Truncating only to that made no progress and fetched the same offset forever.
+                    self._truncate_to(partition, answer["high_watermark"], fetch_offset,
+                                      "the fetch offset is past the leader's log end")
             elif error == ErrorCode.FENCED_LEADER_EPOCH:
                 log.info("%s-%d: leader %d has a newer epoch than %d; waiting for the metadata to change",
                          partition.topic, partition.index, self.leader_id, partition.leader_epoch)
@@ -248,6 +252,12 @@ class ReplicaFetcher:
         assert self._quota is not None
         return self.config.node_id not in partition.isr and self._quota.is_throttled(partition.topic,
                                                                                     partition.index)
+
+    def _truncate_to(self, partition: Partition, offset: int, fetch_offset: int, why: str) -> None:
+        new_end = partition.log.truncate_to(min(offset, fetch_offset))
+        partition.high_watermark = min(partition.high_watermark, new_end)
+        log.warning("%s-%d: %s (leader %d): truncated from %d to %d and fetching from there", partition.topic,
+                    partition.index, why, self.leader_id, fetch_offset, new_end)
 
     def _truncate_to_divergence(self, partition: Partition, epoch: int, end_offset: int) -> None:
         """Truncate to where this log and the leader's part: the end of ``epoch`` on the leader, or on

@@ -744,7 +744,7 @@ class ReplicaManager:
         if replica_id >= 0 and entry.last_fetched_epoch >= 0:
             # The follower's last epoch must end on this leader where the follower's log ends, or later.
             try:
-                epoch, end = partition.log.end_offset_for_epoch(entry.last_fetched_epoch)
+                epoch, end = partition.end_offset_for_epoch(entry.last_fetched_epoch)
             except LogError as e:
                 # The log is closed for a move between log dirs: this partition only, retriable.
                 return FetchedData(e.code)
@@ -759,7 +759,7 @@ class ReplicaManager:
             partition = self._partitions.get((entry.topic, entry.index))
             try:
                 if partition is None or (entry.last_fetched_epoch >= 0 and
-                                         partition.log.end_offset_for_epoch(entry.last_fetched_epoch)[1]
+                                         partition.end_offset_for_epoch(entry.last_fetched_epoch)[1]
                                          < entry.fetch_offset):
                     continue  # a diverging follower's offset says nothing about what it shares
             except LogError:
