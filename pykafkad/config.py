@@ -297,10 +297,10 @@ KEYS: dict[str, ConfigKey] = {
                   doc="The schema registry (Confluent's REST API) on http://host:port, in the broker's process; "
                       "off if empty."),
         ConfigKey("schema.registry.topic", "string", "_schemas", None,
-                  by="schema_registry/schemas_topic.py",
+                  by="schema_registry/server.py",
                   doc="The compacted topic that holds the registry's schemas, configs and modes."),
         ConfigKey("schema.registry.max.request.bytes", "int", 1048576, at_least(1024),
-                  by="schema_registry/api.py",
+                  by="schema_registry/server.py",
                   doc="The largest request body the registry reads; a larger one gets 413."),
         # The web console and the JSON admin API on that listener: they show every topic's records to
         # whoever reaches the port, so they are off unless asked for (and never with an authorizer).
