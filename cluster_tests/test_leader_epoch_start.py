@@ -21,11 +21,14 @@ from cluster_tests.clients import create_topic, produce
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.raw_kafka import RawConnection
+from compat_tests.storage_support import wait_for
 
 TOPIC = "epochs"
 STATE = f"/brokers/topics/{TOPIC}/partitions/0/state"
 FETCH, OFFSET_FOR_LEADER_EPOCH = 1, 23
 RECORDS = 5
+# UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH: not leading epoch 2 yet.
+NOT_YET = (3, 6, 74)
 
 
 def _follower_fetch(port: int, follower: int, leader_epoch: int, offset: int, last_epoch: int) -> dict[str, Any]:
@@ -69,8 +72,13 @@ def test_a_follower_with_an_epoch_its_new_leader_never_saw_is_told_where_to_trun
         view.close()
 
     port = cluster.brokers[first].port
-    # The follower's last batch is of epoch 1, and it holds one more batch than the leader.
-    answer = _follower_fetch(port, second, 2, RECORDS + 1, 1)
+    # The follower's last batch is of epoch 1, and it holds one more batch than the leader.  The
+    # leader may not have applied the state the controller wrote yet: ask until it leads epoch 2.
+    def served() -> dict[str, Any] | None:
+        found = _follower_fetch(port, second, 2, RECORDS + 1, 1)
+        return None if found["error_code"] in NOT_YET else found
+
+    answer = wait_for("the leader serves epoch 2", served)
     assert answer["error_code"] == 0, answer
     assert answer["diverging_epoch"] == {"epoch": 0, "end_offset": RECORDS}
     # A follower level with the leader is not told to truncate.
