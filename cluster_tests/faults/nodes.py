@@ -53,12 +53,14 @@ class DataDir:
         target = self.path / ".ballast"
         free = os.statvfs(self.path).f_bavail * os.statvfs(self.path).f_frsize - FULL_LEAVES_BYTES
         written = 0
-        with open(target, "wb") as out:
+        # Unbuffered: the write that meets a full disk raises at once, and nothing is left for close()
+        # to flush (a buffered writer raised ENOSPC there, and the fault counted as not injected
+        # though the disk was full, which is the point).
+        with open(target, "wb", buffering=0) as out:
             chunk = b"\0" * (1 << 20)
             while written < free:
                 try:
-                    written += out.write(chunk[: min(len(chunk), free - written)])
-                    out.flush()
+                    written += out.write(chunk[: min(len(chunk), free - written)]) or 0
                 except OSError:
                     break
         return written
