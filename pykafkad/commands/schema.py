@@ -155,25 +155,23 @@ def delete(args: argparse.Namespace) -> Report:
                   lines=[f"{args.subject}: version(s) {', '.join(str(v) for v in versions)} {how}"])
 
 
-def config(args: argparse.Namespace) -> Report:
+def _setting(args: argparse.Namespace, resource: str, put_field: str, got_field: str) -> Report:
+    """``/config`` or ``/mode``, global or a subject's: set it with ``--set``, else the one in force."""
     registry = _Registry(args.registry)
-    path = "/config" + (f"/{_subject(args.subject)}" if args.subject else "")
+    path = f"/{resource}" + (f"/{_subject(args.subject)}" if args.subject else "")
     if args.set is not None:
-        level = registry.call(path, "PUT", {"compatibility": args.set})["compatibility"]
+        value = registry.call(path, "PUT", {put_field: args.set})[put_field]
     else:
-        level = registry.call(path, query={"defaultToGlobal": True})["compatibilityLevel"]
-    return Report({"subject": args.subject, "compatibility": level},
-                  lines=[f"{args.subject or 'global'}: {level}"])
+        value = registry.call(path, query={"defaultToGlobal": True})[got_field]
+    return Report({"subject": args.subject, put_field: value}, lines=[f"{args.subject or 'global'}: {value}"])
+
+
+def config(args: argparse.Namespace) -> Report:
+    return _setting(args, "config", "compatibility", "compatibilityLevel")
 
 
 def mode(args: argparse.Namespace) -> Report:
-    registry = _Registry(args.registry)
-    path = "/mode" + (f"/{_subject(args.subject)}" if args.subject else "")
-    if args.set is not None:
-        found = registry.call(path, "PUT", {"mode": args.set})["mode"]
-    else:
-        found = registry.call(path, query={"defaultToGlobal": True})["mode"]
-    return Report({"subject": args.subject, "mode": found}, lines=[f"{args.subject or 'global'}: {found}"])
+    return _setting(args, "mode", "mode", "mode")
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -29,7 +29,9 @@ ZERO_UUID = uuid.UUID(int=0)
 
 def offline_replicas(broker: Broker, topic: str, p: PartitionInfo, live: Container[int]) -> list[int]:
     """Replicas on brokers that are down or in a failed log dir of their broker, as Kafka lists them."""
-    on_failed_dirs = broker.leadership.offline.brokers(topic, p.index)
+    offline = broker.leadership.offline
+    # Almost always no broker reports a failed dir: then only the dead brokers' replicas are offline.
+    on_failed_dirs = offline.brokers(topic, p.index) if offline.any() else frozenset()
     return [r for r in p.replicas if r not in live or r in on_failed_dirs]
 
 
