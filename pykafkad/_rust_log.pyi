@@ -146,6 +146,10 @@ class PartitionLog:
         """``(offset, timestamp)`` of the first record with the largest timestamp
         (ListOffsets MAX_TIMESTAMP, KIP-734); ``None`` for an empty log."""
 
+    def assign_leader_epoch(self, leader_epoch: int) -> bool:
+        """A new leader's epoch starts at the log end (Kafka's ``maybeAssignEpochStartOffset``);
+        True if the epoch cache changed."""
+        ...
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch answer ``(epoch, end_offset)``, as Kafka's
         ``LeaderEpochFileCache.endOffsetFor``: the latest epoch gives

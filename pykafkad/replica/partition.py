@@ -9,16 +9,19 @@ while this replica leads.  With an ISR of this broker alone, it follows each app
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
 import trio
 
-from pykafkad._rust_log import PartitionLog
+from pykafkad._rust_log import LogError, PartitionLog
 from pykafkad.errors import KafkaError
 from pykafkad.metadata.model import NO_LEADER
 from pykafkad.replica.watchers import Watchers, parked_on
 from wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
 
 NO_EPOCH = -1
 # Appends of more than this many bytes run on a worker thread (leader and follower alike).
@@ -97,6 +100,15 @@ class Partition:
         self.isr = list(isr)
         if new_term:
             self.leader_epoch_start_offset = self.log.log_end_offset
+            # The epoch starts here even before anything of it is written, as Kafka's leader records
+            # it: asked where an older epoch ends, even one this replica never saw (a follower's last
+            # batch came from the previous leader alone), the answer is "where mine starts".  Without
+            # it the answer was none, the follower kept its extra batch and fetched past this log's
+            # end for good (found by the fault injector).
+            try:
+                self.log.assign_leader_epoch(leader_epoch)
+            except LogError as e:
+                log.warning("%s-%d: recording leader epoch %d: %s", self.topic, self.index, leader_epoch, e)
             self._follower_end_offsets = {r: -1 for r in replicas if r != self.local_id}
             # Followers in the ISR start caught up: the lag clock runs from the new term.
             now = _now_ms()
@@ -280,32 +292,11 @@ class Partition:
     # -- lookups -------------------------------------------------------------------------------
 
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
-        """OffsetForLeaderEpoch: (the largest epoch <= ``leader_epoch``, where it ends).
-
-        A leader's own epoch starts at ``leader_epoch_start_offset`` even before it appends anything:
-        Kafka's leader writes it into its epoch cache when it takes over.  Here the cache learns an
-        epoch from the batches only, so a leader answers as if its epoch were there.  Without that, a
-        follower whose last batch is of an epoch this leader never saw (one between the leader's
-        newest batch and its own epoch) got no epoch back, kept its extra records and fetched past
-        this leader's log end forever: out of the ISR for good (found by the fault injector).
-        """
+        """OffsetForLeaderEpoch: (the largest epoch <= ``leader_epoch``, where it ends)."""
         if leader_epoch == self.leader_epoch:
             # The current leader's epoch ends at the log end, as Kafka's leader answers.
             return self.leader_epoch, self.log.log_end_offset
-        epoch, end = self.log.end_offset_for_epoch(leader_epoch)
-        start = self.leader_epoch_start_offset
-        if not self.is_leader or start is None or leader_epoch > self.leader_epoch:
-            return epoch, end
-        cached = self.log.leader_epochs()
-        if cached and cached[-1][0] >= self.leader_epoch:
-            return epoch, end  # the cache has this leader's epoch: its answer stands
-        if epoch < 0:
-            # Above every cached epoch and below this leader's: the newest cached one ends where this
-            # leader's epoch starts (or, with none cached, the asked one does).
-            return (cached[-1][0], start) if cached else (leader_epoch, start)
-        if cached and epoch == cached[-1][0]:
-            return epoch, min(end, start)  # the newest cached epoch ends where this leader's starts
-        return epoch, end
+        return self.log.end_offset_for_epoch(leader_epoch)
 
     @property
     def last_stable_offset(self) -> int:

@@ -1065,6 +1065,25 @@ impl PartitionLog {
 
     /// OffsetForLeaderEpoch answer (epoch, end offset); see
     /// [`LeaderEpochCache::end_offset_for`].
+    /// A new leader's epoch starts at the log end, recorded before anything
+    /// of it is appended (Kafka's `maybeAssignEpochStartOffset`): asked where
+    /// an older epoch ends, the leader can then say "where mine starts" even
+    /// for an epoch it never saw. Returns true if the cache changed. The entry
+    /// stays in memory if the checkpoint cannot be written (a full disk): the
+    /// next checkpoint write carries it, and a lost one is rebuilt on open.
+    pub fn assign_leader_epoch(&mut self, epoch: i32) -> Result<bool> {
+        self.ensure_open()?;
+        if self.epochs.latest_epoch().is_some_and(|latest| latest >= epoch) {
+            return Ok(false);
+        }
+        let leo = self.log_end_offset();
+        if !self.epochs.assign(epoch, leo) {
+            return Ok(false);
+        }
+        self.write_epochs()?;
+        Ok(true)
+    }
+
     pub fn end_offset_for_epoch(&self, leader_epoch: i32) -> Result<(i32, i64)> {
         self.ensure_open()?;
         Ok(self

@@ -366,6 +366,10 @@ impl PyPartitionLog {
         self.with_log(py, |l| l.max_timestamp())
     }
 
+    fn assign_leader_epoch(&self, py: Python<'_>, leader_epoch: i32) -> PyResult<bool> {
+        self.with_log(py, |l| l.assign_leader_epoch(leader_epoch))
+    }
+
     fn end_offset_for_epoch(&self, py: Python<'_>, leader_epoch: i32) -> PyResult<(i32, i64)> {
         self.with_log(py, |l| l.end_offset_for_epoch(leader_epoch))
     }
