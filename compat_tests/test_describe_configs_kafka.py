@@ -54,6 +54,11 @@ KNOWN_DIFFERENCES: dict[str, str] = {
             "inter.broker.listener.name=PLAINTEXT (compat_tests/reference_kafka.py); pykafkad has no "
             "controller listener and is given neither"
        for key in ("listener.security.protocol.map", "inter.broker.listener.name")},
+    **{f"{prefix}.{part}.{key}": "broker-side schema validation (docs/schema-registry.md): Confluent Server's "
+                                 "topic configs and pykafkad's own, which Apache Kafka does not have"
+       for part in ("key", "value")
+       for prefix, key in (("confluent", "schema.validation"), ("confluent", "subject.name.strategy"),
+                           ("pykafkad", "schema.validation"))},
 }
 START_TIMEOUT_S = 120.0
 # Settings each setup adds to both brokers; the reference Kafka also sets these

@@ -361,3 +361,17 @@ def decode_batch_headers(data: bytes | bytearray | memoryview) -> list[dict[str,
     ``is_log_append_time``, ``base_timestamp``, ``max_timestamp``, ``record_count``,
     ``size`` (bytes of the batch). Bad framing or magic raises ``LogError`` (2).
     """
+
+def schema_id_problems(
+    data: bytes | bytearray | memoryview,
+    key_ids: list[int] | None = None,
+    value_ids: list[int] | None = None,
+) -> list[tuple[int, bool, int | None]]:
+    """The keys (with ``key_ids``) and values (with ``value_ids``) of the batches in
+    ``data`` that are not framed as Confluent's serializers frame them (magic byte 0,
+    then a big-endian 4-byte schema id) with one of the given ids.
+
+    Returns ``(record index, is_key, schema id or None when not framed)`` per refused
+    field, in record order; null keys and values pass; control batches are skipped.
+    The GIL is released while checking. Malformed batches raise ``LogError`` (2).
+    """

@@ -11,6 +11,7 @@ here.  Handlers receive the ``Broker`` and call its layers.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -43,6 +44,10 @@ from pykafkad.security import scram_credentials
 from pykafkad.security.acl_store import AclStore
 from pykafkad.security.authorizer import Authorizer
 from pykafkad.security.scram_credentials import ScramCredential
+
+if TYPE_CHECKING:
+    from pykafkad.schema_registry.record_validation import RecordValidator
+    from pykafkad.schema_registry.schema_source import SchemaSource
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +102,11 @@ class Broker:
         self.metadata.topic_removed_listeners.append(kafka_metrics.forget_topic)
         self.metadata.topic_configs_listeners.append(self.logs.apply_settings)
         self.metadata.broker_configs_listeners.append(self._broker_configs_changed)
+        # Schema validation of produced records: made on first use (it brings librdkafka and the
+        # schema parsers), its reader of _schemas run in the broker's nursery.
+        self._nursery: trio.Nursery | None = None
+        self._schema_source: SchemaSource | None = None
+        self._record_validator: RecordValidator | None = None
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """``user``'s stored SCRAM credential for ``mechanism`` (``/config/users/<user>``), if any."""
@@ -125,6 +135,25 @@ class Broker:
     def topic(self, name: str) -> TopicInfo | None:
         return self.metadata.topics.get(name)
 
+    # -- schema validation ---------------------------------------------------------------------
+
+    def schema_source(self) -> SchemaSource:
+        """Where this broker reads the registry's schemas (its own registry's, or a reader of
+        _schemas of its own)."""
+        if self._schema_source is None:
+            from pykafkad.schema_registry.schema_source import SchemaSource
+            from pykafkad.schema_registry.server import broker_client
+            if self._nursery is None:
+                raise RuntimeError("the broker is not running")
+            self._schema_source = SchemaSource(self.config, self._nursery, broker_client(self.config))
+        return self._schema_source
+
+    def record_validator(self) -> RecordValidator:
+        if self._record_validator is None:
+            from pykafkad.schema_registry.record_validation import RecordValidator
+            self._record_validator = RecordValidator(self.schema_source())
+        return self._record_validator
+
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -136,6 +165,7 @@ class Broker:
         """
         try:
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
                 await self._start(nursery)
                 task_status.started()
         finally:

@@ -76,6 +76,11 @@ def _number(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else str(n)
 
 
+# Confluent's subject name strategies, TopicNameStrategy first (the default).
+SUBJECT_NAME_STRATEGIES = tuple(f"io.confluent.kafka.serializers.subject.{name}"
+                                for name in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))
+
+
 @dataclass(frozen=True)
 class TopicConfigKey:
     """A topic config, its Kafka 4.1 validation, and the broker keys it falls back to, most specific first."""
@@ -146,6 +151,19 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
                        doc="Replicas leader.replication.throttled.rate applies to (set by reassignments)."),
         TopicConfigKey("follower.replication.throttled.replicas", "list", (), check=THROTTLED_REPLICAS, default="",
                        doc="Replicas follower.replication.throttled.rate applies to (set by reassignments)."),
+        # Broker-side schema validation (pykafkad/schema_registry/record_validation.py), with Confluent
+        # Server's names, and pykafkad's own for the records' decoding too.
+        *[TopicConfigKey(f"confluent.{part}.schema.validation", "boolean", (), default="false",
+                         doc=f"Refuse records whose {part} is not framed with a schema id registered under the "
+                             f"topic's {part} subject (docs/schema-registry.md).") for part in ("key", "value")],
+        *[TopicConfigKey(f"confluent.{part}.subject.name.strategy", "class", (), SUBJECT_NAME_STRATEGIES,
+                         default=SUBJECT_NAME_STRATEGIES[0],
+                         doc=f"The subject a {part}'s schema id must be registered under, for schema validation.")
+          for part in ("key", "value")],
+        *[TopicConfigKey(f"pykafkad.{part}.schema.validation", "string", (), ("none", "id", "full"), default="none",
+                         doc=f"Schema validation of the {part}: id checks the schema id as confluent.{part}."
+                             "schema.validation=true; full also decodes each record against its schema.")
+          for part in ("key", "value")],
         # As Kafka: segments smaller than segment.bytes allows, for tests; wins over segment.bytes.
         # Its broker-wide default is pykafkad's internal.log.segment.bytes (Kafka has none).
         TopicConfigKey("internal.segment.bytes", "int", ("internal.log.segment.bytes",), internal=True,

@@ -24,6 +24,7 @@ from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import count_partition_error
 from pykafkad.replica.partition import AppendInfo
 from pykafkad.replica.replica_manager import NOT_HOSTED, ProduceEntry
+from pykafkad.schema_registry.validation_policy import FieldPolicy, field_policies
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -89,6 +90,28 @@ def _count(answers: list[tuple[str, list[dict[str, Any] | int]]], entries: list[
                 count_partition_error("Produce", name, outcome.code, metrics.FAILED_PRODUCE)
 
 
+async def _schema_refusal(broker: Broker, topic: str, index: int, policies: tuple[FieldPolicy, ...],
+                          records: bytes | memoryview) -> dict[str, Any] | None:
+    """The answer for a batch that the topic's schema validation refuses (INVALID_RECORD with each
+    refused record), or None if it passes."""
+    from pykafkad.schema_registry.schema_source import SchemasUnavailable
+    try:
+        refused = await broker.record_validator().refused(topic, policies, records)
+    except SchemasUnavailable as e:
+        # Retriable: the producer tries again, as for a leader that is not ready.
+        return _partition_error(index, ErrorCode.REQUEST_TIMED_OUT, f"schema validation of {topic}: {e}")
+    except LogError as e:
+        return _partition_error(index, e.code, e.message)
+    if not refused:
+        return None
+    metrics.for_topic(metrics.SCHEMA_REFUSED, topic).inc(len(refused))
+    first, reason = refused[0]
+    return _partition_error(index, ErrorCode.INVALID_RECORD,
+                            f"{len(refused)} record(s) refused by the schema validation of topic {topic}; "
+                            f"record {first}: {reason}",
+                            [(i, f"record {i}: {why}") for i, why in refused])
+
+
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
     acks = body["acks"]
     global_error: tuple[ErrorCode, str] | None = None
@@ -143,6 +166,12 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             if problem is not None:
                 results.append(_partition_error(index, *problem))
                 continue
+            policies = field_policies(topic.configs) if topic.configs else ()
+            if policies:
+                refusal = await _schema_refusal(broker, name, index, policies, records)
+                if refusal is not None:
+                    results.append(refusal)
+                    continue
             txn = transactional_producer(records) if body["transactional_id"] is not None else None
             partition = broker.replicas.get(name, index) if txn is not None else None
             if txn is not None and partition is not None and partition.is_leader:

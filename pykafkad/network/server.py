@@ -288,7 +288,8 @@ class Server:
                 listening = start_listening(sockets)
                 if registry_socket is not None:
                     # A Kafka client of this broker: it starts once the broker takes connections.
-                    background.start_soon(registry_server.serve_in_broker, registry_socket, self.config)
+                    background.start_soon(registry_server.serve_in_broker, registry_socket, self.config,
+                                          broker.schema_source())
                     registry_socket = None
                 await self._serve(broker, listening, started, task_status)
                 background.cancel_scope.cancel()

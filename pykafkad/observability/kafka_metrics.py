@@ -60,6 +60,9 @@ CONNECTIONS_CLOSED = Counter("kafka_server_socketservermetrics_connection_close"
 EVENT_LOOP_LAG = Histogram("pykafkad_event_loop_lag_seconds",
                            "How late the Trio event loop ran a task due now (sampled every 0.5 s)",
                            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+SCHEMA_REFUSED = Counter("pykafkad_schema_validation_refused_records",
+                         "Produced records refused by schema validation (topic configs *.schema.validation)",
+                         ["topic"])
 OFF_LOOP_SECONDS = Counter("pykafkad_rust_off_loop_seconds",
                            "Seconds the Rust log spent in worker threads, off the event loop", ["call"])
 
@@ -69,7 +72,7 @@ for _call in ("append", "read"):
 
 
 _TOPIC_COUNTERS = (MESSAGES_IN, BYTES_IN, BYTES_OUT, BYTES_REJECTED, REPLICATION_BYTES_OUT, FAILED_PRODUCE,
-                   FAILED_FETCH)
+                   FAILED_FETCH, SCHEMA_REFUSED)
 
 
 # Children looked up once: ``labels()`` takes a lock and hashes its labels on every call.

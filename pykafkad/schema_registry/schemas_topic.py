@@ -77,6 +77,14 @@ class SchemasTopic:
         self._producer: Producer | None = None
         self._write_lock = trio.Lock()
         self.transactional_id = f"pykafkad-schema-registry-{topic}"
+        # One consumer answers every "where does the topic end" (each write asks twice, and broker-side
+        # validation asks on an unknown id): a new librdkafka client per question cost a connection.
+        self._end_consumer: Consumer | None = None
+        self._end_lock = threading.Lock()
+        # Catching up for broker-side validation: one read to the end at a time, shared by whoever
+        # asked while it ran (the trio.current_time() it started at, and its done event).
+        self._catch_up: tuple[float, trio.Event] | None = None
+        self._caught_up_at = -1.0
 
     # -- start -----------------------------------------------------------------------------------
 
@@ -101,6 +109,7 @@ class SchemasTopic:
             self._stop.set()
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(reader.join, 5.0)
+                await trio.to_thread.run_sync(self._close_end_consumer)
 
     def _ensure_topic(self) -> None:
         admin = AdminClient(self.client)
@@ -140,15 +149,44 @@ class SchemasTopic:
         raise StoreStartError(f"topic {self.topic} has no leader after {INIT_TIMEOUT_S:.0f} s")
 
     def _end_offset(self) -> int:
-        consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry", "enable.auto.commit": False,
-                             "isolation.level": "read_committed"})
-        try:
-            # read_committed: the high end answered is the last stable offset.
-            return consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=INIT_TIMEOUT_S)[1]
-        except KafkaException as e:
-            raise StoreStartError(f"cannot read the end of {self.topic}: {e.args[0].str()}") from None
-        finally:
-            consumer.close()
+        with self._end_lock:
+            if self._end_consumer is None:
+                self._end_consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry",
+                                               "enable.auto.commit": False, "isolation.level": "read_committed"})
+            try:
+                # read_committed: the high end answered is the last stable offset.
+                return self._end_consumer.get_watermark_offsets(TopicPartition(self.topic, 0),
+                                                                timeout=INIT_TIMEOUT_S)[1]
+            except KafkaException as e:
+                raise StoreStartError(f"cannot read the end of {self.topic}: {e.args[0].str()}") from None
+
+    def _close_end_consumer(self) -> None:
+        with self._end_lock:
+            if self._end_consumer is not None:
+                self._end_consumer.close()
+                self._end_consumer = None
+
+    async def caught_up(self, since: float) -> None:
+        """Return once the state has read every write committed before ``since`` (a
+        ``trio.current_time()``): a read to the topic's end that started after ``since`` answers it,
+        so a burst of questions costs one read.  StoreStartError or RegistryError if the topic
+        cannot be read."""
+        while self._caught_up_at < since:
+            if self._catch_up is None:
+                started, done = trio.current_time(), trio.Event()
+                self._catch_up = (started, done)
+                try:
+                    await self._read_to(await trio.to_thread.run_sync(self._end_offset))
+                    self._caught_up_at = max(self._caught_up_at, started)
+                finally:
+                    self._catch_up = None
+                    done.set()
+            else:
+                started, done = self._catch_up
+                await done.wait()
+                if self._caught_up_at < started:
+                    # That read failed: this caller tries its own.
+                    continue
 
     # -- the reader thread -------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from pykafkad.config import BrokerConfig
 from pykafkad.schema_registry.api import make_app
 from pykafkad.schema_registry.registry import Registry
 from pykafkad.schema_registry.registry_state import RegistryState
+from pykafkad.schema_registry.schema_source import SchemaSource
 from pykafkad.schema_registry.schemas_topic import SchemasTopic, StoreStartError
 
 log = logging.getLogger(__name__)
@@ -36,9 +37,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str, max_request_bytes: int,
-                         replication_factor: int | None = None,
+                         replication_factor: int | None = None, source: SchemaSource | None = None,
                          task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-    """Read ``topic`` to its end, then answer on ``sock`` until cancelled (``sock`` is closed either way)."""
+    """Read ``topic`` to its end, then answer on ``sock`` until cancelled (``sock`` is closed either
+    way).  ``source``, the broker's schema validation, then reads the same state."""
     state = RegistryState()
     schemas = SchemasTopic(client, topic, state, replication_factor)
     app = make_app(Registry(state, schemas), max_request_bytes)
@@ -49,6 +51,8 @@ async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str
         except BaseException:
             sock.close()
             raise
+        if source is not None:
+            source.attach(schemas)
         config = HypercornConfig()
         config.bind = [f"fd://{sock.detach()}"]
         config.accesslog = None
@@ -69,18 +73,23 @@ def broker_client(config: BrokerConfig) -> dict[str, Any] | None:
     return None
 
 
-async def serve_in_broker(sock: socket.socket, config: BrokerConfig) -> None:
-    """The registry of ``schema.registry.listener``: a failure to start is one ERROR line, and the
-    broker goes on serving Kafka."""
+async def serve_in_broker(sock: socket.socket, config: BrokerConfig, source: SchemaSource | None = None) -> None:
+    """The registry of ``schema.registry.listener``: a failure to start is one ERROR line (and the
+    reason ``source`` gives produces to validated topics), and the broker goes on serving Kafka."""
     client = broker_client(config)
     if client is None:
         sock.close()
-        log.error("schema registry: not started: schema.registry.listener needs a PLAINTEXT listener in "
-                  "listeners to reach the broker (run `pykafkad registry` with --command-config instead)")
+        problem = ("schema.registry.listener needs a PLAINTEXT listener in listeners to reach the broker (run "
+                   "`pykafkad registry` with --command-config instead)")
+        log.error("schema registry: not started: %s", problem)
+        if source is not None:
+            source.registry_failed(problem)
         return
     try:
         # The topic is replicated as the broker's own internal topics are.
         await serve_registry(sock, client, config["schema.registry.topic"], config["schema.registry.max.request.bytes"],
-                             config["offsets.topic.replication.factor"])
+                             config["offsets.topic.replication.factor"], source)
     except* StoreStartError as group:
         log.error("schema registry: not started: %s", group.exceptions[0])
+        if source is not None:
+            source.registry_failed(str(group.exceptions[0]))

@@ -573,13 +573,13 @@ pub(crate) mod py {
 
     /// Bytes kept alive while the GIL is released: `bytes` objects are
     /// borrowed (immutable, and referenced here), anything else is copied.
-    enum Held<'py> {
+    pub(crate) enum Held<'py> {
         Bytes(Bound<'py, PyBytes>),
         Owned(Vec<u8>),
     }
 
     impl Held<'_> {
-        fn as_slice(&self) -> &[u8] {
+        pub(crate) fn as_slice(&self) -> &[u8] {
             match self {
                 Held::Bytes(b) => b.as_bytes(),
                 Held::Owned(v) => v,
@@ -587,7 +587,7 @@ pub(crate) mod py {
         }
     }
 
-    fn hold<'py>(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<Held<'py>> {
+    pub(crate) fn hold<'py>(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<Held<'py>> {
         if let Ok(b) = obj.cast::<PyBytes>() {
             return Ok(Held::Bytes(b.clone()));
         }

@@ -24,6 +24,7 @@ pub mod record_view;
 pub mod records;
 pub mod recovery;
 pub mod retention;
+pub mod schema_id;
 pub mod segment;
 pub mod segment_swap;
 pub mod time_index;

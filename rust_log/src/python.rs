@@ -465,5 +465,9 @@ fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
         crate::batch_codec::py::decode_batch_headers,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(
+        crate::schema_id::py::schema_id_problems,
+        m
+    )?)?;
     Ok(())
 }

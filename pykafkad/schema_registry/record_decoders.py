@@ -1,0 +1,139 @@
+"""Decoding one record key or value against the schema its id names, for
+``pykafkad.{key,value}.schema.validation=full``: what is wrong with it (words that follow "it
+is"), or None if it conforms.
+
+The payload is the registry's wire format: magic byte 0, the 4-byte schema id, then
+* Avro: the binary encoding of one datum of the schema (fastavro), with no byte left over;
+* JSON Schema: a JSON document that the schema validates (jsonschema);
+* Protobuf: the message indexes (a zigzag varint count, then that many zigzag varints; a lone 0
+  is the first message), then the message, parsed by the protobuf runtime from the schema's
+  descriptor.
+Each decoder is built once per schema id (ids are never reused) and runs on a worker thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import io
+import json
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from fastavro import schemaless_reader
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
+from jsonschema.validators import Draft7Validator, validator_for
+
+from pykafkad.schema_registry.registry_state import SchemaVersion
+from pykafkad.schema_registry.schema_types import parse_stored
+
+HEADER = 5  # magic byte and schema id
+Decoder = Callable[[bytes], str | None]
+# What a malformed Avro datum makes fastavro raise.
+_AVRO_ERRORS = (EOFError, ValueError, IndexError, KeyError, TypeError, UnicodeDecodeError, struct.error,
+                OverflowError, MemoryError)
+
+
+def decoder_for(version: SchemaVersion) -> Decoder:
+    """The check of a framed payload against ``version``'s schema."""
+    return _decoder(version.id, version.schema_type, version.schema)
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoder(schema_id: int, schema_type: str, schema: str) -> Decoder:
+    parsed = parse_stored(schema, schema_type)
+    if parsed is None:
+        return lambda _payload: f"not checkable: its schema (id {schema_id}) no longer parses"
+    if schema_type == "AVRO":
+        return functools.partial(_avro, parsed.parsed)
+    if schema_type == "JSON":
+        return functools.partial(_json, validator_for(parsed.parsed, default=Draft7Validator)(parsed.parsed))
+    return _protobuf(parsed.parsed)
+
+
+def _avro(schema: Any, payload: bytes) -> str | None:
+    body = io.BytesIO(payload)
+    body.seek(HEADER)
+    try:
+        schemaless_reader(body, schema, None)
+    except _AVRO_ERRORS as e:
+        return f"not a datum of its Avro schema ({type(e).__name__}: {e})"
+    left = len(payload) - body.tell()
+    if left:
+        return f"not a datum of its Avro schema ({left} byte(s) left over after the datum)"
+    return None
+
+
+def _json(validator: Any, payload: bytes) -> str | None:
+    try:
+        document = json.loads(payload[HEADER:])
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        return f"not JSON ({e})"
+    error = next(iter(validator.iter_errors(document)), None)
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+    return f"not valid against its JSON Schema at {where}: {error.message}"
+
+
+def _varint(payload: bytes, at: int) -> tuple[int, int]:
+    """A zigzag varint at ``at``: its value and the offset after it; ValueError if malformed."""
+    shift = result = 0
+    while True:
+        if at >= len(payload) or shift > 63:
+            raise ValueError("truncated message indexes")
+        byte = payload[at]
+        at += 1
+        result |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return (result >> 1) ^ -(result & 1), at
+
+
+def _well_known(name: str) -> descriptor_pb2.FileDescriptorProto:
+    """One of Google's well-known types (``google/protobuf/timestamp.proto``), from the protobuf
+    runtime's own modules (importing one puts its file in the default pool)."""
+    importlib.import_module(name.removesuffix(".proto").replace("/", ".") + "_pb2")
+    known = descriptor_pb2.FileDescriptorProto()
+    descriptor_pool.Default().FindFileByName(name).CopyToProto(known)
+    return known
+
+
+def _protobuf(file: descriptor_pb2.FileDescriptorProto) -> Decoder:
+    pool = descriptor_pool.DescriptorPool()
+    try:
+        # Google's well-known types are the only imports the registry takes so far.
+        for dependency in file.dependency:
+            pool.Add(_well_known(dependency))
+        pool.Add(file)
+    except (ImportError, KeyError, TypeError) as e:
+        problem = f"not checkable: its Protobuf schema cannot be loaded ({e})"
+        return lambda _payload: problem
+    top = pool.FindFileByName(file.name).message_types_by_name
+    messages = [top[m.name] for m in file.message_type]
+
+    def decode(payload: bytes) -> str | None:
+        try:
+            count, at = _varint(payload, HEADER)
+            indexes = [0] if count == 0 else []
+            for _ in range(count):
+                index, at = _varint(payload, at)
+                indexes.append(index)
+            if not messages or not 0 <= indexes[0] < len(messages):
+                return f"not a message of its Protobuf schema (message index {indexes[0]})"
+            message = messages[indexes[0]]
+            for index in indexes[1:]:
+                if not 0 <= index < len(message.nested_types):
+                    return f"not a message of its Protobuf schema (no nested message {index} in {message.full_name})"
+                message = message.nested_types[index]
+        except ValueError as e:
+            return f"not in the Protobuf wire format ({e})"
+        try:
+            message_factory.GetMessageClass(message).FromString(payload[at:])
+        except DecodeError as e:
+            return f"not a {message.full_name} message ({e})"
+        return None
+
+    return decode
