@@ -13,7 +13,7 @@ ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
-.PHONY: bench bench-quick bench-cluster bench-deps cluster
+.PHONY: bench bench-quick bench-cluster bench-schema bench-deps cluster
 .PHONY: docs faults
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
@@ -131,6 +131,11 @@ bench-quick: bench-deps
 # writes the "Three-broker cluster" section of benchmarks/RESULTS.md.
 bench-cluster: bench-deps zookeeper-deps
 	$(PY) -m benchmarks.cluster
+
+# Produce throughput with broker-side schema validation off, id and full, Avro and JSON, against Kafka
+# 4.1.1 (benchmarks/schema_validation.py): writes the "What schema validation costs" section.
+bench-schema: bench-deps
+	$(PY) -m benchmarks.schema_validation
 
 # Restart after kill -9 of a broker holding a 10 GB partition, pykafkad against Kafka 4.1.1
 # (benchmarks/recovery.py): writes the last section of benchmarks/RESULTS.md.  Needs ~16 GB free.

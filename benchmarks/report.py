@@ -368,7 +368,7 @@ def write_report(results_path: Path) -> Path:
     md = out_dir / "RESULTS.md"
     text = render_markdown(results, chart.name if has_chart else None)
     old = md.read_text() if md.exists() else ""
-    kept = "\n\n".join(part for part in (cluster_section(old), recovery_section(old)) if part)
+    kept = "\n\n".join(part for part in (cluster_section(old), schema_section(old), recovery_section(old)) if part)
     md.write_text(text + ("\n" + kept + "\n" if kept else ""))
     return md
 
@@ -382,6 +382,18 @@ CLUSTER_END = "<!-- cluster-benchmark:end -->"
 # The restart-after-kill-9 section `python -m benchmarks.recovery` appends: kept at the very end too.
 RECOVERY_BEGIN = "<!-- recovery-benchmark:start -->"
 RECOVERY_END = "<!-- recovery-benchmark:end -->"
+
+
+# The schema validation section `python -m benchmarks.schema_validation` writes: kept too.
+SCHEMA_BEGIN = "<!-- schema-validation-benchmark:start -->"
+SCHEMA_END = "<!-- schema-validation-benchmark:end -->"
+
+
+def schema_section(text: str) -> str:
+    """The delimited schema validation section of a RESULTS.md, markers included, or ""."""
+    begin = text.find(SCHEMA_BEGIN)
+    end = text.find(SCHEMA_END, begin)
+    return text[begin:end + len(SCHEMA_END)] if begin >= 0 and end > begin else ""
 
 
 def recovery_section(text: str) -> str:

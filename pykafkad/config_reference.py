@@ -91,7 +91,7 @@ def _broker_row(key: ConfigKey) -> str:
 
 def _topic_row(key: TopicConfigKey, defaults: Any) -> str:
     broker = key.broker_synonyms[0] if key.broker_synonyms else ""
-    by = KEYS[broker].by if broker else "replica/replication_quota.py"
+    by = key.by or (KEYS[broker].by if broker else "replica/replication_quota.py")
     # The broker key's line, without what concerns the broker keys alone.
     doc = key.doc or re.sub(r" \(topic: [^)]*\)|; wins over [^;.]*", "", KEYS[broker].doc)
     default = _value(topic_setting({}, defaults, key.name))

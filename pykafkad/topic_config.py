@@ -76,6 +76,7 @@ def _number(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else str(n)
 
 
+_VALIDATION = "schema_registry/validation_policy.py"
 # Confluent's subject name strategies, TopicNameStrategy first (the default).
 SUBJECT_NAME_STRATEGIES = tuple(f"io.confluent.kafka.serializers.subject.{name}"
                                 for name in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))
@@ -96,6 +97,8 @@ class TopicConfigKey:
     default: str | None = None
     # What it does, for a key with no broker key to take it from (docs/configuration.md).
     doc: str = ""
+    # The module that honours it, for a key with no broker key (docs/configuration.md).
+    by: str = ""
 
     @property
     def config_type(self) -> ConfigType:
@@ -155,14 +158,17 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
         # Server's names, and pykafkad's own for the records' decoding too.
         *[TopicConfigKey(f"confluent.{part}.schema.validation", "boolean", (), default="false",
                          doc=f"Refuse records whose {part} is not framed with a schema id registered under the "
-                             f"topic's {part} subject (docs/schema-registry.md).") for part in ("key", "value")],
+                             f"topic's {part} subject (docs/schema-registry.md).", by=_VALIDATION)
+          for part in ("key", "value")],
         *[TopicConfigKey(f"confluent.{part}.subject.name.strategy", "class", (), SUBJECT_NAME_STRATEGIES,
                          default=SUBJECT_NAME_STRATEGIES[0],
-                         doc=f"The subject a {part}'s schema id must be registered under, for schema validation.")
+                         doc=f"The subject a {part}'s schema id must be registered under, for schema validation.",
+                         by=_VALIDATION)
           for part in ("key", "value")],
         *[TopicConfigKey(f"pykafkad.{part}.schema.validation", "string", (), ("none", "id", "full"), default="none",
                          doc=f"Schema validation of the {part}: id checks the schema id as confluent.{part}."
-                             "schema.validation=true; full also decodes each record against its schema.")
+                             "schema.validation=true; full also decodes each record against its schema.",
+                         by=_VALIDATION)
           for part in ("key", "value")],
         # As Kafka: segments smaller than segment.bytes allows, for tests; wins over segment.bytes.
         # Its broker-wide default is pykafkad's internal.log.segment.bytes (Kafka has none).
