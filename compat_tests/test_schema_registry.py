@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -463,3 +465,35 @@ def test_the_standalone_registry_serves_apache_kafka(reference_kafka: BrokerProc
         assert refused.value.http_status_code == 409
     finally:
         assert standalone.stop() == 0
+
+
+def test_openapi_cluster_id_and_metrics(registry: RegistryBroker) -> None:
+    """``/openapi.json`` describes every route (Starlette's generator, from the handlers' YAML
+    docstrings), ``/v1/metadata/id`` names the Kafka cluster, and ``/metrics`` counts requests by
+    route and reports the subjects and schemas it holds."""
+    status, spec = registry.call("/openapi.json")
+    assert status == 200 and spec["openapi"].startswith("3.")
+    paths = spec["paths"]
+    for path, method in [("/subjects/{subject}/versions", "post"), ("/subjects/{subject}/versions/{version}",
+                                                                      "delete"),
+                         ("/schemas/ids/{id}", "get"), ("/config/{subject}", "put"), ("/mode", "get"),
+                         ("/compatibility/subjects/{subject}/versions/{version}", "post"), ("/v1/metadata/id", "get")]:
+        operation = paths[path][method]
+        assert operation["summary"] and operation["responses"], (path, method)
+        assert [p["name"] for p in operation["parameters"] if p["in"] == "path"] == re.findall(r"{(\w+)}", path)
+    assert "/openapi.json" not in paths and "/metrics" not in paths
+    status, scope = registry.call("/v1/metadata/id")
+    admin = AdminClient({"bootstrap.servers": registry.broker.bootstrap})
+    assert status == 200 and scope["scope"]["clusters"]["kafka-cluster"] == admin.list_topics(timeout=10).cluster_id
+    assert _register(registry, "metered-value", {"type": "string"})[0] == 200
+    assert registry.call("/subjects/no-such-subject/versions")[0] == 404
+    with urllib.request.urlopen(registry.url + "/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    assert re.search(r'pykafkad_schema_registry_requests_total\{endpoint="/subjects/\{subject:path\}/versions",'
+                     r'method="POST",status="200"\} [1-9]', text), text[-2000:]
+    assert re.search(r'pykafkad_schema_registry_requests_total\{endpoint="/subjects/\{subject:path\}/versions",'
+                     r'method="GET",status="404"\} [1-9]', text)
+    subjects = re.search(r"^pykafkad_schema_registry_subjects (\d+)", text, re.M)
+    assert subjects is not None and int(subjects.group(1)) >= 1
+    assert re.search(r'^pykafkad_schema_registry_schemas\{type="AVRO"\} [1-9]', text, re.M)
+    assert re.search(r"^pykafkad_schema_registry_lag_records 0", text, re.M)

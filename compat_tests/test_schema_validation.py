@@ -187,7 +187,8 @@ def test_full_validation_decodes_avro_json_and_protobuf_records_against_their_sc
     said = _refusal(bootstrap, "orders-json", _framed(json_id, b'{"id": 2}'))
     assert "is not valid against its JSON Schema at the top level: 'item' is a required property" in said, said
     # Protobuf: a message index past the file's messages, and bytes that are no Shipment, are refused.
-    module = _compiled_module(tmp_path, "shipment_full", SHIPMENT_PROTO)
+    # A package of its own: test_schema_registry's Shipment is in this process's protobuf pool already.
+    module = _compiled_module(tmp_path, "shipment_full", SHIPMENT_PROTO.replace("package shop;", "package shopfull;"))
     _topic(bootstrap, "shipments-full", **full)
     pb = ProtobufSerializer(module.Shipment, client, {"use.deprecated.format": False})
     good_pb = pb(module.Shipment(id=3, address="x"), SerializationContext("shipments-full", MessageField.VALUE))

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 import trio
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.schemas import SchemaGenerator
 
 from pykafkad.schema_registry import errors
 from pykafkad.schema_registry.protobuf_schema import ProtobufSchema
@@ -27,6 +30,8 @@ CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPTED_TYPES = ("application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json",
                   "application/json", "application/octet-stream")
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+# A body over the limit but no larger than this is read to its end (and dropped) before the 413.
+DRAIN_BYTES = 64 * 1024 * 1024
 
 
 class RegistryResponse(JSONResponse):
@@ -67,13 +72,21 @@ class RegistryApi:
             raise errors.RegistryError(415, 415, f"HTTP 415 Unsupported Media Type: {kind}; send "
                                                  f"{CONTENT_TYPE} or application/json")
         declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_request_bytes:
+        if declared.isdigit() and int(declared) > max(self.max_request_bytes, DRAIN_BYTES):
             raise self._too_large()
         body = bytearray()
+        too_large = False
         async for chunk in request.stream():
+            if too_large:
+                # Read and dropped: a connection closed with the body unread is reset, and the client
+                # would see a broken pipe instead of the 413.
+                continue
             body += chunk
             if len(body) > self.max_request_bytes:
-                raise self._too_large()
+                too_large = True
+                body.clear()
+        if too_large:
+            raise self._too_large()
         try:
             found = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -100,16 +113,45 @@ class RegistryApi:
     # -- routes ------------------------------------------------------------------------------------
 
     async def root(self, request: Request) -> Response:
+        """---
+        get: {summary: The registry answers, responses: {"200": {description: "{}"}}}
+        """
         return RegistryResponse({})
 
     async def schema_types(self, request: Request) -> Response:
+        """---
+        get: {summary: The schema types served, responses: {"200": {description: '["AVRO", "JSON", "PROTOBUF"]'}}}
+        """
         return RegistryResponse(list(SCHEMA_TYPES))
 
     async def subjects(self, request: Request) -> Response:
+        """---
+        get:
+          summary: The subjects
+          parameters:
+            - {name: deleted, in: query, schema: {type: boolean}, description: soft-deleted subjects too}
+            - {name: subjectPrefix, in: query, schema: {type: string}}
+          responses: {"200": {description: the subject names}}
+        """
         prefix = request.query_params.get("subjectPrefix", "")
         return RegistryResponse(self.registry.state.subject_names(_flag(request, "deleted"), prefix))
 
     async def subject_versions(self, request: Request) -> Response:
+        """---
+        get:
+          summary: The subject's version numbers
+          parameters: [{name: deleted, in: query, schema: {type: boolean}}]
+          responses: {"200": {description: the versions}, "404": {description: 40401 subject not found}}
+        post:
+          summary: Register a schema under the subject (its id if it is there already)
+          parameters: [{name: normalize, in: query, schema: {type: boolean}}]
+          requestBody:
+            content: {application/vnd.schemaregistry.v1+json: {schema: {$ref: "#/components/schemas/SchemaBody"}}}
+          responses:
+            "200": {description: '{"id": N}'}
+            "409": {description: incompatible with the earlier versions}
+            "422": {description: 42201 invalid schema}
+        """
         subject = request.path_params["subject"]
         if request.method == "POST":
             schema, schema_type, references = await self._schema_body(request)
@@ -119,6 +161,22 @@ class RegistryApi:
         return RegistryResponse(self.registry.versions(subject, _flag(request, "deleted")))
 
     async def subject(self, request: Request) -> Response:
+        """---
+        post:
+          summary: The version of the subject that is this schema
+          parameters:
+            - {name: normalize, in: query, schema: {type: boolean}}
+            - {name: deleted, in: query, schema: {type: boolean}}
+          requestBody:
+            content: {application/vnd.schemaregistry.v1+json: {schema: {$ref: "#/components/schemas/SchemaBody"}}}
+          responses:
+            "200": {description: the version}
+            "404": {description: 40401 subject or 40403 schema not found}
+        delete:
+          summary: Delete the subject (soft, or permanently after a soft delete)
+          parameters: [{name: permanent, in: query, schema: {type: boolean}}]
+          responses: {"200": {description: the deleted versions}, "404": {description: "40401, 40404 or 40405"}}
+        """
         subject = request.path_params["subject"]
         if request.method == "DELETE":
             return RegistryResponse(await self.registry.delete_subject(subject, _flag(request, "permanent")))
@@ -128,6 +186,20 @@ class RegistryApi:
         return RegistryResponse(found.answer())
 
     async def version(self, request: Request) -> Response:
+        """---
+        get:
+          summary: One version of the subject (a number, latest or -1)
+          parameters:
+            - {name: deleted, in: query, schema: {type: boolean}}
+            - {name: format, in: query, schema: {type: string}}
+          responses: {"200": {description: "subject, version, id and schema"}, "404": {description: 40401 or 40402}}
+        delete:
+          summary: Delete one version (soft, or permanently after a soft delete)
+          parameters: [{name: permanent, in: query, schema: {type: boolean}}]
+          responses:
+            "200": {description: the version deleted}
+            "404": {description: "40401, 40402, 40406 or 40407"}
+        """
         subject, version = request.path_params["subject"], request.path_params["version"]
         if request.method == "DELETE":
             return RegistryResponse(await self.registry.delete_version(subject, version, _flag(request, "permanent")))
@@ -135,15 +207,30 @@ class RegistryApi:
         return RegistryResponse({**found.answer(), "schema": await _formatted(found, request)})
 
     async def version_schema(self, request: Request) -> Response:
+        """---
+        get: {summary: One version's schema text alone, responses: {"200": {description: the schema}}}
+        """
         found = self.registry.version(request.path_params["subject"], request.path_params["version"],
                                       _flag(request, "deleted"))
         return Response(found.schema, media_type=CONTENT_TYPE)
 
     async def referenced_by(self, request: Request) -> Response:
+        """---
+        get: {summary: The ids of the schemas that reference this version, responses: {"200": {description: ids}}}
+        """
         self.registry.version(request.path_params["subject"], request.path_params["version"], True)
         return RegistryResponse([])
 
     async def schema_by_id(self, request: Request) -> Response:
+        """---
+        get:
+          summary: The schema with this id
+          parameters:
+            - {name: format, in: query, schema: {type: string}, description: serialized for a Protobuf descriptor}
+          responses:
+            "200": {description: "schema, schemaType and references"}
+            "404": {description: 40403 schema not found}
+        """
         found = self.registry.by_id(_schema_id(request))
         body: dict[str, Any] = {"schema": await _formatted(found, request)}
         if found.schema_type != "AVRO":
@@ -153,17 +240,42 @@ class RegistryApi:
         return RegistryResponse(body)
 
     async def schema_text_by_id(self, request: Request) -> Response:
+        """---
+        get: {summary: The schema with this id, its text alone, responses: {"200": {description: the schema}}}
+        """
         return Response(self.registry.by_id(_schema_id(request)).schema, media_type=CONTENT_TYPE)
 
     async def subjects_by_id(self, request: Request) -> Response:
+        """---
+        get: {summary: The subjects that hold this id, responses: {"200": {description: subject names}}}
+        """
         held = self.registry.id_holders(_schema_id(request), _flag(request, "deleted"))
         return RegistryResponse(sorted({h.subject for h in held}))
 
     async def versions_by_id(self, request: Request) -> Response:
+        """---
+        get:
+          summary: The subject versions that hold this id
+          responses: {"200": {description: subject and version pairs}}
+        """
         held = self.registry.id_holders(_schema_id(request), _flag(request, "deleted"))
         return RegistryResponse([{"subject": h.subject, "version": h.version} for h in held])
 
     async def config(self, request: Request) -> Response:
+        """---
+        get:
+          summary: The compatibility level (global, or the subject's)
+          parameters: [{name: defaultToGlobal, in: query, schema: {type: boolean}}]
+          responses: {"200": {description: compatibilityLevel}, "404": {description: 40408 not configured}}
+        put:
+          summary: Set the compatibility level
+          requestBody:
+            content:
+              application/vnd.schemaregistry.v1+json:
+                schema: {type: object, properties: {compatibility: {type: string}}}
+          responses: {"200": {description: compatibility}, "422": {description: 42203 invalid level}}
+        delete: {summary: Remove the level set, responses: {"200": {description: the level it had}}}
+        """
         subject = request.path_params.get("subject")
         state = self.registry.state
         if request.method == "PUT":
@@ -177,6 +289,19 @@ class RegistryApi:
         return RegistryResponse({"compatibilityLevel": state.level(subject)})
 
     async def mode(self, request: Request) -> Response:
+        """---
+        get:
+          summary: The mode (global, or the subject's)
+          parameters: [{name: defaultToGlobal, in: query, schema: {type: boolean}}]
+          responses: {"200": {description: mode}, "404": {description: 40409 not configured}}
+        put:
+          summary: Set the mode
+          requestBody:
+            content:
+              application/vnd.schemaregistry.v1+json: {schema: {type: object, properties: {mode: {type: string}}}}
+          responses: {"200": {description: mode}, "422": {description: 42204 invalid mode}}
+        delete: {summary: Remove the subject's mode, responses: {"200": {description: the mode it had}}}
+        """
         subject = request.path_params.get("subject")
         state = self.registry.state
         if request.method == "PUT":
@@ -189,7 +314,30 @@ class RegistryApi:
             raise errors.subject_mode_not_configured(subject)
         return RegistryResponse({"mode": state.mode(subject)})
 
+    async def cluster_id(self, request: Request) -> Response:
+        """---
+        get: {summary: The ids of the Kafka cluster and of the registry, responses: {"200": {description: scope}}}
+        """
+        return RegistryResponse({"scope": {"path": [], "clusters": {
+            "kafka-cluster": self.registry.topic.cluster_id, "schema-registry-cluster": "schema-registry"}}})
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(OPENAPI.get_schema(request.app.routes))
+
+    async def metrics(self, request: Request) -> Response:
+        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
     async def compatibility(self, request: Request) -> Response:
+        """---
+        post:
+          summary: Whether the schema may be registered next (against one version, or those the level names)
+          parameters:
+            - {name: verbose, in: query, schema: {type: boolean}}
+            - {name: normalize, in: query, schema: {type: boolean}}
+          requestBody:
+            content: {application/vnd.schemaregistry.v1+json: {schema: {$ref: "#/components/schemas/SchemaBody"}}}
+          responses: {"200": {description: "is_compatible, and with verbose the reasons"}}
+        """
         subject = request.path_params["subject"]
         version = request.path_params.get("version")
         schema, schema_type, _ = await self._schema_body(request)
@@ -201,6 +349,33 @@ class RegistryApi:
         if _flag(request, "verbose"):
             body["messages"] = reasons
         return RegistryResponse(body)
+
+
+class RegistrySchemaGenerator(SchemaGenerator):
+    """Starlette's OpenAPI generator, with one docstring for a route of several methods: its YAML
+    maps each method to its operation."""
+
+    def get_schema(self, routes: list[Any]) -> dict[str, Any]:
+        schema = super().get_schema(routes)
+        for path, operations in schema["paths"].items():
+            in_path = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                       for name in re.findall(r"{(\w+)}", path)]
+            for method, operation in list(operations.items()):
+                chosen = dict(operation.get(method, operation))
+                chosen["parameters"] = in_path + chosen.get("parameters", [])
+                operations[method] = chosen
+        return schema
+
+
+OPENAPI = RegistrySchemaGenerator({
+    "openapi": "3.0.3",
+    "info": {"title": "pykafkad schema registry", "version": "1",
+             "description": "Confluent Schema Registry's REST API (docs/schema-registry.md)"},
+    "components": {"schemas": {"SchemaBody": {
+        "type": "object", "required": ["schema"],
+        "properties": {"schema": {"type": "string"}, "schemaType": {"type": "string", "enum": list(SCHEMA_TYPES)},
+                       "references": {"type": "array", "items": {"type": "object"}}}}}},
+})
 
 
 async def _registry_error(request: Request, exc: Exception) -> Response:
@@ -242,6 +417,9 @@ def make_app(registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BY
         Route("/mode/{subject:path}", api.mode, methods=["GET", "PUT", "DELETE"]),
         Route("/compatibility/subjects/{subject:path}/versions/{version}", api.compatibility, methods=["POST"]),
         Route("/compatibility/subjects/{subject:path}/versions", api.compatibility, methods=["POST"]),
+        Route("/v1/metadata/id", api.cluster_id),
+        Route("/openapi.json", api.openapi, include_in_schema=False),
+        Route("/metrics", api.metrics, include_in_schema=False),
     ]
     return Starlette(routes=routes, exception_handlers={errors.RegistryError: _registry_error,
                                                        HTTPException: _http_error, Exception: _unexpected})

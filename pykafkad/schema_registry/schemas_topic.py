@@ -72,15 +72,14 @@ class SchemasTopic:
         self.replication_factor = replication_factor
         self.state = state
         self._position = -1  # the reader's next offset, as of its last poll
+        self._end = -1  # the topic's end as of the reader's last fetch (-1: not known yet)
+        # The Kafka cluster's id, read when the topic is checked at start (GET /v1/metadata/id).
+        self.cluster_id: str | None = None
         self._moved = trio.Event()
         self._stop = threading.Event()
         self._producer: Producer | None = None
         self._write_lock = trio.Lock()
         self.transactional_id = f"pykafkad-schema-registry-{topic}"
-        # One consumer answers every "where does the topic end" (each write asks twice, and broker-side
-        # validation asks on an unknown id): a new librdkafka client per question cost a connection.
-        self._end_consumer: Consumer | None = None
-        self._end_lock = threading.Lock()
         # Catching up for broker-side validation: one read to the end at a time, shared by whoever
         # asked while it ran (the trio.current_time() it started at, and its done event).
         self._catch_up: tuple[float, trio.Event] | None = None
@@ -109,7 +108,6 @@ class SchemasTopic:
             self._stop.set()
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(reader.join, 5.0)
-                await trio.to_thread.run_sync(self._close_end_consumer)
 
     def _ensure_topic(self) -> None:
         admin = AdminClient(self.client)
@@ -118,6 +116,7 @@ class SchemasTopic:
         except KafkaException as e:
             raise StoreStartError(f"cannot reach the cluster at {self.client.get('bootstrap.servers')}: "
                                   f"{e.args[0].str()}; is a broker running there?") from None
+        self.cluster_id = metadata.cluster_id
         found = metadata.topics.get(self.topic)
         if found is not None and found.error is None:
             if len(found.partitions) != 1:
@@ -149,22 +148,17 @@ class SchemasTopic:
         raise StoreStartError(f"topic {self.topic} has no leader after {INIT_TIMEOUT_S:.0f} s")
 
     def _end_offset(self) -> int:
-        with self._end_lock:
-            if self._end_consumer is None:
-                self._end_consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry",
-                                               "enable.auto.commit": False, "isolation.level": "read_committed"})
-            try:
-                # read_committed: the high end answered is the last stable offset.
-                return self._end_consumer.get_watermark_offsets(TopicPartition(self.topic, 0),
-                                                                timeout=INIT_TIMEOUT_S)[1]
-            except KafkaException as e:
-                raise StoreStartError(f"cannot read the end of {self.topic}: {e.args[0].str()}") from None
-
-    def _close_end_consumer(self) -> None:
-        with self._end_lock:
-            if self._end_consumer is not None:
-                self._end_consumer.close()
-                self._end_consumer = None
+        # A consumer of its own each time: one kept for these questions answered a stale end now and
+        # then (an id handed out twice in test_two_instances_on_one_topic_never_hand_out_one_id_twice).
+        consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry", "enable.auto.commit": False,
+                             "isolation.level": "read_committed"})
+        try:
+            # read_committed: the high end answered is the last stable offset.
+            return consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=INIT_TIMEOUT_S)[1]
+        except KafkaException as e:
+            raise StoreStartError(f"cannot read the end of {self.topic}: {e.args[0].str()}") from None
+        finally:
+            consumer.close()
 
     async def caught_up(self, since: float) -> None:
         """Return once the state has read every write committed before ``since`` (a
@@ -204,14 +198,22 @@ class SchemasTopic:
                     elif msg.error().code() != KafkaError._PARTITION_EOF:
                         log.warning("schema registry: reading %s: %s", self.topic, msg.error().str())
                 position = consumer.position([TopicPartition(self.topic, 0)])[0].offset
+                # The high watermark of the last fetch (no request: librdkafka's cached answer).
+                end = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), cached=True)[1]
                 try:
-                    trio.from_thread.run_sync(self._applied, records, position, trio_token=token)
+                    trio.from_thread.run_sync(self._applied, records, position, end, trio_token=token)
                 except trio.RunFinishedError:
                     return
         finally:
             consumer.close()
 
-    def _applied(self, records: list[tuple[int, bytes | None, bytes | None]], position: int) -> None:
+    def lag(self) -> int | None:
+        """Records between what the registry has read and the topic's end as of its last fetch."""
+        if self._end < 0 or self._position < 0:
+            return None
+        return max(0, self._end - self._position)
+
+    def _applied(self, records: list[tuple[int, bytes | None, bytes | None]], position: int, end: int) -> None:
         for offset, key, value in records:
             self.state.apply(offset, key, value)
         # librdkafka knows no position until its first fetch answers (OFFSET_INVALID, negative).
@@ -219,6 +221,8 @@ class SchemasTopic:
             position = max(position, records[-1][0] + 1)
         if position > self._position:
             self._position = position
+        if end >= 0:
+            self._end = end
         self._moved.set()
         self._moved = trio.Event()
 

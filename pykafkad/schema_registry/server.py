@@ -15,6 +15,12 @@ from hypercorn.trio import serve
 from pykafkad.config import BrokerConfig
 from pykafkad.schema_registry.api import make_app
 from pykafkad.schema_registry.registry import Registry
+from pykafkad.schema_registry.registry_metrics import (
+    RequestCounter,
+    StateCollector,
+    register_collector,
+    unregister_collector,
+)
 from pykafkad.schema_registry.registry_state import RegistryState
 from pykafkad.schema_registry.schema_source import SchemaSource
 from pykafkad.schema_registry.schemas_topic import SchemasTopic, StoreStartError
@@ -43,8 +49,19 @@ async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str
     way).  ``source``, the broker's schema validation, then reads the same state."""
     state = RegistryState()
     schemas = SchemasTopic(client, topic, state, replication_factor)
-    app = make_app(Registry(state, schemas), max_request_bytes)
+    app = RequestCounter(make_app(Registry(state, schemas), max_request_bytes))
     address = sock.getsockname()
+    collector = StateCollector(state, schemas.lag)
+    registered = register_collector(collector)
+    try:
+        await _serve(sock, schemas, app, address, topic, source, task_status)
+    finally:
+        if registered:
+            unregister_collector(collector)
+
+
+async def _serve(sock: socket.socket, schemas: SchemasTopic, app: Any, address: Any, topic: str,
+                 source: SchemaSource | None, task_status: trio.TaskStatus[None]) -> None:
     async with trio.open_nursery() as nursery:
         try:
             await nursery.start(schemas.run)
