@@ -497,3 +497,56 @@ def test_openapi_cluster_id_and_metrics(registry: RegistryBroker) -> None:
     assert subjects is not None and int(subjects.group(1)) >= 1
     assert re.search(r'^pykafkad_schema_registry_schemas\{type="AVRO"\} [1-9]', text, re.M)
     assert re.search(r"^pykafkad_schema_registry_lag_records 0", text, re.M)
+
+
+def _metric_value(url: str, name: str) -> float | None:
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as answer:
+        found = re.search(rf"^{name} (\S+)$", answer.read().decode(), re.M)
+    return float(found.group(1)) if found else None
+
+
+def test_one_primary_takes_the_writes_and_another_takes_over_after_a_kill_9(tmp_path: Path) -> None:
+    """The registries on one topic elect one primary through a consumer group; the others forward
+    their writes to it.  kill -9 of the primary: the group drops it after its session timeout and
+    another instance takes the writes; no id is handed out twice, every instance serves every id."""
+    broker = BrokerProcess(tmp_path / "logs", {"offsets.topic.replication.factor": "1"}, name="election-broker")
+    broker.start()
+    registries: list[StandaloneRegistry] = []
+    try:
+        registries = [StandaloneRegistry(broker.bootstrap, tmp_path / f"r{i}.log") for i in range(3)]
+        urls = [r.url for r in registries]
+        wait_for("one primary", lambda: sum(_metric_value(u, "pykafkad_schema_registry_primary") or 0
+                                            for u in urls) == 1, timeout=60)
+        primary = next(r for r in registries if _metric_value(r.url, "pykafkad_schema_registry_primary") == 1)
+        ids = {}
+        for i, url in enumerate(urls):
+            status, body = _http(f"{url}/subjects/elected-{i}/versions", "POST", {"schema": json.dumps(
+                {"type": "record", "name": f"Elected{i}", "fields": [{"name": "n", "type": "int"}]})})
+            assert status == 200, body
+            ids[f"elected-{i}"] = body["id"]
+        # The two that are not primary forwarded their write.
+        for url in urls:
+            forwarded = _metric_value(url, "pykafkad_schema_registry_forwarded_requests_total") or 0
+            assert forwarded == (0 if url == primary.url else 1), (url, primary.url)
+        primary.proc.kill()
+        primary.proc.wait()
+        survivors = [u for u in urls if u != primary.url]
+        wait_for("a new primary", lambda: sum(_metric_value(u, "pykafkad_schema_registry_primary") or 0
+                                              for u in survivors) == 1, timeout=60)
+        for i, url in enumerate(survivors):
+            status, body = _http(f"{url}/subjects/after-{i}/versions", "POST", {"schema": json.dumps(
+                {"type": "record", "name": f"After{i}", "fields": [{"name": "n", "type": "int"}]})})
+            assert status == 200, body
+            ids[f"after-{i}"] = body["id"]
+        assert len(set(ids.values())) == len(ids), ids
+        for url in survivors:
+            for subject, schema_id in ids.items():
+                wait_for(f"{subject} on {url}", lambda u=url, s=schema_id: _http(f"{u}/schemas/ids/{s}")[0] == 200,
+                         timeout=30)
+    finally:
+        for registry in registries:
+            if registry.proc.poll() is None:
+                assert registry.stop() == 0
+            else:
+                registry._log.close()
+        broker.close()

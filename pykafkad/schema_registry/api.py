@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import urllib.error
+import urllib.request
 from typing import Any
 
 import trio
@@ -18,8 +20,10 @@ from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
 from pykafkad.schema_registry import errors
+from pykafkad.schema_registry.primary_election import PrimaryElection
 from pykafkad.schema_registry.protobuf_schema import ProtobufSchema
 from pykafkad.schema_registry.registry import Registry
+from pykafkad.schema_registry.registry_metrics import FORWARDED
 from pykafkad.schema_registry.registry_state import SchemaVersion
 from pykafkad.schema_registry.schema_types import SCHEMA_TYPES, parse_stored
 
@@ -30,6 +34,9 @@ CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPTED_TYPES = ("application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json",
                   "application/json", "application/octet-stream")
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+# Set on a write forwarded to the primary, which then answers it itself whatever it believes.
+FORWARDED_HEADER = "X-Pykafkad-Forwarded"
+FORWARD_TIMEOUT_S = 60.0
 # A body over the limit but no larger than this is read to its end (and dropped) before the 413.
 DRAIN_BYTES = 64 * 1024 * 1024
 
@@ -61,12 +68,28 @@ def _schema_id(request: Request) -> int:
     return int(text)
 
 
+def _send(url: str, method: str, body: bytes | None) -> tuple[int, bytes]:
+    """One forwarded request: the primary's status and body, whatever the status."""
+    request = urllib.request.Request(url, data=body, method=method,
+                                     headers={"Content-Type": CONTENT_TYPE, FORWARDED_HEADER: "1"})
+    try:
+        with urllib.request.urlopen(request, timeout=FORWARD_TIMEOUT_S) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
 class RegistryApi:
-    def __init__(self, registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
+    def __init__(self, registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+                 election: PrimaryElection | None = None) -> None:
         self.registry = registry
         self.max_request_bytes = max_request_bytes
+        self.election = election
 
-    async def _body(self, request: Request) -> dict[str, Any]:
+    async def _raw_body(self, request: Request) -> bytes:
+        cached = getattr(request.state, "raw_body", None)
+        if cached is not None:
+            return cached
         kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
         if kind not in ACCEPTED_TYPES:
             raise errors.RegistryError(415, 415, f"HTTP 415 Unsupported Media Type: {kind}; send "
@@ -87,6 +110,11 @@ class RegistryApi:
                 body.clear()
         if too_large:
             raise self._too_large()
+        request.state.raw_body = bytes(body)
+        return request.state.raw_body
+
+    async def _body(self, request: Request) -> dict[str, Any]:
+        body = await self._raw_body(request)
         try:
             found = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -94,6 +122,27 @@ class RegistryApi:
         if not isinstance(found, dict):
             raise errors.unprocessable("the body must be a JSON object")
         return found
+
+    async def _forwarded(self, request: Request) -> Response | None:
+        """A write answered by the primary, when another instance is the primary; None to write here
+        (this instance is the primary, none is known, or the primary cannot be reached: writing here
+        is safe, the shared transactional id fences a stale writer)."""
+        if self.election is None or request.headers.get(FORWARDED_HEADER):
+            return None
+        primary = await self.election.primary_url()
+        if primary is None:
+            return None
+        body = await self._raw_body(request) if request.method in ("POST", "PUT") else None
+        target = primary + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        try:
+            status, answer = await trio.to_thread.run_sync(_send, target, request.method, body)
+        except OSError as e:
+            log.warning("schema registry: forwarding %s %s to the primary %s failed (%s); writing here",
+                        request.method, request.url.path, primary, e)
+            self.election.forget_primary()
+            return None
+        FORWARDED.inc()
+        return Response(answer, status_code=status, media_type=CONTENT_TYPE)
 
     def _too_large(self) -> errors.RegistryError:
         return errors.RegistryError(413, 413, f"the body is larger than schema.registry.max.request.bytes "
@@ -154,6 +203,8 @@ class RegistryApi:
         """
         subject = request.path_params["subject"]
         if request.method == "POST":
+            if (forwarded := await self._forwarded(request)) is not None:
+                return forwarded
             schema, schema_type, references = await self._schema_body(request)
             schema_id = await self.registry.register(subject, schema, schema_type, references,
                                                      _flag(request, "normalize"))
@@ -179,6 +230,8 @@ class RegistryApi:
         """
         subject = request.path_params["subject"]
         if request.method == "DELETE":
+            if (forwarded := await self._forwarded(request)) is not None:
+                return forwarded
             return RegistryResponse(await self.registry.delete_subject(subject, _flag(request, "permanent")))
         schema, schema_type, _ = await self._schema_body(request)
         found = await self.registry.lookup(subject, schema, schema_type, _flag(request, "normalize"),
@@ -202,6 +255,8 @@ class RegistryApi:
         """
         subject, version = request.path_params["subject"], request.path_params["version"]
         if request.method == "DELETE":
+            if (forwarded := await self._forwarded(request)) is not None:
+                return forwarded
             return RegistryResponse(await self.registry.delete_version(subject, version, _flag(request, "permanent")))
         found = self.registry.version(subject, version, _flag(request, "deleted"))
         return RegistryResponse({**found.answer(), "schema": await _formatted(found, request)})
@@ -276,6 +331,8 @@ class RegistryApi:
           responses: {"200": {description: compatibility}, "422": {description: 42203 invalid level}}
         delete: {summary: Remove the level set, responses: {"200": {description: the level it had}}}
         """
+        if request.method in ("PUT", "DELETE") and (forwarded := await self._forwarded(request)) is not None:
+            return forwarded
         subject = request.path_params.get("subject")
         state = self.registry.state
         if request.method == "PUT":
@@ -302,6 +359,8 @@ class RegistryApi:
           responses: {"200": {description: mode}, "422": {description: 42204 invalid mode}}
         delete: {summary: Remove the subject's mode, responses: {"200": {description: the mode it had}}}
         """
+        if request.method in ("PUT", "DELETE") and (forwarded := await self._forwarded(request)) is not None:
+            return forwarded
         subject = request.path_params.get("subject")
         state = self.registry.state
         if request.method == "PUT":
@@ -394,8 +453,9 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return RegistryResponse({"error_code": 50001, "message": f"Error in the schema registry: {exc}"}, status_code=500)
 
 
-def make_app(registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> Starlette:
-    api = RegistryApi(registry, max_request_bytes)
+def make_app(registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+             election: PrimaryElection | None = None) -> Starlette:
+    api = RegistryApi(registry, max_request_bytes, election)
     subject = "/subjects/{subject:path}"
     version = subject + "/versions/{version}"
     routes = [

@@ -24,6 +24,9 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     parser.add_argument("--listener", default="http://127.0.0.1:8081",
                         help="where to answer, http://host:port (default %(default)s)")
     parser.add_argument("--topic", default="_schemas", help="the registry's topic (default %(default)s)")
+    parser.add_argument("--advertised-url", default=None,
+                        help="the URL other instances forward writes to (default: --listener's, with a "
+                             "wildcard address replaced by this machine's name)")
     parser.add_argument("--max-request-bytes", type=int, default=1048576,
                         help="the largest request body read (default %(default)s)")
     parser.set_defaults(serve_registry=run)
@@ -58,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
                 async def registry() -> None:
                     try:
-                        await serve_registry(sock, client, args.topic, args.max_request_bytes)
+                        await serve_registry(sock, client, args.topic, args.max_request_bytes,
+                                             url=args.advertised_url)
                     except* StoreStartError as group:
                         failure.append(str(group.exceptions[0]))
                         nursery.cancel_scope.cancel()

@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 
 REQUESTS = Counter("pykafkad_schema_registry_requests", "Schema registry requests, by endpoint and HTTP status",
                    ["method", "endpoint", "status"])
+FORWARDED = Counter("pykafkad_schema_registry_forwarded_requests",
+                    "Writes this instance forwarded to the primary (primary_election)")
 
 
 class RequestCounter:
@@ -49,9 +51,10 @@ class RequestCounter:
 class StateCollector(Collector):
     """Gauges read from the registry's state at each scrape."""
 
-    def __init__(self, state: RegistryState, lag: Any) -> None:
+    def __init__(self, state: RegistryState, lag: Any, is_primary: Any) -> None:
         self.state = state
         self.lag = lag  # a callable: records between the registry's position and its topic's end, or None
+        self.is_primary = is_primary  # a callable
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         subjects = GaugeMetricFamily("pykafkad_schema_registry_subjects", "Subjects with a live version")
@@ -65,6 +68,10 @@ class StateCollector(Collector):
         for schema_type, count in sorted(counts.items()):
             schemas.add_metric([schema_type], count)
         yield schemas
+        primary = GaugeMetricFamily("pykafkad_schema_registry_primary",
+                                    "1 while this instance is the primary that takes the writes")
+        primary.add_metric([], 1 if self.is_primary() else 0)
+        yield primary
         behind = self.lag()
         if behind is not None:
             lag = GaugeMetricFamily("pykafkad_schema_registry_lag_records",

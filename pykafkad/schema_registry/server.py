@@ -14,6 +14,7 @@ from hypercorn.trio import serve
 
 from pykafkad.config import BrokerConfig
 from pykafkad.schema_registry.api import make_app
+from pykafkad.schema_registry.primary_election import PrimaryElection
 from pykafkad.schema_registry.registry import Registry
 from pykafkad.schema_registry.registry_metrics import (
     RequestCounter,
@@ -42,26 +43,38 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def advertised_url(sock: socket.socket, host: str | None = None) -> str:
+    """The URL other instances reach this one at: the listener's, with a wildcard address replaced
+    by ``host`` (the broker's advertised host) or this machine's name."""
+    bound_host, port = sock.getsockname()[:2]
+    if bound_host in ("0.0.0.0", "::", ""):
+        bound_host = host or socket.gethostname()
+    return f"http://[{bound_host}]:{port}" if ":" in bound_host else f"http://{bound_host}:{port}"
+
+
 async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str, max_request_bytes: int,
                          replication_factor: int | None = None, source: SchemaSource | None = None,
+                         url: str | None = None,
                          task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Read ``topic`` to its end, then answer on ``sock`` until cancelled (``sock`` is closed either
-    way).  ``source``, the broker's schema validation, then reads the same state."""
+    way), taking part in the election of the primary as ``url``.  ``source``, the broker's schema
+    validation, then reads the same state."""
     state = RegistryState()
     schemas = SchemasTopic(client, topic, state, replication_factor)
-    app = RequestCounter(make_app(Registry(state, schemas), max_request_bytes))
+    election = PrimaryElection(client, topic, url or advertised_url(sock))
+    app = RequestCounter(make_app(Registry(state, schemas), max_request_bytes, election))
     address = sock.getsockname()
-    collector = StateCollector(state, schemas.lag)
+    collector = StateCollector(state, schemas.lag, lambda: election.is_primary)
     registered = register_collector(collector)
     try:
-        await _serve(sock, schemas, app, address, topic, source, task_status)
+        await _serve(sock, schemas, election, app, address, topic, source, task_status)
     finally:
         if registered:
             unregister_collector(collector)
 
 
-async def _serve(sock: socket.socket, schemas: SchemasTopic, app: Any, address: Any, topic: str,
-                 source: SchemaSource | None, task_status: trio.TaskStatus[None]) -> None:
+async def _serve(sock: socket.socket, schemas: SchemasTopic, election: PrimaryElection, app: Any, address: Any,
+                 topic: str, source: SchemaSource | None, task_status: trio.TaskStatus[None]) -> None:
     async with trio.open_nursery() as nursery:
         try:
             await nursery.start(schemas.run)
@@ -70,6 +83,7 @@ async def _serve(sock: socket.socket, schemas: SchemasTopic, app: Any, address: 
             raise
         if source is not None:
             source.attach(schemas)
+        await nursery.start(election.run)
         config = HypercornConfig()
         config.bind = [f"fd://{sock.detach()}"]
         config.accesslog = None
@@ -105,7 +119,8 @@ async def serve_in_broker(sock: socket.socket, config: BrokerConfig, source: Sch
     try:
         # The topic is replicated as the broker's own internal topics are.
         await serve_registry(sock, client, config["schema.registry.topic"], config["schema.registry.max.request.bytes"],
-                             config["offsets.topic.replication.factor"], source)
+                             config["offsets.topic.replication.factor"], source,
+                             advertised_url(sock, config.advertised_endpoint[0]))
     except* StoreStartError as group:
         log.error("schema registry: not started: %s", group.exceptions[0])
         if source is not None:
