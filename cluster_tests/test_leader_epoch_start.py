@@ -11,13 +11,23 @@ Kafka's leader writes its epoch into the cache when it takes over, so it answers
 it holds ends where its own begins.  Here the leader's epoch moves twice with nothing written
 (1 -> 2 by controlled shutdowns), and a follower's fetch naming epoch 1 as its last (which the
 leader's log never saw) must get a diverging epoch (0, end of log), as must OffsetForLeaderEpoch.
+
+Then the other broker returns as a follower, its cache still holding epoch 1 from when it led (at
+its log end, nothing written).  Told to truncate to where its log already ends, it must drop that
+epoch, as Kafka's truncateTo does even when there is nothing to cut; a replica that kept it named
+epoch 1 in every fetch and was told to truncate again, for good, out of the ISR (found by the
+fault injector's short schedule in a fresh-clone make test: three partitions under-replicated).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cluster_tests.clients import create_topic, produce
+import pytest
+from confluent_kafka import ElectionType, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from cluster_tests.clients import create_topic, produce, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.raw_kafka import RawConnection
@@ -89,3 +99,46 @@ def test_a_follower_with_an_epoch_its_new_leader_never_saw_is_told_where_to_trun
     assert (found["error_code"], found["leader_epoch"], found["end_offset"]) == (0, 0, RECORDS)
     found = _end_of_epoch(port, 2, 2)
     assert (found["error_code"], found["leader_epoch"], found["end_offset"]) == (0, 2, RECORDS)
+
+    cluster.start_broker(second)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        back = view.wait_data(STATE, lambda s: sorted(s["isr"]) == [1, 2], timeout=60)
+        assert back["leader"] == first
+    finally:
+        view.close()
+
+
+@pytest.mark.cluster_timeout(240)
+def test_a_leader_demoted_before_writing_follows_the_new_leader_and_keeps_up(cluster: Cluster) -> None:
+    """A broker leads epoch 1 with nothing written (its cache: epoch 1 at its log end), and a
+    preferred election hands leadership back while it runs: as a follower it must drop epoch 1 when
+    told to truncate to where it already ends, then copy what the leader takes next, so that it can
+    take over with every acknowledged record when the leader stops."""
+    settings = {"auto.leader.rebalance.enable": "false"}
+    for node in (1, 2):
+        cluster.start_broker(node, settings)
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2"])
+        [state] = create_topic(cluster, TOPIC, replication_factor=2)
+        first, second = state["leader"], next(r for r in state["isr"] if r != state["leader"])
+        produce(cluster.bootstrap, TOPIC, list(range(RECORDS)), partition=0)
+        cluster.brokers[first].stop()
+        view.wait_data(STATE, lambda s: s["leader"] == second and s["leader_epoch"] == 1)
+        cluster.start_broker(first, settings)
+        view.wait_data(STATE, lambda s: sorted(s["isr"]) == [1, 2])
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(TOPIC, 0)]).result(60)
+        view.wait_data(STATE, lambda s: s["leader"] == first and s["leader_epoch"] == 2)
+        produce(cluster.bootstrap, TOPIC, list(range(RECORDS, 2 * RECORDS)), partition=0)
+        # The demoted broker, if it copied the new records, is still in the ISR and takes over with
+        # them; one stuck truncating again and again either left the ISR (no leader now) or leads
+        # without them.
+        cluster.brokers[first].stop()
+        view.wait_data(STATE, lambda s: s["leader"] == second)
+    finally:
+        view.close()
+    values = sorted(v for v, _, _ in read_everything(cluster.bootstrap, TOPIC, 1, 2 * RECORDS))
+    assert values == list(range(2 * RECORDS))
+

@@ -665,7 +665,16 @@ impl PartitionLog {
     pub fn truncate_to(&mut self, offset: i64) -> Result<i64> {
         self.ensure_open()?;
         if offset >= self.log_end_offset() {
-            return Ok(self.log_end_offset());
+            // Nothing to cut, but an epoch this replica assigned when it led (at its log end, before
+            // it appended anything) must go, as Kafka's truncateTo does: the new leader never had it,
+            // and a follower that kept it would name it as its last fetched epoch, be told to
+            // truncate to where it already ends, and fetch that way for good, out of the ISR.
+            let leo = self.log_end_offset();
+            if self.epochs.truncate_from_end(leo) {
+                self.epochs.persist()?;
+                self.epochs_on_disk = true;
+            }
+            return Ok(leo);
         }
         if offset <= self.log_start_offset {
             self.truncate_fully_and_start_at(offset)?;

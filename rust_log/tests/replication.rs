@@ -118,6 +118,22 @@ fn truncation_removes_batches_epochs_and_producer_state_from_the_offset() {
 }
 
 #[test]
+fn truncating_at_the_end_drops_an_epoch_assigned_there_with_nothing_written() {
+    // This replica led epoch 4 and wrote nothing in it, then followed a leader that never had
+    // epoch 4: told to truncate to where its log already ends, it must forget the epoch, or it
+    // names epoch 4 as its last in every fetch and is told to truncate again, for good.
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = leader(dir.path());
+    assert!(log.assign_leader_epoch(4).unwrap());
+    assert_eq!(log.leader_epochs(), &[(0, 0), (3, 12), (4, 18)]);
+    assert_eq!(log.truncate_to(18).unwrap(), 18);
+    assert_eq!(log.leader_epochs(), &[(0, 0), (3, 12)]);
+    log.close().unwrap();
+    let reopened = open(dir.path(), small_cfg(600, 100), false);
+    assert_eq!(reopened.leader_epochs(), &[(0, 0), (3, 12)]);
+}
+
+#[test]
 fn truncation_below_the_log_start_starts_the_log_over_there() {
     let (ldir, fdir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let leader = leader(ldir.path());
