@@ -69,7 +69,6 @@ PROFILES: dict[str, dict[str, Any]] = {
     ]},
     # Tiny sizes for the harness's own smoke test: does every path run and report.
     "smoke": {"rounds": 1, "out": REPO_ROOT / ".cache" / "bench" / "smoke", "workloads": [
-        Throughput("java", 100, 1, "1", "none", 2000),
         Throughput("java", 100, 2, "all", "none", 2000, consumer_config=(("isolation.level", "read_committed"),),
                    transaction_ms=100),
         Throughput("librdkafka", 1024, 2, "all", "lz4", 1000, consumer_config=(("fetch.queue.backoff.ms", "10"),)),

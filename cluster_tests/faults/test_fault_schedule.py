@@ -1,4 +1,4 @@
-"""A short fault schedule in ``make test``: three pykafkad brokers on ZooKeeper in network namespaces,
+"""A short fault schedule, ``make faults-short`` (about five minutes, so not in ``make test``): three pykafkad brokers on ZooKeeper in network namespaces,
 every fault kind injected at least once (seed ``SEED``, ``DURATION_S`` of faults), the three
 workloads with Java and librdkafka clients, and the whole history checked: no anomaly, and after the
 heal every partition has its full ISR, every coordinator answers and no transaction is left open.
@@ -22,6 +22,7 @@ SEED = 1
 DURATION_S = 150.0
 
 
+@pytest.mark.long_run
 @pytest.mark.cluster_timeout(900)
 def test_a_short_fault_schedule_finds_no_anomaly(tmp_path: Path) -> None:
     why = available()
