@@ -550,3 +550,32 @@ def test_one_primary_takes_the_writes_and_another_takes_over_after_a_kill_9(tmp_
             else:
                 registry._log.close()
         broker.close()
+
+
+def test_import_mode_keeps_the_ids_and_versions_of_an_export(registry: RegistryBroker) -> None:
+    """IMPORT mode, as a migration from another registry uses it: schemas registered with their id
+    and version, no compatibility check; ids handed out afterwards never meet an imported one."""
+    assert _register(registry, "before-import-value", {"type": "string"})[0] == 200
+    schema = {"type": "record", "name": "Imported", "fields": [{"name": "n", "type": "int"}]}
+    body = {"schema": json.dumps(schema), "id": 900, "version": 7}
+    status, refused = registry.call("/subjects/imported-value/versions", "POST", body)
+    assert (status, refused["error_code"]) == (422, 42205) and "not in import mode" in refused["message"]
+    # Not on a registry that holds schemas, unless forced; a subject of its own may be set.
+    status, refused = registry.call("/mode", "PUT", {"mode": "IMPORT"})
+    assert (status, refused["error_code"]) == (422, 42205), refused
+    assert registry.call("/mode/imported-value", "PUT", {"mode": "IMPORT"}) == (200, {"mode": "IMPORT"})
+    assert registry.call("/subjects/imported-value/versions", "POST", body) == (200, {"id": 900})
+    status, found = registry.call("/subjects/imported-value/versions/7")
+    assert status == 200 and (found["id"], found["version"]) == (900, 7)
+    # The same again is answered with its id; another schema under that id is refused.
+    assert registry.call("/subjects/imported-value/versions", "POST", body) == (200, {"id": 900})
+    other = {"schema": json.dumps({**schema, "name": "Other"}), "id": 900, "version": 8}
+    status, refused = registry.call("/subjects/imported-value/versions", "POST", other)
+    assert (status, refused["error_code"]) == (422, 42205) and "id 900" in refused["message"]
+    # Without an id there is nothing to import.
+    status, refused = registry.call("/subjects/imported-value/versions", "POST", {"schema": json.dumps(schema)})
+    assert (status, refused["error_code"]) == (422, 42205)
+    assert registry.call("/mode/imported-value", "DELETE")[0] == 200
+    status, fresh = _register(registry, "after-import-value", {"type": "record", "name": "AfterImport",
+                                                                 "fields": [{"name": "n", "type": "int"}]})
+    assert status == 200 and fresh["id"] > 900

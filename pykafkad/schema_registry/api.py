@@ -206,8 +206,17 @@ class RegistryApi:
             if (forwarded := await self._forwarded(request)) is not None:
                 return forwarded
             schema, schema_type, references = await self._schema_body(request)
-            schema_id = await self.registry.register(subject, schema, schema_type, references,
-                                                     _flag(request, "normalize"))
+            body = await self._body(request)
+            wanted_id, wanted_version = body.get("id"), body.get("version")
+            for name, value in (("id", wanted_id), ("version", wanted_version)):
+                if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                    raise errors.unprocessable(f"\"{name}\" must be a positive integer")
+            if wanted_id is not None:
+                schema_id = await self.registry.import_schema(subject, schema, schema_type, references,
+                                                              wanted_id, wanted_version)
+            else:
+                schema_id = await self.registry.register(subject, schema, schema_type, references,
+                                                         _flag(request, "normalize"))
             return RegistryResponse({"id": schema_id})
         return RegistryResponse(self.registry.versions(subject, _flag(request, "deleted")))
 
@@ -365,7 +374,8 @@ class RegistryApi:
         state = self.registry.state
         if request.method == "PUT":
             body = await self._body(request)
-            return RegistryResponse({"mode": await self.registry.set_mode(subject, body.get("mode"))})
+            return RegistryResponse({"mode": await self.registry.set_mode(subject, body.get("mode"),
+                                                                          _flag(request, "force"))})
         if request.method == "DELETE":
             assert subject is not None
             return RegistryResponse({"mode": await self.registry.delete_mode(subject)})

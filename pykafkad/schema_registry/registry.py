@@ -99,6 +99,10 @@ class Registry:
 
         def decide() -> tuple[Records, int]:
             self._writable(subject)
+            if self.state.mode(subject) == "IMPORT":
+                raise errors.operation_not_permitted(
+                    f"Subject {subject} is in import mode: a schema is registered with its \"id\" (and "
+                    "\"version\"); set the mode back to READWRITE to have ids handed out")
             every = self.state.versions(subject, deleted=True)
             live = [v for v in every if not v.deleted]
             for entry in reversed(live):
@@ -114,6 +118,36 @@ class Registry:
             version = (every[-1].version if every else 0) + 1
             entry = SchemaVersion(subject, version, schema_id, schema.text, schema_type)
             return [(schema_key(subject, version), schema_value(entry))], schema_id
+
+        return await self.topic.change(decide)
+
+    async def import_schema(self, subject: str, text: str, schema_type: str, references: list[Any], schema_id: int,
+                            version: int | None) -> int:
+        """A registration with its id (and version) given, as an export from another registry holds
+        them: only in IMPORT mode, with no compatibility check (Confluent's import)."""
+        schema = await self._parse(text, schema_type, False, subject)
+        if references:
+            raise errors.invalid_schema("schema references are not supported by this registry yet")
+
+        def decide() -> tuple[Records, int]:
+            if self.state.mode(subject) != "IMPORT":
+                raise errors.operation_not_permitted(
+                    f"Subject {subject} is not in import mode: set the mode to IMPORT (PUT /mode or "
+                    f"/mode/{subject}) to register a schema with its id")
+            held = self.state.by_id.get(schema_id)
+            if held is not None and (held.schema_type, held.schema) != (schema_type, schema.text):
+                raise errors.operation_not_permitted(
+                    f"Overwrite new schema with id {schema_id} is not permitted: the id holds another schema")
+            every = self.state.versions(subject, deleted=True)
+            number = version if version is not None else (every[-1].version if every else 0) + 1
+            existing = next((v for v in every if v.version == number), None)
+            if existing is not None:
+                if existing.id == schema_id and not existing.deleted:
+                    return [], schema_id
+                raise errors.operation_not_permitted(
+                    f"Version {number} of subject {subject} exists already with id {existing.id}")
+            entry = SchemaVersion(subject, number, schema_id, schema.text, schema_type)
+            return [(schema_key(subject, number), schema_value(entry))], schema_id
 
         return await self.topic.change(decide)
 
@@ -214,11 +248,24 @@ class Registry:
 
         return await self.topic.change(decide)
 
-    async def set_mode(self, subject: str | None, mode: Any) -> str:
+    async def set_mode(self, subject: str | None, mode: Any, force: bool = False) -> str:
         if not isinstance(mode, str) or mode.upper() not in MODES:
             raise errors.invalid_mode(mode)
         chosen = mode.upper()
-        return await self.topic.change(lambda: ([(setting_key("MODE", subject), {"mode": chosen})], chosen))
+
+        def decide() -> tuple[Records, str]:
+            # IMPORT only where no schema was ever registered (soft-deleted ones count), unless forced:
+            # an imported id must not meet one handed out here.
+            if chosen == "IMPORT" and not force and self.state.mode(subject) != "IMPORT":
+                found = self.state.subjects.get(subject) if subject is not None else self.state.subjects
+                if found:
+                    where = f"subject {subject}" if subject is not None else "the registry"
+                    raise errors.operation_not_permitted(
+                        f"Cannot import since found existing schemas in {where}: delete them permanently, "
+                        "or set the mode with force=true")
+            return [(setting_key("MODE", subject), {"mode": chosen})], chosen
+
+        return await self.topic.change(decide)
 
     async def delete_mode(self, subject: str) -> str:
         def decide() -> tuple[Records, str]:
