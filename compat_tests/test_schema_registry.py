@@ -579,3 +579,64 @@ def test_import_mode_keeps_the_ids_and_versions_of_an_export(registry: RegistryB
     status, fresh = _register(registry, "after-import-value", {"type": "record", "name": "AfterImport",
                                                                  "fields": [{"name": "n", "type": "int"}]})
     assert status == 200 and fresh["id"] > 900
+
+
+ADDRESS = {"type": "record", "name": "Address", "namespace": "example",
+           "fields": [{"name": "city", "type": "string"}]}
+CUSTOMER = {"type": "record", "name": "Customer", "namespace": "example",
+            "fields": [{"name": "name", "type": "string"}, {"name": "home", "type": "example.Address"}]}
+ADDRESS_PROTO = 'syntax = "proto3";\npackage geo;\nmessage Place {\n  string city = 1;\n}\n'
+VISIT_PROTO = ('syntax = "proto3";\npackage trips;\nimport "place.proto";\nimport "google/protobuf/timestamp.proto";\n'
+               'message Visit {\n  geo.Place place = 1;\n  google.protobuf.Timestamp at = 2;\n}\n')
+
+
+def test_avro_references_resolve_are_answered_and_protect_what_they_name(registry: RegistryBroker) -> None:
+    """A schema naming a type of another subject's version: refused without the reference, taken
+    with it, served with it, round-tripped by Confluent's serializers; the referenced version names
+    its referrer and cannot be deleted while it is referenced."""
+    status, address = _register(registry, "address-value", ADDRESS)
+    assert status == 200, address
+    status, refused = _register(registry, "customer-value", CUSTOMER)
+    assert (status, refused["error_code"]) == (422, 42201), refused
+    ref = {"name": "example.Address", "subject": "address-value", "version": 1}
+    status, missing = registry.call("/subjects/customer-value/versions", "POST", {
+        "schema": json.dumps(CUSTOMER), "references": [{**ref, "version": 9}]})
+    assert (status, missing["error_code"]) == (422, 42201) and "no version 9" in missing["message"]
+    status, customer = registry.call("/subjects/customer-value/versions", "POST", {
+        "schema": json.dumps(CUSTOMER), "references": [ref]})
+    assert status == 200, customer
+    status, by_id = registry.call(f"/schemas/ids/{customer['id']}")
+    assert status == 200 and by_id["references"] == [ref]
+    assert registry.call("/subjects/address-value/versions/1/referencedby") == (200, [customer["id"]])
+    status, held = registry.call("/subjects/address-value/versions/1", "DELETE")
+    assert (status, held["error_code"]) == (422, 42206), held
+    # Confluent's serializers resolve the reference both ways.
+    client = SchemaRegistryClient({"url": registry.url})
+    registered = client.get_latest_version("customer-value")
+    serializer = AvroSerializer(client, registered.schema, conf={"auto.register.schemas": False,
+                                                                 "use.latest.version": True})
+    people = [{"name": "ada", "home": {"city": "London"}}]
+    _produce(registry.broker.bootstrap, "customer", serializer, people)
+    assert _read_back(registry.broker.bootstrap, "customer", AvroDeserializer(client), 1) == people
+
+
+def test_protobuf_imports_are_registered_as_references_by_the_serializer(registry: RegistryBroker,
+                                                                         tmp_path: Path) -> None:
+    """confluent-kafka's ProtobufSerializer registers an imported file under its own subject and the
+    message's schema with a reference to it; the registry takes both and serves them back to the
+    deserializer."""
+    _compiled_module(tmp_path, "place", ADDRESS_PROTO)
+    module = _compiled_module(tmp_path, "visit", VISIT_PROTO)
+    client = SchemaRegistryClient({"url": registry.url})
+    serializer = ProtobufSerializer(module.Visit, client, {"use.deprecated.format": False})
+    visit = module.Visit()
+    visit.place.city = "Lisbon"
+    visit.at.FromSeconds(1_700_000_000)
+    _produce(registry.broker.bootstrap, "visits", serializer, [visit])
+    got = _read_back(registry.broker.bootstrap, "visits",
+                     ProtobufDeserializer(module.Visit, {"use.deprecated.format": False}), 1)
+    assert got == [visit]
+    status, latest = registry.call("/subjects/visits-value/versions/latest")
+    assert status == 200 and [r["name"] for r in latest["references"]] == ["place.proto"]
+    status, place = registry.call(f"/subjects/{latest['references'][0]['subject']}/versions/latest")
+    assert status == 200 and place["schemaType"] == "PROTOBUF"

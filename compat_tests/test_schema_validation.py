@@ -250,3 +250,22 @@ def test_a_broker_without_a_registry_reads_the_schemas_a_standalone_registry_wri
         if standalone is not None:
             assert standalone.stop() == 0
         broker.close()
+
+
+def test_full_validation_follows_schema_references(registry: RegistryBroker, tmp_path: Path) -> None:
+    """A Protobuf message importing another subject's file (registered by the serializer as a
+    reference) is decoded with the import known; bytes that are no such message are refused."""
+    bootstrap = registry.broker.bootstrap
+    _topic(bootstrap, "visits-full", **{"pykafkad.value.schema.validation": "full"})
+    _compiled_module(tmp_path, "spot", 'syntax = "proto3";\npackage geofull;\nmessage Spot {\n  string city = 1;\n}\n')
+    module = _compiled_module(tmp_path, "stay", 'syntax = "proto3";\npackage tripsfull;\nimport "spot.proto";\n'
+                                                'message Stay {\n  geofull.Spot spot = 1;\n  int32 nights = 2;\n}\n')
+    client = SchemaRegistryClient({"url": registry.url})
+    serialize = ProtobufSerializer(module.Stay, client, {"use.deprecated.format": False})
+    stay = module.Stay(nights=3)
+    stay.spot.city = "Porto"
+    good = serialize(stay, SerializationContext("visits-full", MessageField.VALUE))
+    assert _send(bootstrap, "visits-full", [good]) == [None]
+    stay_id = int.from_bytes(good[1:5], "big")
+    said = _refusal(bootstrap, "visits-full", _framed(stay_id, b"\x00") + b"\x0a\x05\x0a\x03ab")
+    assert "is not a tripsfull.Stay message" in said, said

@@ -242,9 +242,9 @@ class RegistryApi:
             if (forwarded := await self._forwarded(request)) is not None:
                 return forwarded
             return RegistryResponse(await self.registry.delete_subject(subject, _flag(request, "permanent")))
-        schema, schema_type, _ = await self._schema_body(request)
+        schema, schema_type, references = await self._schema_body(request)
         found = await self.registry.lookup(subject, schema, schema_type, _flag(request, "normalize"),
-                                           _flag(request, "deleted"))
+                                           _flag(request, "deleted"), references)
         return RegistryResponse(found.answer())
 
     async def version(self, request: Request) -> Response:
@@ -282,8 +282,8 @@ class RegistryApi:
         """---
         get: {summary: The ids of the schemas that reference this version, responses: {"200": {description: ids}}}
         """
-        self.registry.version(request.path_params["subject"], request.path_params["version"], True)
-        return RegistryResponse([])
+        found = self.registry.version(request.path_params["subject"], request.path_params["version"], True)
+        return RegistryResponse(self.registry.state.referenced_by(found.subject, found.version))
 
     async def schema_by_id(self, request: Request) -> Response:
         """---
@@ -409,11 +409,11 @@ class RegistryApi:
         """
         subject = request.path_params["subject"]
         version = request.path_params.get("version")
-        schema, schema_type, _ = await self._schema_body(request)
+        schema, schema_type, references = await self._schema_body(request)
         if version is not None and subject not in self.registry.state.subjects:
             raise errors.subject_not_found(subject)
         reasons = await self.registry.compatibility(subject, version, schema, schema_type,
-                                                    _flag(request, "normalize"))
+                                                    _flag(request, "normalize"), references)
         body: dict[str, Any] = {"is_compatible": not reasons}
         if _flag(request, "verbose"):
             body["messages"] = reasons

@@ -33,15 +33,28 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def parse(text: str, normalize: bool = False) -> AvroSchema:
-    """The schema ``text`` holds, or 42201 saying what is wrong with it."""
+def _named(deps: Any, named: dict[str, Any]) -> None:
+    """The named types the referenced schemas define, theirs first (fastavro's ``named_schemas``)."""
+    for name, _, text, inner in deps:
+        _named(inner, named)
+        try:
+            parse_schema(json.loads(text), named_schemas=named, _write_hint=False)
+        except (json.JSONDecodeError, SchemaParseException, UnknownType, ValueError, TypeError, KeyError) as e:
+            raise invalid_schema(f"reference {name} does not parse: {e}") from None
+
+
+def parse(text: str, normalize: bool = False, deps: Any = ()) -> AvroSchema:
+    """The schema ``text`` holds, or 42201 saying what is wrong with it.  The named types of the
+    schemas it references (``deps``) are known to it, and written out in full in ``parsed``."""
     try:
         raw = json.loads(text)
     except (json.JSONDecodeError, TypeError) as e:
         raise invalid_schema(f"not JSON: {e}") from None
     _check_records(raw)
+    named: dict[str, Any] = {}
+    _named(deps, named)
     try:
-        parsed = parse_schema(raw, _write_hint=False)
+        parsed = parse_schema(raw, named_schemas=named, _write_hint=False, expand=bool(deps))
     except KeyError as e:
         raise invalid_schema(f"a type lacks its {e} attribute") from None
     except (SchemaParseException, UnknownType, ValueError, TypeError, AttributeError) as e:

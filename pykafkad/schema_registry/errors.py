@@ -59,6 +59,12 @@ def invalid_schema(detail: str) -> RegistryError:
     return RegistryError(422, 42201, f"Invalid schema: {detail}")
 
 
+def reference_exists(subject: str, version: int, by: list[int]) -> RegistryError:
+    return RegistryError(422, 42206, f"One or more references exist to the schema {{subject={subject}, "
+                                     f"version={version}}}: schema id(s) {', '.join(map(str, by))} reference it; "
+                                     "delete those first")
+
+
 def invalid_version(version: str) -> RegistryError:
     return RegistryError(422, 42202, f"The specified version '{version}' is not a valid version id. Allowed values "
                                      "are between [1, 2^31-1] and the string \"latest\"")

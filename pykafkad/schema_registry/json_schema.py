@@ -23,13 +23,15 @@ class JsonSchema:
 
     text: str
     parsed: Any
+    # The referenced schemas, by the names ``$ref`` uses for them: (name, document).
+    resources: tuple[tuple[str, Any], ...] = ()
 
     @property
     def schema_type(self) -> str:
         return "JSON"
 
 
-def parse(text: str, normalize: bool = False) -> JsonSchema:
+def parse(text: str, normalize: bool = False, deps: Any = ()) -> JsonSchema:
     """The schema ``text`` holds, or 42201 saying what is wrong with it."""
     try:
         raw = json.loads(text)
@@ -42,4 +44,20 @@ def parse(text: str, normalize: bool = False) -> JsonSchema:
     except SchemaError as e:
         where = "/".join(str(p) for p in e.path) or "the top level"
         raise invalid_schema(f"at {where}: {e.message}") from None
-    return JsonSchema(json.dumps(raw, separators=(",", ":"), ensure_ascii=False, sort_keys=normalize), raw)
+    resources = []
+    for name, _, dep_text, _ in _flatten(deps):
+        try:
+            resources.append((name, json.loads(dep_text)))
+        except json.JSONDecodeError as e:
+            raise invalid_schema(f"reference {name} is not JSON: {e}") from None
+    return JsonSchema(json.dumps(raw, separators=(",", ":"), ensure_ascii=False, sort_keys=normalize), raw,
+                      tuple(resources))
+
+
+def _flatten(deps: Any) -> list[Any]:
+    """Every referenced schema, those they reference first."""
+    found = []
+    for dep in deps:
+        found += _flatten(dep[3])
+        found.append(dep)
+    return found

@@ -18,11 +18,12 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
-from pykafkad.schema_registry.errors import invalid_schema
+from pykafkad.schema_registry.errors import RegistryError, invalid_schema
 
 FILE_NAME = "schema.proto"
 PROTOC_TIMEOUT_S = 30.0
@@ -34,6 +35,8 @@ class ProtobufSchema:
 
     text: str
     parsed: descriptor_pb2.FileDescriptorProto
+    # The files it imports through references, and theirs, each after what it imports.
+    imports: tuple[descriptor_pb2.FileDescriptorProto, ...] = ()
 
     @property
     def schema_type(self) -> str:
@@ -63,13 +66,22 @@ def _include_path() -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(text: str) -> descriptor_pb2.FileDescriptorProto:
+def _compile(text: str, imports: tuple[bytes, ...] = ()) -> descriptor_pb2.FileDescriptorProto:
+    """``text`` compiled by protoc; ``imports`` (serialized FileDescriptorProtos named as the file
+    imports them) satisfy its imports besides Google's well-known types."""
     with tempfile.TemporaryDirectory(prefix="pykafkad-proto-") as tmp:
-        source, out = Path(tmp) / FILE_NAME, Path(tmp) / "out.pb"
+        source, out, given = Path(tmp) / FILE_NAME, Path(tmp) / "out.pb", Path(tmp) / "imports.pb"
         source.write_text(text)
+        extra = []
+        if imports:
+            found_set = descriptor_pb2.FileDescriptorSet()
+            for raw in imports:
+                found_set.file.add().MergeFromString(raw)
+            given.write_bytes(found_set.SerializeToString())
+            extra = [f"--descriptor_set_in={given}"]
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "grpc_tools.protoc", f"-I{tmp}", f"-I{_include_path()}",
+                [sys.executable, "-m", "grpc_tools.protoc", f"-I{tmp}", f"-I{_include_path()}", *extra,
                  f"--descriptor_set_out={out}", FILE_NAME],
                 capture_output=True, text=True, timeout=PROTOC_TIMEOUT_S, check=False,
                 env={**os.environ, "PYTHONWARNINGS": "ignore"})
@@ -82,17 +94,39 @@ def _compile(text: str) -> descriptor_pb2.FileDescriptorProto:
     return found.file[0]
 
 
-def parse(text: str, normalize: bool = False) -> ProtobufSchema:
-    """The schema ``text`` holds, or 42201 with protoc's message."""
+def _imports(deps: Any) -> list[descriptor_pb2.FileDescriptorProto]:
+    """The referenced files, compiled, each after those it imports, named as they are imported."""
+    found: list[descriptor_pb2.FileDescriptorProto] = []
+    for name, _, text, inner in deps:
+        below = _imports(inner)
+        found += [f for f in below if f.name not in {g.name for g in found}]
+        try:
+            file = parse(text, False, inner).parsed
+        except RegistryError as e:
+            raise invalid_schema(f"reference {name} does not compile: {e.message}") from None
+        named = descriptor_pb2.FileDescriptorProto()
+        named.CopyFrom(file)
+        named.name = name
+        if named.name not in {g.name for g in found}:
+            found.append(named)
+    return found
+
+
+def parse(text: str, normalize: bool = False, deps: Any = ()) -> ProtobufSchema:
+    """The schema ``text`` holds, or 42201 with protoc's message; its imports other than Google's
+    well-known types are the schemas its references name (``deps``)."""
     if not isinstance(text, str) or not text.strip():
         raise invalid_schema("an empty Protobuf schema")
+    imports = _imports(deps)
     descriptor = _from_base64(text)
     if descriptor is None:
-        descriptor = _compile(text)
+        descriptor = _compile(text, tuple(f.SerializeToString(deterministic=True) for f in imports))
+    given = {f.name for f in imports}
     for dependency in descriptor.dependency:
-        if not dependency.startswith("google/protobuf/"):
-            raise invalid_schema(f"imports {dependency}: schema references are not supported by this registry yet")
+        if not dependency.startswith("google/protobuf/") and dependency not in given:
+            raise invalid_schema(f"imports {dependency}, which no reference names: add a reference "
+                                 f"{{\"name\": \"{dependency}\", \"subject\": ..., \"version\": ...}}")
     if normalize:
         return ProtobufSchema(base64.standard_b64encode(descriptor.SerializeToString(deterministic=True))
-                              .decode("ascii"), descriptor)
-    return ProtobufSchema(text, descriptor)
+                              .decode("ascii"), descriptor, tuple(imports))
+    return ProtobufSchema(text, descriptor, tuple(imports))

@@ -25,9 +25,13 @@ from fastavro import schemaless_reader
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 from jsonschema.validators import Draft7Validator, validator_for
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT7
 
+from pykafkad.schema_registry.avro_schema import AvroSchema
+from pykafkad.schema_registry.json_schema import JsonSchema
 from pykafkad.schema_registry.registry_state import SchemaVersion
-from pykafkad.schema_registry.schema_types import parse_stored
+from pykafkad.schema_registry.schema_types import Dependencies, parse_stored
 
 HEADER = 5  # magic byte and schema id
 Decoder = Callable[[bytes], str | None]
@@ -36,21 +40,26 @@ _AVRO_ERRORS = (EOFError, ValueError, IndexError, KeyError, TypeError, UnicodeDe
                 OverflowError, MemoryError)
 
 
-def decoder_for(version: SchemaVersion) -> Decoder:
-    """The check of a framed payload against ``version``'s schema."""
-    return _decoder(version.id, version.schema_type, version.schema)
+def decoder_for(version: SchemaVersion, deps: Dependencies = ()) -> Decoder:
+    """The check of a framed payload against ``version``'s schema (``deps``: what its references name)."""
+    return _decoder(version.id, version.schema_type, version.schema, deps)
 
 
 @functools.lru_cache(maxsize=1024)
-def _decoder(schema_id: int, schema_type: str, schema: str) -> Decoder:
-    parsed = parse_stored(schema, schema_type)
+def _decoder(schema_id: int, schema_type: str, schema: str, deps: Dependencies) -> Decoder:
+    parsed = parse_stored(schema, schema_type, deps)
     if parsed is None:
         return lambda _payload: f"not checkable: its schema (id {schema_id}) no longer parses"
-    if schema_type == "AVRO":
+    if isinstance(parsed, AvroSchema):
         return functools.partial(_avro, parsed.parsed)
-    if schema_type == "JSON":
-        return functools.partial(_json, validator_for(parsed.parsed, default=Draft7Validator)(parsed.parsed))
-    return _protobuf(parsed.parsed)
+    if isinstance(parsed, JsonSchema):
+        # A $ref to a referenced schema is looked up by the reference's name.
+        registry: Registry[Any] = Registry().with_resources(
+            (name, Resource.from_contents(document, default_specification=DRAFT7))
+            for name, document in parsed.resources)
+        validator = validator_for(parsed.parsed, default=Draft7Validator)(parsed.parsed, registry=registry)
+        return functools.partial(_json, validator)
+    return _protobuf(parsed.parsed, parsed.imports)
 
 
 def _avro(schema: Any, payload: bytes) -> str | None:
@@ -101,12 +110,18 @@ def _well_known(name: str) -> descriptor_pb2.FileDescriptorProto:
     return known
 
 
-def _protobuf(file: descriptor_pb2.FileDescriptorProto) -> Decoder:
+def _protobuf(file: descriptor_pb2.FileDescriptorProto,
+              imports: tuple[descriptor_pb2.FileDescriptorProto, ...]) -> Decoder:
     pool = descriptor_pool.DescriptorPool()
     try:
-        # Google's well-known types are the only imports the registry takes so far.
-        for dependency in file.dependency:
+        given = {f.name for f in imports}
+        # Google's well-known types any of the files import, then the referenced files, each after
+        # what it imports, then the file itself.
+        wanted = sorted({d for f in (*imports, file) for d in f.dependency if d not in given})
+        for dependency in wanted:
             pool.Add(_well_known(dependency))
+        for imported in imports:
+            pool.Add(imported)
         pool.Add(file)
     except (ImportError, KeyError, TypeError) as e:
         problem = f"not checkable: its Protobuf schema cannot be loaded ({e})"

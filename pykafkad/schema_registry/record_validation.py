@@ -20,19 +20,20 @@ from collections.abc import Iterable
 import trio
 
 from pykafkad._rust_log import decode_batches, schema_id_problems
+from pykafkad.schema_registry.errors import RegistryError
 from pykafkad.schema_registry.record_decoders import decoder_for
 from pykafkad.schema_registry.registry_state import RegistryState, SchemaVersion
 from pykafkad.schema_registry.schema_source import SchemaSource
-from pykafkad.schema_registry.schema_types import parse_stored
+from pykafkad.schema_registry.schema_types import Dependencies, parse_stored
 from pykafkad.schema_registry.validation_policy import FieldPolicy
 
 # (record index, what is wrong with it)
 RecordErrors = list[tuple[int, str]]
 
 
-def record_name(version: SchemaVersion) -> str | None:
+def record_name(version: SchemaVersion, deps: Dependencies = ()) -> str | None:
     """The name RecordNameStrategy gives a schema's subject, or None if it has none."""
-    parsed = parse_stored(version.schema, version.schema_type)
+    parsed = parse_stored(version.schema, version.schema_type, deps)
     if parsed is None:
         return None
     if version.schema_type == "AVRO":
@@ -47,14 +48,25 @@ def record_name(version: SchemaVersion) -> str | None:
     return f"{file.package}.{file.message_type[0].name}" if file.package else file.message_type[0].name
 
 
+# An allowed id's version, and the schemas its references name.
+Allowed = dict[int, tuple[SchemaVersion, Dependencies]]
+
+
+def _resolved(state: RegistryState, version: SchemaVersion) -> tuple[SchemaVersion, Dependencies] | None:
+    try:
+        return version, state.dependencies(list(version.references))
+    except RegistryError:
+        return None  # a reference no longer resolves: the id cannot be checked, so it is not allowed
+
+
 class AllowedIds:
     """The ids each (topic, policy) may carry, worked out once per state of the registry."""
 
     def __init__(self) -> None:
         self._applied = -2
-        self._by_policy: dict[tuple[str, FieldPolicy], dict[int, SchemaVersion]] = {}
+        self._by_policy: dict[tuple[str, FieldPolicy], Allowed] = {}
 
-    async def of(self, state: RegistryState, topic: str, policy: FieldPolicy) -> dict[int, SchemaVersion]:
+    async def of(self, state: RegistryState, topic: str, policy: FieldPolicy) -> Allowed:
         if state.applied != self._applied:
             self._applied = state.applied
             self._by_policy.clear()
@@ -68,15 +80,18 @@ class AllowedIds:
         return found
 
     @staticmethod
-    async def _work_out(state: RegistryState, topic: str, policy: FieldPolicy) -> dict[int, SchemaVersion]:
+    async def _work_out(state: RegistryState, topic: str, policy: FieldPolicy) -> Allowed:
         if policy.strategy == "TopicNameStrategy":
-            return {v.id: v for v in state.versions(f"{topic}-{policy.part}")}
+            return {v.id: found for v in state.versions(f"{topic}-{policy.part}")
+                    if (found := _resolved(state, v)) is not None}
         # The record name strategies need each schema's name: a Protobuf schema may run protoc.
-        live = [(subject, v) for subject in list(state.subjects) for v in state.versions(subject)]
+        live = [(subject, found) for subject in list(state.subjects) for v in state.versions(subject)
+                if (found := _resolved(state, v)) is not None]
         prefix = f"{topic}-" if policy.strategy == "TopicRecordNameStrategy" else ""
 
-        def named() -> dict[int, SchemaVersion]:
-            return {v.id: v for subject, v in live if (name := record_name(v)) and subject == prefix + name}
+        def named() -> Allowed:
+            return {v.id: (v, deps) for subject, (v, deps) in live
+                    if (name := record_name(v, deps)) and subject == prefix + name}
 
         return await trio.to_thread.run_sync(named)
 
@@ -133,15 +148,15 @@ def _id_problem(topic: str, policy: FieldPolicy, schema_id: int | None, state: R
 
 
 def _decode_problems(records: bytes | memoryview, policies: Iterable[FieldPolicy],
-                     allowed: dict[str, dict[int, SchemaVersion]]) -> dict[int, str]:
+                     allowed: dict[str, Allowed]) -> dict[int, str]:
     errors: dict[int, str] = {}
     for index, (_offset, _ts, key, value, _headers) in enumerate(decode_batches(records)):
         for policy in policies:
             payload = key if policy.is_key else value
             if payload is None:
                 continue
-            version = allowed[policy.part][int.from_bytes(payload[1:5], "big", signed=True)]
-            problem = decoder_for(version)(payload)
+            version, deps = allowed[policy.part][int.from_bytes(payload[1:5], "big", signed=True)]
+            problem = decoder_for(version, deps)(payload)
             if problem is not None:
                 errors.setdefault(index, f"its {policy.part} (schema id {version.id}, subject '{version.subject}') "
                                          f"is {problem}")

@@ -19,7 +19,7 @@ from pykafkad.schema_registry.registry_state import (
     schema_value,
     setting_key,
 )
-from pykafkad.schema_registry.schema_types import ParsedSchema, parse, parse_stored
+from pykafkad.schema_registry.schema_types import Dependencies, ParsedSchema, parse, parse_stored
 from pykafkad.schema_registry.schemas_topic import Records, SchemasTopic
 
 MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
@@ -78,9 +78,9 @@ class Registry:
         return sorted((h for h in held if deleted or not h.deleted), key=lambda h: (h.subject, h.version))
 
     async def lookup(self, subject: str, text: str, schema_type: str, normalize: bool,
-                     deleted: bool) -> SchemaVersion:
+                     deleted: bool, references: list[Any] | None = None) -> SchemaVersion:
         """``POST /subjects/{subject}``: the version of ``subject`` that is this schema."""
-        schema = await self._parse(text, schema_type, normalize, subject)
+        schema = await self._parse(text, schema_type, normalize, subject, references or [])
         if not self.state.versions(subject, deleted=True):
             raise errors.subject_not_found(subject)
         for entry in reversed(self.state.versions(subject, deleted)):
@@ -93,9 +93,8 @@ class Registry:
     async def register(self, subject: str, text: str, schema_type: str, references: list[Any],
                        normalize: bool) -> int:
         """``POST /subjects/{subject}/versions``: the id of the schema, registered if it is new there."""
-        schema = await self._parse(text, schema_type, normalize, subject)
-        if references:
-            raise errors.invalid_schema("schema references are not supported by this registry yet")
+        schema = await self._parse(text, schema_type, normalize, subject, references)
+        refs = tuple(references)
 
         def decide() -> tuple[Records, int]:
             self._writable(subject)
@@ -106,17 +105,17 @@ class Registry:
             every = self.state.versions(subject, deleted=True)
             live = [v for v in every if not v.deleted]
             for entry in reversed(live):
-                if self._same(entry, schema, normalize):
+                if self._same(entry, schema, normalize) and entry.references == refs:
                     return [], entry.id
-            earlier = [(v.version, s) for v in live if (s := parse_stored(v.schema, v.schema_type)) is not None]
+            earlier = [(v.version, s) for v in live if (s := self._stored(v)) is not None]
             reasons = problems(self.state.level(subject), schema, earlier)
             if reasons:
                 raise errors.incompatible(subject, reasons)
-            schema_id = self.state.id_of(schema_type, schema.text)
+            schema_id = self.state.id_of(schema_type, schema.text) if not refs else None
             if schema_id is None:
                 schema_id = self.state.max_id + 1
             version = (every[-1].version if every else 0) + 1
-            entry = SchemaVersion(subject, version, schema_id, schema.text, schema_type)
+            entry = SchemaVersion(subject, version, schema_id, schema.text, schema_type, references=refs)
             return [(schema_key(subject, version), schema_value(entry))], schema_id
 
         return await self.topic.change(decide)
@@ -125,9 +124,7 @@ class Registry:
                             version: int | None) -> int:
         """A registration with its id (and version) given, as an export from another registry holds
         them: only in IMPORT mode, with no compatibility check (Confluent's import)."""
-        schema = await self._parse(text, schema_type, False, subject)
-        if references:
-            raise errors.invalid_schema("schema references are not supported by this registry yet")
+        schema = await self._parse(text, schema_type, False, subject, references)
 
         def decide() -> tuple[Records, int]:
             if self.state.mode(subject) != "IMPORT":
@@ -146,15 +143,15 @@ class Registry:
                     return [], schema_id
                 raise errors.operation_not_permitted(
                     f"Version {number} of subject {subject} exists already with id {existing.id}")
-            entry = SchemaVersion(subject, number, schema_id, schema.text, schema_type)
+            entry = SchemaVersion(subject, number, schema_id, schema.text, schema_type, references=tuple(references))
             return [(schema_key(subject, number), schema_value(entry))], schema_id
 
         return await self.topic.change(decide)
 
     async def compatibility(self, subject: str, version: str | None, text: str, schema_type: str,
-                            normalize: bool) -> list[str]:
+                            normalize: bool, references: list[Any] | None = None) -> list[str]:
         """``POST /compatibility/...``: why the schema may not be registered next (empty: it may)."""
-        schema = await self._parse(text, schema_type, normalize, subject)
+        schema = await self._parse(text, schema_type, normalize, subject, references or [])
         live = self.state.versions(subject)
         if version is not None:
             against = [self.version(subject, version)]
@@ -162,31 +159,46 @@ class Registry:
         else:
             against = live
             level = self.state.level(subject)
-        earlier = [(v.version, s) for v in against if (s := parse_stored(v.schema, v.schema_type)) is not None]
+        earlier = [(v.version, s) for v in against if (s := self._stored(v)) is not None]
         return problems(level, schema, earlier)
 
-    async def _parse(self, text: str, schema_type: str, normalize: bool, subject: str) -> ParsedSchema:
-        """The new schema, and the subject's stored ones made ready for the checks, parsed in a
-        thread: a Protobuf schema is compiled by protoc, which the event loop must not wait for."""
-        stored = [(v.schema, v.schema_type) for v in self.state.versions(subject, deleted=True)]
+    async def _parse(self, text: str, schema_type: str, normalize: bool, subject: str,
+                     references: list[Any]) -> ParsedSchema:
+        """The new schema, with the schemas its references name, and the subject's stored ones made
+        ready for the checks, parsed in a thread: a Protobuf schema is compiled by protoc, which the
+        event loop must not wait for."""
+        deps = self.state.dependencies(references)
+        stored = [(v.schema, v.schema_type, d) for v in self.state.versions(subject, deleted=True)
+                  if (d := self._dependencies(v)) is not None]
 
         def parse_all() -> ParsedSchema:
-            for stored_text, stored_type in stored:
-                parse_stored(stored_text, stored_type)
-            return parse(text, schema_type, normalize)
+            for stored_text, stored_type, stored_deps in stored:
+                parse_stored(stored_text, stored_type, stored_deps)
+            return parse(text, schema_type, normalize, deps)
 
         return await trio.to_thread.run_sync(parse_all)
 
-    @staticmethod
-    def _same(entry: SchemaVersion, schema: ParsedSchema, normalize: bool) -> bool:
+    def _dependencies(self, entry: SchemaVersion) -> Dependencies | None:
+        """A stored version's references resolved; None if one no longer resolves."""
+        try:
+            return self.state.dependencies(list(entry.references))
+        except errors.RegistryError:
+            return None
+
+    def _stored(self, entry: SchemaVersion) -> ParsedSchema | None:
+        deps = self._dependencies(entry)
+        return None if deps is None else parse_stored(entry.schema, entry.schema_type, deps)
+
+    def _same(self, entry: SchemaVersion, schema: ParsedSchema, normalize: bool) -> bool:
         if entry.schema_type != schema.schema_type:
             return False
         if entry.schema == schema.text:
             return True
         if not normalize:
             return False
-        stored = parse_stored(entry.schema, entry.schema_type)
-        return stored is not None and parse(entry.schema, entry.schema_type, True).text == schema.text
+        deps = self._dependencies(entry)
+        stored = None if deps is None else parse_stored(entry.schema, entry.schema_type, deps)
+        return stored is not None and parse(entry.schema, entry.schema_type, True, deps).text == schema.text
 
     # -- deleting ----------------------------------------------------------------------------------
 
@@ -194,6 +206,9 @@ class Registry:
         def decide() -> tuple[Records, int]:
             self._writable(subject)
             entry = self.version(subject, version, deleted=permanent)
+            by = self.state.referenced_by(subject, entry.version)
+            if by:
+                raise errors.reference_exists(subject, entry.version, by)
             if permanent:
                 if not entry.deleted:
                     raise errors.version_not_soft_deleted(subject, entry.version)
@@ -212,6 +227,10 @@ class Registry:
             if not every:
                 raise errors.subject_not_found(subject)
             live = [v for v in every if not v.deleted]
+            for v in every:
+                by = self.state.referenced_by(subject, v.version)
+                if by:
+                    raise errors.reference_exists(subject, v.version, by)
             if permanent:
                 if live:
                     raise errors.subject_not_soft_deleted(subject)

@@ -22,11 +22,13 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pykafkad.schema_registry import errors
 from pykafkad.schema_registry.compatibility import DEFAULT_LEVEL
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODE = "READWRITE"
+MAX_REFERENCE_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,35 @@ class RegistryState:
 
     def id_of(self, schema_type: str, schema: str) -> int | None:
         return self.by_schema.get((schema_type, schema))
+
+    def dependencies(self, references: Any, depth: int = 0) -> tuple[Any, ...]:
+        """``references`` (Confluent's ``[{"name", "subject", "version"}]``) resolved, with theirs:
+        ``schema_types.Dependencies``.  42201 for a malformed one or one naming no version."""
+        if not isinstance(references, list | tuple):
+            raise errors.invalid_schema("\"references\" must be a list")
+        if depth > MAX_REFERENCE_DEPTH:
+            raise errors.invalid_schema(f"references nested more than {MAX_REFERENCE_DEPTH} deep")
+        found = []
+        for ref in references:
+            if not (isinstance(ref, dict) and isinstance(ref.get("name"), str) and isinstance(ref.get("subject"), str)
+                    and isinstance(ref.get("version"), int) and not isinstance(ref.get("version"), bool)):
+                raise errors.invalid_schema(f"a reference is {{\"name\": str, \"subject\": str, \"version\": int}}, "
+                                            f"not {json.dumps(ref)[:200]}")
+            versions = self.versions(ref["subject"])
+            target = versions[-1] if ref["version"] == -1 and versions else next(
+                (v for v in versions if v.version == ref["version"]), None)
+            if target is None:
+                raise errors.invalid_schema(f"reference {ref['name']}: subject {ref['subject']} has no version "
+                                            f"{ref['version']}; register it first")
+            found.append((ref["name"], target.schema_type, target.schema,
+                          self.dependencies(list(target.references), depth + 1)))
+        return tuple(found)
+
+    def referenced_by(self, subject: str, version: int) -> list[int]:
+        """The ids of the live versions whose references name ``subject`` ``version``."""
+        return sorted({v.id for versions in self.subjects.values() for v in versions.values()
+                       if not v.deleted and any(isinstance(r, dict) and r.get("subject") == subject
+                                                and r.get("version") == version for r in v.references)})
 
 
 def schema_key(subject: str, version: int) -> dict[str, Any]:

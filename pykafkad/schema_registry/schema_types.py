@@ -17,13 +17,15 @@ from pykafkad.schema_registry import (
     protobuf_schema,
 )
 from pykafkad.schema_registry.avro_schema import AvroSchema
-from pykafkad.schema_registry.errors import RegistryError, unprocessable
+from pykafkad.schema_registry.errors import RegistryError, invalid_schema, unprocessable
 from pykafkad.schema_registry.json_schema import JsonSchema
 from pykafkad.schema_registry.protobuf_schema import ProtobufSchema
 
 ParsedSchema = AvroSchema | JsonSchema | ProtobufSchema
-
-_PARSERS: dict[str, Callable[[str, bool], ParsedSchema]] = {
+# A schema's references, resolved: (name, schema type, schema text, its own references resolved),
+# hashable so that parses stay cached (``registry_state.RegistryState.dependencies`` makes them).
+Dependencies = tuple[tuple[str, str, str, "Dependencies"], ...]
+_PARSERS: dict[str, Callable[[str, bool, Dependencies], ParsedSchema]] = {
     "AVRO": avro_schema.parse, "JSON": json_schema.parse, "PROTOBUF": protobuf_schema.parse}
 _READERS: dict[str, Callable[[Any, Any], list[str]]] = {
     "AVRO": avro_compatibility.reader_problems, "JSON": json_compatibility.reader_problems,
@@ -31,20 +33,25 @@ _READERS: dict[str, Callable[[Any, Any], list[str]]] = {
 SCHEMA_TYPES = tuple(_PARSERS)
 
 
-def parse(text: str, schema_type: str, normalize: bool = False) -> ParsedSchema:
+def parse(text: str, schema_type: str, normalize: bool = False, deps: Dependencies = ()) -> ParsedSchema:
+    """The schema ``text`` holds, with the schemas its references name (``deps``) known to it."""
     parser = _PARSERS.get(schema_type)
     if parser is None:
         raise unprocessable(f"Invalid schema type {schema_type}: this registry serves {', '.join(SCHEMA_TYPES)} "
                             "so far")
-    return parser(text, normalize)
+    for name, dep_type, _, _ in deps:
+        if dep_type != schema_type:
+            raise invalid_schema(f"reference {name} is a {dep_type} schema; a {schema_type} schema references "
+                                 f"{schema_type} schemas only")
+    return parser(text, normalize, deps)
 
 
 @functools.lru_cache(maxsize=1024)
-def parse_stored(text: str, schema_type: str) -> ParsedSchema | None:
+def parse_stored(text: str, schema_type: str, deps: Dependencies = ()) -> ParsedSchema | None:
     """A schema read back from the topic, parsed again for a check (kept: a Protobuf parse runs
     protoc); None if it no longer parses."""
     try:
-        return parse(text, schema_type)
+        return parse(text, schema_type, False, deps)
     except RegistryError:
         return None
 
