@@ -590,7 +590,8 @@ VISIT_PROTO = ('syntax = "proto3";\npackage trips;\nimport "place.proto";\nimpor
                'message Visit {\n  geo.Place place = 1;\n  google.protobuf.Timestamp at = 2;\n}\n')
 
 
-def test_avro_references_resolve_are_answered_and_protect_what_they_name(registry: RegistryBroker) -> None:
+def test_avro_references_resolve_are_answered_and_protect_what_they_name(registry: RegistryBroker,
+                                                                         tmp_path: Path) -> None:
     """A schema naming a type of another subject's version: refused without the reference, taken
     with it, served with it, round-tripped by Confluent's serializers; the referenced version names
     its referrer and cannot be deleted while it is referenced."""
@@ -618,6 +619,14 @@ def test_avro_references_resolve_are_answered_and_protect_what_they_name(registr
     people = [{"name": "ada", "home": {"city": "London"}}]
     _produce(registry.broker.bootstrap, "customer", serializer, people)
     assert _read_back(registry.broker.bootstrap, "customer", AvroDeserializer(client), 1) == people
+    # pykafkad schema register --reference NAME=SUBJECT:VERSION
+    schema_file = tmp_path / "customer.avsc"
+    schema_file.write_text(json.dumps(CUSTOMER))
+    done = _cli(registry.url, "register", "customer-copy-value", "--file", str(schema_file),
+                "--reference", "example.Address=address-value:1")
+    assert done.returncode == 0 and "customer-copy-value: id" in done.stdout, done.stderr
+    bad = _cli(registry.url, "register", "customer-copy-value", "--file", str(schema_file), "--reference", "oops")
+    assert bad.returncode == 2 and "NAME=SUBJECT:VERSION" in bad.stderr
 
 
 def test_protobuf_imports_are_registered_as_references_by_the_serializer(registry: RegistryBroker,

@@ -115,11 +115,27 @@ def get(args: argparse.Namespace) -> Report:
     return Report(found, lines=lines)
 
 
-def register_schema(args: argparse.Namespace) -> Report:
-    registry = _Registry(args.registry)
+def _reference(text: str) -> dict[str, Any]:
+    """``NAME=SUBJECT:VERSION`` as Confluent's reference."""
+    name, _, target = text.partition("=")
+    subject, _, version = target.rpartition(":")
+    if not name or not subject or not version.lstrip("-").isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=SUBJECT:VERSION (e.g. example.Address=address-value:1)")
+    return {"name": name, "subject": subject, "version": int(version)}
+
+
+def _schema_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"schema": _schema_text(args)}
     if args.type != "AVRO":
         body["schemaType"] = args.type
+    if args.reference:
+        body["references"] = args.reference
+    return body
+
+
+def register_schema(args: argparse.Namespace) -> Report:
+    registry = _Registry(args.registry)
+    body = _schema_body(args)
     answer = registry.call(f"/subjects/{_subject(args.subject)}/versions", "POST", body,
                            {"normalize": args.normalize})
     found = registry.call(f"/subjects/{_subject(args.subject)}", "POST", body, {"normalize": args.normalize})
@@ -129,9 +145,7 @@ def register_schema(args: argparse.Namespace) -> Report:
 
 def check(args: argparse.Namespace) -> Report:
     registry = _Registry(args.registry)
-    body: dict[str, Any] = {"schema": _schema_text(args)}
-    if args.type != "AVRO":
-        body["schemaType"] = args.type
+    body = _schema_body(args)
     path = f"/compatibility/subjects/{_subject(args.subject)}/versions"
     if args.version is not None:
         path += f"/{args.version}"
@@ -185,6 +199,8 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     with_schema.add_argument("--file", help="a file holding the schema")
     with_schema.add_argument("--schema", help="the schema itself")
     with_schema.add_argument("--type", default="AVRO", type=str.upper, choices=["AVRO", "JSON", "PROTOBUF"])
+    with_schema.add_argument("--reference", action="append", type=_reference, metavar="NAME=SUBJECT:VERSION",
+                             help="a schema it references (repeatable): the name it uses, and the subject version")
 
     p = sub.add_parser("list", parents=[base], help="subjects, their versions, latest id and compatibility")
     p.add_argument("--prefix", help="only subjects starting with this")
