@@ -288,8 +288,11 @@ class Server:
                 listening = start_listening(sockets)
                 if registry_socket is not None:
                     # A Kafka client of this broker: it starts once the broker takes connections.
+                    from pykafkad.schema_registry.registry_access import RegistryAccess
+                    # With an authorizer, the registry asks for the broker's SASL users and its ACLs.
+                    access = RegistryAccess(broker) if broker.authorizer is not None else None
                     background.start_soon(registry_server.serve_in_broker, registry_socket, self.config,
-                                          broker.schema_source())
+                                          broker.schema_source(), access)
                     registry_socket = None
                 await self._serve(broker, listening, started, task_status)
                 background.cancel_scope.cancel()

@@ -3,6 +3,7 @@ parameters, bodies, content types, status codes and ``{"error_code", "message"}`
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -23,9 +24,11 @@ from pykafkad.schema_registry import errors
 from pykafkad.schema_registry.primary_election import PrimaryElection
 from pykafkad.schema_registry.protobuf_schema import ProtobufSchema
 from pykafkad.schema_registry.registry import Registry
+from pykafkad.schema_registry.registry_access import RegistryAccess, subject_topic
 from pykafkad.schema_registry.registry_metrics import FORWARDED
 from pykafkad.schema_registry.registry_state import SchemaVersion
 from pykafkad.schema_registry.schema_types import SCHEMA_TYPES, parse_stored
+from pykafkad.security.acl import Operation
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +84,54 @@ def _send(url: str, method: str, body: bytes | None) -> tuple[int, bytes]:
 
 class RegistryApi:
     def __init__(self, registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-                 election: PrimaryElection | None = None) -> None:
+                 election: PrimaryElection | None = None, access: RegistryAccess | None = None) -> None:
         self.registry = registry
         self.max_request_bytes = max_request_bytes
         self.election = election
+        self.access = access
+
+    # -- authorization (with an authorizer on the broker: registry_access) ---------------------------
+
+    def guarded(self, endpoint: Any) -> Any:
+        """``endpoint``, authorized first when the registry has access rules."""
+        @functools.wraps(endpoint)
+        async def guarded(request: Request) -> Response:
+            if self.access is not None:
+                self._authorize(request)
+            return await endpoint(request)
+
+        return guarded
+
+    def _may(self, request: Request, operation: Operation, subject: str | None, log_denial: bool = True) -> bool:
+        assert self.access is not None
+        host = request.client.host if request.client else ""
+        return self.access.may(request.state.principal, host, operation, subject, log_denial)
+
+    def _authorize(self, request: Request) -> None:
+        subject = request.path_params.get("subject")
+        path, method = request.url.path, request.method
+        if "id" in request.path_params:
+            # An id is readable by whoever may read a subject that holds it.
+            holders = {s for s, _ in self.registry.state.holders.get(_schema_id(request), ())}
+            if holders and not any(self._may(request, Operation.DESCRIBE, h, log_denial=False) for h in holders):
+                raise errors.forbidden(request.state.principal, "DESCRIBE", f"the subjects holding id "
+                                       f"{request.path_params['id']}")
+            return
+        if subject is not None:
+            reading = method == "GET" or (method == "POST" and (path.startswith("/compatibility/")
+                                                                 or not path.endswith("/versions")))
+            operation = Operation.DESCRIBE if reading else Operation.WRITE
+            if not self._may(request, operation, subject):
+                raise errors.forbidden(request.state.principal, operation.name,
+                                       f"subject {subject} (topic {subject_topic(subject)})")
+        elif path in ("/config", "/mode") and method != "GET":
+            if not self._may(request, Operation.ALTER_CONFIGS, None):
+                raise errors.forbidden(request.state.principal, "ALTER_CONFIGS", "the cluster")
+
+    def _visible(self, request: Request, subjects: list[str]) -> list[str]:
+        if self.access is None:
+            return subjects
+        return [s for s in subjects if self._may(request, Operation.DESCRIBE, s, log_denial=False)]
 
     async def _raw_body(self, request: Request) -> bytes:
         cached = getattr(request.state, "raw_body", None)
@@ -183,7 +230,8 @@ class RegistryApi:
           responses: {"200": {description: the subject names}}
         """
         prefix = request.query_params.get("subjectPrefix", "")
-        return RegistryResponse(self.registry.state.subject_names(_flag(request, "deleted"), prefix))
+        return RegistryResponse(self._visible(request, self.registry.state.subject_names(_flag(request, "deleted"),
+                                                                                          prefix)))
 
     async def subject_versions(self, request: Request) -> Response:
         """---
@@ -314,7 +362,7 @@ class RegistryApi:
         get: {summary: The subjects that hold this id, responses: {"200": {description: subject names}}}
         """
         held = self.registry.id_holders(_schema_id(request), _flag(request, "deleted"))
-        return RegistryResponse(sorted({h.subject for h in held}))
+        return RegistryResponse(self._visible(request, sorted({h.subject for h in held})))
 
     async def versions_by_id(self, request: Request) -> Response:
         """---
@@ -323,7 +371,8 @@ class RegistryApi:
           responses: {"200": {description: subject and version pairs}}
         """
         held = self.registry.id_holders(_schema_id(request), _flag(request, "deleted"))
-        return RegistryResponse([{"subject": h.subject, "version": h.version} for h in held])
+        visible = set(self._visible(request, sorted({h.subject for h in held})))
+        return RegistryResponse([{"subject": h.subject, "version": h.version} for h in held if h.subject in visible])
 
     async def config(self, request: Request) -> Response:
         """---
@@ -464,8 +513,8 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 
 def make_app(registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-             election: PrimaryElection | None = None) -> Starlette:
-    api = RegistryApi(registry, max_request_bytes, election)
+             election: PrimaryElection | None = None, access: RegistryAccess | None = None) -> Any:
+    api = RegistryApi(registry, max_request_bytes, election, access)
     subject = "/subjects/{subject:path}"
     version = subject + "/versions/{version}"
     routes = [
@@ -491,5 +540,35 @@ def make_app(registry: Registry, max_request_bytes: int = DEFAULT_MAX_REQUEST_BY
         Route("/openapi.json", api.openapi, include_in_schema=False),
         Route("/metrics", api.metrics, include_in_schema=False),
     ]
-    return Starlette(routes=routes, exception_handlers={errors.RegistryError: _registry_error,
-                                                       HTTPException: _http_error, Exception: _unexpected})
+    routes = [Route(r.path, api.guarded(r.endpoint), methods=sorted(r.methods or ["GET"]),
+                    include_in_schema=r.include_in_schema) for r in routes]
+    app = Starlette(routes=routes, exception_handlers={errors.RegistryError: _registry_error,
+                                                      HTTPException: _http_error, Exception: _unexpected})
+    return app if access is None else BasicAuth(app, access)
+
+
+class BasicAuth:
+    """ASGI middleware: HTTP Basic credentials required, as the broker's SASL users
+    (``registry_access``); the principal goes to ``request.state.principal``."""
+
+    def __init__(self, app: Any, access: RegistryAccess) -> None:
+        self.app = app
+        self.access = access
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
+        principal = self.access.authenticate(header)
+        if principal is None:
+            body = json.dumps({"error_code": 40101, "message": "Unauthorized: HTTP Basic credentials of one of "
+                                                               "the broker's SASL users are needed"}).encode()
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", CONTENT_TYPE.encode()),
+                                    (b"content-length", str(len(body)).encode()),
+                                    (b"www-authenticate", b'Basic realm="pykafkad schema registry"')]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)

@@ -65,6 +65,11 @@ def reference_exists(subject: str, version: int, by: list[int]) -> RegistryError
                                      "delete those first")
 
 
+def forbidden(principal: str, operation: str, what: str) -> RegistryError:
+    return RegistryError(403, 40301, f"{principal} is not allowed {operation} on {what}: ask an administrator for "
+                                     "an ACL (kafka-acls --add)")
+
+
 def invalid_version(version: str) -> RegistryError:
     return RegistryError(422, 42202, f"The specified version '{version}' is not a valid version id. Allowed values "
                                      "are between [1, 2^31-1] and the string \"latest\"")

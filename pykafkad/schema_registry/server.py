@@ -16,6 +16,7 @@ from pykafkad.config import BrokerConfig
 from pykafkad.schema_registry.api import make_app
 from pykafkad.schema_registry.primary_election import PrimaryElection
 from pykafkad.schema_registry.registry import Registry
+from pykafkad.schema_registry.registry_access import RegistryAccess
 from pykafkad.schema_registry.registry_metrics import (
     RequestCounter,
     StateCollector,
@@ -54,7 +55,7 @@ def advertised_url(sock: socket.socket, host: str | None = None) -> str:
 
 async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str, max_request_bytes: int,
                          replication_factor: int | None = None, source: SchemaSource | None = None,
-                         url: str | None = None,
+                         url: str | None = None, access: RegistryAccess | None = None,
                          task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Read ``topic`` to its end, then answer on ``sock`` until cancelled (``sock`` is closed either
     way), taking part in the election of the primary as ``url``.  ``source``, the broker's schema
@@ -62,7 +63,7 @@ async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str
     state = RegistryState()
     schemas = SchemasTopic(client, topic, state, replication_factor)
     election = PrimaryElection(client, topic, url or advertised_url(sock))
-    app = RequestCounter(make_app(Registry(state, schemas), max_request_bytes, election))
+    app = RequestCounter(make_app(Registry(state, schemas), max_request_bytes, election, access))
     address = sock.getsockname()
     collector = StateCollector(state, schemas.lag, lambda: election.is_primary)
     registered = register_collector(collector)
@@ -104,7 +105,8 @@ def broker_client(config: BrokerConfig) -> dict[str, Any] | None:
     return None
 
 
-async def serve_in_broker(sock: socket.socket, config: BrokerConfig, source: SchemaSource | None = None) -> None:
+async def serve_in_broker(sock: socket.socket, config: BrokerConfig, source: SchemaSource | None = None,
+                          access: RegistryAccess | None = None) -> None:
     """The registry of ``schema.registry.listener``: a failure to start is one ERROR line (and the
     reason ``source`` gives produces to validated topics), and the broker goes on serving Kafka."""
     client = broker_client(config)
@@ -120,7 +122,7 @@ async def serve_in_broker(sock: socket.socket, config: BrokerConfig, source: Sch
         # The topic is replicated as the broker's own internal topics are.
         await serve_registry(sock, client, config["schema.registry.topic"], config["schema.registry.max.request.bytes"],
                              config["offsets.topic.replication.factor"], source,
-                             advertised_url(sock, config.advertised_endpoint[0]))
+                             advertised_url(sock, config.advertised_endpoint[0]), access)
     except* StoreStartError as group:
         log.error("schema registry: not started: %s", group.exceptions[0])
         if source is not None:
