@@ -71,10 +71,13 @@ def _schema_id(request: Request) -> int:
     return int(text)
 
 
-def _send(url: str, method: str, body: bytes | None) -> tuple[int, bytes]:
-    """One forwarded request: the primary's status and body, whatever the status."""
-    request = urllib.request.Request(url, data=body, method=method,
-                                     headers={"Content-Type": CONTENT_TYPE, FORWARDED_HEADER: "1"})
+def _send(url: str, method: str, body: bytes | None, authorization: str | None) -> tuple[int, bytes]:
+    """One forwarded request (with the caller's credentials, which the primary checks again): the
+    primary's status and body, whatever the status."""
+    headers = {"Content-Type": CONTENT_TYPE, FORWARDED_HEADER: "1"}
+    if authorization:
+        headers["Authorization"] = authorization
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=FORWARD_TIMEOUT_S) as answer:
             return answer.status, answer.read()
@@ -182,7 +185,8 @@ class RegistryApi:
         body = await self._raw_body(request) if request.method in ("POST", "PUT") else None
         target = primary + request.url.path + (f"?{request.url.query}" if request.url.query else "")
         try:
-            status, answer = await trio.to_thread.run_sync(_send, target, request.method, body)
+            status, answer = await trio.to_thread.run_sync(_send, target, request.method, body,
+                                                           request.headers.get("authorization"))
         except OSError as e:
             log.warning("schema registry: forwarding %s %s to the primary %s failed (%s); writing here",
                         request.method, request.url.path, primary, e)
