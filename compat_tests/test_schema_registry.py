@@ -649,3 +649,20 @@ def test_protobuf_imports_are_registered_as_references_by_the_serializer(registr
     assert status == 200 and [r["name"] for r in latest["references"]] == ["place.proto"]
     status, place = registry.call(f"/subjects/{latest['references'][0]['subject']}/versions/latest")
     assert status == 200 and place["schemaType"] == "PROTOBUF"
+
+
+def test_a_loopback_registry_answers_only_requests_naming_a_loopback_host(registry: RegistryBroker) -> None:
+    """Without an authorizer, a registry bound to 127.0.0.1 refuses a request that names another
+    host (a web page of another site whose name points at 127.0.0.1: DNS rebinding), as the
+    console does; 127.0.0.1 and localhost are answered."""
+    port = registry.url.rsplit(":", 1)[1]
+    for host, status in ((f"evil.example:{port}", 403), (f"localhost:{port}", 200), (f"127.0.0.1:{port}", 200)):
+        request = urllib.request.Request(registry.url + "/subjects", headers={"Host": host})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                got, body = answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as e:
+            got, body = e.code, json.loads(e.read())
+        assert got == status, (host, body)
+        if status == 403:
+            assert body["error_code"] == 40301 and "127.0.0.1" in body["message"]

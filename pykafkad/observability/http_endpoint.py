@@ -33,7 +33,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 LOOP_LAG_INTERVAL_S = 0.5
 
 
-def _loopback_host(scope: dict[str, Any]) -> bool:
+def loopback_host(scope: dict[str, Any]) -> bool:
+    """Whether the request names a loopback host (its Host header)."""
     host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
     name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
     return name in ("127.0.0.1", "localhost", "[::1]")
@@ -83,7 +84,7 @@ class BrokerEndpoints:
             return
         path = scope["path"]
         query = scope.get("query_string", b"").decode("utf-8", "replace")
-        if self.loopback_only and not _loopback_host(scope):
+        if self.loopback_only and not loopback_host(scope):
             await _answer(send, 403, b"this listener answers only to 127.0.0.1, localhost or [::1]\n", "text/plain")
             return
         if path in ("/metrics", "/healthz", "/readyz"):

@@ -4,6 +4,7 @@ starts it on its own against any Kafka cluster."""
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 from typing import Any
@@ -13,6 +14,7 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
 from pykafkad.config import BrokerConfig
+from pykafkad.observability.http_endpoint import loopback_host
 from pykafkad.schema_registry.api import make_app
 from pykafkad.schema_registry.primary_election import PrimaryElection
 from pykafkad.schema_registry.registry import Registry
@@ -44,6 +46,26 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+class LoopbackOnly:
+    """ASGI middleware, as the console has: a registry bound to loopback without credentials answers
+    only requests that name a loopback host, so a web page of another site cannot reach it by
+    pointing its own name at 127.0.0.1 (DNS rebinding)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not loopback_host(scope):
+            body = json.dumps({"error_code": 40301, "message": "this registry answers only to 127.0.0.1, "
+                                                               "localhost or [::1]"}).encode()
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"content-type", b"application/vnd.schemaregistry.v1+json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
 def advertised_url(sock: socket.socket, host: str | None = None) -> str:
     """The URL other instances reach this one at: the listener's, with a wildcard address replaced
     by ``host`` (the broker's advertised host) or this machine's name."""
@@ -64,6 +86,8 @@ async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str
     schemas = SchemasTopic(client, topic, state, replication_factor)
     election = PrimaryElection(client, topic, url or advertised_url(sock))
     app = RequestCounter(make_app(Registry(state, schemas), max_request_bytes, election, access))
+    if access is None and sock.getsockname()[0] in ("127.0.0.1", "::1"):
+        app = LoopbackOnly(app)
     address = sock.getsockname()
     collector = StateCollector(state, schemas.lag, lambda: election.is_primary)
     registered = register_collector(collector)
