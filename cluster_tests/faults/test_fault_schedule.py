@@ -1,4 +1,5 @@
-"""A short fault schedule, ``make faults-short`` (about five minutes, so not in ``make test``): three pykafkad brokers on ZooKeeper in network namespaces,
+"""A short fault schedule, ``make faults-short`` (about five minutes, so not in ``make test``): three
+pykafkad brokers on ZooKeeper in network namespaces,
 every fault kind injected at least once (seed ``SEED``, ``DURATION_S`` of faults), the three
 workloads with Java and librdkafka clients, and the whole history checked: no anomaly, and after the
 heal every partition has its full ISR, every coordinator answers and no transaction is left open.
