@@ -37,7 +37,7 @@ from benchmarks.brokers import (
     stop_all,
     wait_listening,
 )
-from benchmarks.report import RECOVERY_BEGIN, RECOVERY_END
+from benchmarks.report import RECOVERY_BEGIN, RECOVERY_END, replace_section
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS = REPO_ROOT / "benchmarks" / "RESULTS.md"
@@ -297,12 +297,7 @@ broker session, `broker.session.timeout.ms` 9 s, which a clean shutdown ends at 
 
 
 def write_section(text: str) -> None:
-    current = RESULTS.read_text()
-    if START_MARK in current and END_MARK in current:
-        head, rest = current.split(START_MARK, 1)
-        tail = rest.split(END_MARK, 1)[1].lstrip("\n")
-        current = head.rstrip("\n") + "\n\n" + (tail + "\n" if tail else "")
-    RESULTS.write_text(current.rstrip("\n") + "\n\n" + text)
+    replace_section(RESULTS, text, START_MARK, END_MARK)
 
 
 def main(argv: list[str] | None = None) -> int:

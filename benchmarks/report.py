@@ -396,6 +396,17 @@ def schema_section(text: str) -> str:
     return text[begin:end + len(SCHEMA_END)] if begin >= 0 and end > begin else ""
 
 
+def replace_section(results: Path, text: str, begin: str, end: str) -> None:
+    """Put ``text`` (a section delimited by ``begin`` and ``end``) at the end of ``results``, in place
+    of an earlier run's."""
+    current = results.read_text()
+    if begin in current and end in current:
+        head, rest = current.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        current = head.rstrip("\n") + "\n\n" + (tail + "\n" if tail else "")
+    results.write_text(current.rstrip("\n") + "\n\n" + text)
+
+
 def recovery_section(text: str) -> str:
     """The delimited recovery section of a RESULTS.md, markers included, or ""."""
     begin = text.find(RECOVERY_BEGIN)

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from benchmarks import kafka_dist
 from benchmarks.brokers import ApacheKafka, BrokerUnderTest, Pykafkad, cpu_seconds, free_port, install_cleanup
-from benchmarks.report import SCHEMA_BEGIN, SCHEMA_END
+from benchmarks.report import SCHEMA_BEGIN, SCHEMA_END, replace_section
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS = REPO_ROOT / "benchmarks" / "RESULTS.md"
@@ -130,6 +131,20 @@ def _wait_http(url: str, timeout: float = 60.0) -> None:
             time.sleep(0.1)
 
 
+def _rounds(broker: BrokerUnderTest, fmt: str, level: str, rounds: int, records: int,
+            values: Callable[[str], list[bytes]]) -> Run:
+    """``rounds`` produce runs into fresh topics at ``level``; ``values(topic)`` gives what to send."""
+    run = Run(broker.name, fmt, level, [], [])
+    for r in range(rounds):
+        topic = f"{fmt}-{level}-{r}"
+        _create(broker, topic, LEVELS[level])
+        mb_s, cpu = _produce(broker, topic, values(topic), records)
+        run.mb_s.append(mb_s)
+        run.cpu_s_per_gb.append(cpu)
+        print(f"{run.label} round {r + 1}: {mb_s:.1f} MB/s, {cpu:.2f} CPU s/GB", file=sys.stderr)
+    return run
+
+
 def measure(records: int, rounds: int, formats: list[str], with_kafka: bool) -> tuple[list[Run], str]:
     work = Path(tempfile.mkdtemp(prefix="bench-schema-"))
     pykafkad = Pykafkad(work / "pykafkad")
@@ -142,18 +157,12 @@ def measure(records: int, rounds: int, formats: list[str], with_kafka: bool) -> 
         _wait_http(registry_url + "/")
         versions = f"pykafkad {pykafkad.version()}"
         for fmt in formats:
-            for level, configs in LEVELS.items():
-                run = Run("pykafkad", fmt, level, [], [])
-                for r in range(rounds):
-                    topic = f"{fmt}-{level}-{r}"
-                    _create(pykafkad, topic, configs)
-                    # Every topic's subject holds the schema (TopicNameStrategy), as a serializer registers it.
-                    values[fmt] = _values(registry_url, fmt, topic)
-                    mb_s, cpu = _produce(pykafkad, topic, values[fmt], records)
-                    run.mb_s.append(mb_s)
-                    run.cpu_s_per_gb.append(cpu)
-                    print(f"{run.label} round {r + 1}: {mb_s:.1f} MB/s, {cpu:.2f} CPU s/GB", file=sys.stderr)
-                runs.append(run)
+            def registered(topic: str, fmt: str = fmt) -> list[bytes]:
+                # Every topic's subject holds the schema (TopicNameStrategy), as a serializer registers it.
+                values[fmt] = _values(registry_url, fmt, topic)
+                return values[fmt]
+
+            runs += [_rounds(pykafkad, fmt, level, rounds, records, registered) for level in LEVELS]
     finally:
         pykafkad.stop()
     if with_kafka:
@@ -161,16 +170,8 @@ def measure(records: int, rounds: int, formats: list[str], with_kafka: bool) -> 
         kafka.start()
         try:
             versions += f", Apache Kafka {kafka.version()}"
-            for fmt in formats:
-                run = Run("kafka", fmt, "off", [], [])
-                for r in range(rounds):
-                    topic = f"{fmt}-off-{r}"
-                    _create(kafka, topic, {})
-                    mb_s, cpu = _produce(kafka, topic, values[fmt], records)
-                    run.mb_s.append(mb_s)
-                    run.cpu_s_per_gb.append(cpu)
-                    print(f"{run.label} round {r + 1}: {mb_s:.1f} MB/s, {cpu:.2f} CPU s/GB", file=sys.stderr)
-                runs.append(run)
+            runs += [_rounds(kafka, fmt, "off", rounds, records, lambda _topic, fmt=fmt: values[fmt])
+                     for fmt in formats]
         finally:
             kafka.stop()
     return runs, versions
@@ -209,12 +210,7 @@ def section(runs: list[Run], records: int, rounds: int, versions: str, command: 
 
 
 def write_section(text: str) -> None:
-    current = RESULTS.read_text()
-    if SCHEMA_BEGIN in current and SCHEMA_END in current:
-        head, rest = current.split(SCHEMA_BEGIN, 1)
-        tail = rest.split(SCHEMA_END, 1)[1].lstrip("\n")
-        current = head.rstrip("\n") + "\n\n" + (tail + "\n" if tail else "")
-    RESULTS.write_text(current.rstrip("\n") + "\n\n" + text)
+    replace_section(RESULTS, text, SCHEMA_BEGIN, SCHEMA_END)
 
 
 def main(argv: list[str] | None = None) -> int:
