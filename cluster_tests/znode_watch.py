@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 
@@ -26,6 +27,22 @@ class ZooKeeperView:
         data, _ = self.zk.get(path)
         return json.loads(data)
 
+    def cluster_summary(self) -> str:
+        """The controller and live brokers now, for a failed wait's message (the CI output may not
+        reach the brokers' logs)."""
+        parts = []
+        for path in ("/controller", "/controller_epoch"):
+            try:
+                data, stat = self.zk.get(path)
+                parts.append(f"{path}={data.decode(errors='replace')} (session {stat.ephemeralOwner:#x})")
+            except NoNodeError:
+                parts.append(f"{path} absent")
+        try:
+            parts.append(f"/brokers/ids={sorted(self.zk.get_children('/brokers/ids'))}")
+        except NoNodeError:
+            parts.append("/brokers/ids absent")
+        return ", ".join(parts)
+
     def wait_children(self, path: str, predicate: Callable[[list[str]], bool], timeout: float = 60) -> list[str]:
         """Wait until ``predicate(children of path)`` holds; returns those children."""
         done = threading.Event()
@@ -41,7 +58,8 @@ class ZooKeeperView:
         self.zk.ensure_path(path)
         ChildrenWatch(self.zk, path, changed)
         if not done.wait(timeout):
-            raise AssertionError(f"children of {path} never matched within {timeout}s; last: {seen[-1:]}")
+            raise AssertionError(f"children of {path} never matched within {timeout}s; last: {seen[-1:]}; "
+                                 f"{self.cluster_summary()}")
         return seen[-1]
 
     def wait_data(self, path: str, predicate: Callable[[Any], bool], timeout: float = 60) -> Any:
@@ -59,5 +77,5 @@ class ZooKeeperView:
 
         DataWatch(self.zk, path, changed)
         if not done.wait(timeout):
-            raise AssertionError(f"{path} never matched within {timeout}s; last: {seen[-1:]}")
+            raise AssertionError(f"{path} never matched within {timeout}s; last: {seen[-1:]}; {self.cluster_summary()}")
         return seen[-1]

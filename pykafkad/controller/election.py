@@ -4,6 +4,11 @@ Every broker races to create the ephemeral ``/controller`` node; the one that do
 controller and bumps ``/controller_epoch`` (a conditional write, so two short-lived winners can
 never share an epoch).  The others watch the node, and when it vanishes (its broker died or lost
 its session) they race again.  A single broker with the local store wins the first race.
+
+A claim whose answer was lost (the connection to ZooKeeper dropped after the node was made) or
+whose epoch bump failed leaves the node naming this broker: the next attempt finds it and goes on
+as the controller, as Kafka's controller checks after a NodeExists, rather than leaving the
+cluster with a controller node that nobody acts on.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from pykafkad.metadata.cluster_metadata import ClusterMetadata
 from pykafkad.metadata.store import BadVersionError, MetadataStore, NodeExistsError, StoreError
 
 log = logging.getLogger(__name__)
+
+# How often a broker that lost the race, while its cache shows no controller, checks the node itself.
+UNSEEN_WINNER_CHECK_S = 3.0
 
 
 class ControllerElection:
@@ -48,7 +56,8 @@ class ControllerElection:
                 log.warning("controller election: %s; trying again", e)
                 await trio.sleep(0.5)
                 continue
-            await self.metadata.wait_for(lambda: self.metadata.controller_id != -1)
+            if not await self._controller_seen():
+                continue
             if not started:
                 task_status.started()
                 started = True
@@ -68,12 +77,33 @@ class ControllerElection:
                 log.info("broker %d resigned as controller (epoch %d)", self.node_id, self.epoch)
         self.epoch = 0
 
+    async def _controller_seen(self) -> bool:
+        """Until the cache shows a controller: True; or False when the node is gone meanwhile
+        without the cache having shown it (a winner that resigned or died at once leaves no
+        notification), and the broker must race again."""
+        while True:
+            with trio.move_on_after(UNSEEN_WINNER_CHECK_S):
+                await self.metadata.wait_for(lambda: self.metadata.controller_id != -1)
+                return True
+            if await self.store.get(znodes.CONTROLLER) is None:
+                return False
+
     async def _race(self) -> None:
-        try:
-            await self.store.create(znodes.CONTROLLER, znodes.encode_controller(self.node_id, int(time.time() * 1000)),
-                                    ephemeral=True)
-        except NodeExistsError:
-            return
+        while True:
+            try:
+                await self.store.create(znodes.CONTROLLER,
+                                        znodes.encode_controller(self.node_id, int(time.time() * 1000)),
+                                        ephemeral=True)
+                break
+            except NodeExistsError:
+                node = await self.store.get(znodes.CONTROLLER)
+            if node is None:
+                continue  # the winner is gone already
+            if znodes.decode_controller(node.data) != self.node_id:
+                return
+            log.info("the controller node already names broker %d (an earlier claim of its own whose "
+                     "answer was lost): going on as the controller", self.node_id)
+            break
         while True:
             node = await self.store.get(znodes.CONTROLLER_EPOCH)
             try:

@@ -46,6 +46,8 @@ FETCH_VERSION = 12
 NOT_YET_LEADING = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER,
                              ErrorCode.UNKNOWN_LEADER_EPOCH})
 FIRST_RETRY_S = 0.01
+# How often a leader that stays unreachable is reported again.
+FAILURE_REPORT_INTERVAL_S = 30.0
 
 
 class ReplicaFetcher:
@@ -89,6 +91,10 @@ class ReplicaFetcher:
     async def run(self) -> None:
         backoff_s = self.config["replica.fetch.backoff.ms"] / 1000
         link: BrokerLink | None = None
+        failures = 0
+        # A leader that is down is retried every backoff; the log says so once, then now and then,
+        # so that what else happened meanwhile (its replacement, say) stays readable.
+        next_report = 0.0
         try:
             while True:
                 if not self.partitions:
@@ -111,11 +117,19 @@ class ReplicaFetcher:
                                                         f"replica-fetcher-{self.config.node_id}", 30,
                                                         inter_broker_context(self.config),
                                                         inter_broker_sasl(self.config))
+                        if failures:
+                            log.info("fetching from broker %d again after %d failed attempt(s)",
+                                     self.leader_id, failures)
+                            failures, next_report = 0, 0.0
                     if not await self._fetch_once(link):
                         await link.aclose()
                         link = None
                 except BrokerLinkError as e:
-                    log.info("fetching from broker %d: %s; retrying in %.1fs", self.leader_id, e, backoff_s)
+                    failures += 1
+                    if trio.current_time() >= next_report:
+                        log.info("fetching from broker %d: %s; retrying every %.1fs (attempt %d)",
+                                 self.leader_id, e, backoff_s, failures)
+                        next_report = trio.current_time() + FAILURE_REPORT_INTERVAL_S
                     link = None
                     await trio.sleep(backoff_s)
         finally:
