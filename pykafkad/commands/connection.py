@@ -8,6 +8,7 @@ import argparse
 import logging
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ from confluent_kafka.admin import AdminClient
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 TIMEOUT_S = 30.0
+UNREACHABLE = "is a broker running there? set --bootstrap-server or PYKAFKAD_BROKERS"
+# How long the check that some bootstrap server takes connections waits for one.
+REACH_TIMEOUT_S = 5.0
 # Kafka tool properties librdkafka takes under the same name.
 _SHARED_KEYS = ("security.protocol", "sasl.mechanism", "sasl.username", "sasl.password", "ssl.ca.location",
                 "ssl.certificate.location", "ssl.key.location", "ssl.key.password", "client.id")
@@ -32,9 +36,9 @@ _NEXT_STEP = {
     KafkaError.INVALID_PARTITIONS: "give more partitions than the topic has (it cannot shrink)",
     KafkaError.INVALID_REPLICATION_FACTOR: "give at most as many replicas as there are brokers",
     KafkaError.INVALID_CONFIG: "check the config's name and value (`pykafkad topic describe NAME` lists them)",
-    KafkaError._TRANSPORT: "is a broker running there? set --bootstrap-server or PYKAFKAD_BROKERS",
-    KafkaError._ALL_BROKERS_DOWN: "is a broker running there? set --bootstrap-server or PYKAFKAD_BROKERS",
-    KafkaError._TIMED_OUT: "is a broker running there? set --bootstrap-server or PYKAFKAD_BROKERS",
+    KafkaError._TRANSPORT: UNREACHABLE,
+    KafkaError._ALL_BROKERS_DOWN: UNREACHABLE,
+    KafkaError._TIMED_OUT: UNREACHABLE,
 }
 
 
@@ -85,8 +89,30 @@ def client_config(args: argparse.Namespace) -> dict[str, Any]:
     return config
 
 
+def reachable_config(args: argparse.Namespace) -> dict[str, Any]:
+    """``client_config``, once some bootstrap server has taken a TCP connection.
+
+    librdkafka keeps retrying a broker that refuses connections until the request's timeout (30 s
+    here), so a mistyped address would leave the person waiting that long for the same one line.
+    """
+    config = client_config(args)
+    problems = []
+    for server in str(config["bootstrap.servers"]).split(","):
+        address = server.strip().rpartition("://")[2]
+        host, sep, port = address.rpartition(":")
+        if not sep or not port.isdigit():
+            raise CommandError(f"--bootstrap-server {server.strip()!r}: expected HOST:PORT")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S).close()
+            return config
+        except OSError as e:
+            reason = e.strerror or str(e) or type(e).__name__
+            problems.append(f"{address} ({reason})")
+    raise CommandError(f"cannot reach {', '.join(problems)}; {UNREACHABLE}")
+
+
 def admin(args: argparse.Namespace) -> AdminClient:
-    return AdminClient(client_config(args))
+    return AdminClient(reachable_config(args))
 
 
 def wait(future: Any, what: str) -> Any:

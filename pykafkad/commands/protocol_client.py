@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import wire
-from pykafkad.commands.connection import TIMEOUT_S, CommandError
+from pykafkad.commands.connection import TIMEOUT_S, UNREACHABLE, CommandError
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
 from pykafkad.security.sasl_client import SaslClient
 from wire.error_codes import ErrorCode
 
 API_VERSIONS, METADATA = 18, 3
 CLIENT_ID = "pykafkad-cli"
-_UNREACHABLE = "is a broker running there? set --bootstrap-server or PYKAFKAD_BROKERS"
 
 
 def error_name(code: int) -> str:
@@ -74,7 +73,7 @@ class ProtocolClient:
             return await link.request(api_key, version, body, TIMEOUT_S)
         except BrokerLinkError as e:
             self._links.pop(node, None)
-            raise CommandError(f"{wire.api_name(api_key)} to {self._where(node)}: {e}; {_UNREACHABLE}") from None
+            raise CommandError(f"{wire.api_name(api_key)} to {self._where(node)}: {e}; {UNREACHABLE}") from None
 
     @property
     def controller(self) -> int | None:
@@ -128,7 +127,7 @@ class ProtocolClient:
             self._versions[node] = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
             self._links[node] = link
             return link
-        raise CommandError(f"cannot reach {', '.join(problems)}; {_UNREACHABLE}")
+        raise CommandError(f"cannot reach {', '.join(problems)}; {UNREACHABLE}")
 
 
 def _reason(error: BaseException) -> str:

@@ -11,12 +11,12 @@ from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, Producer, TopicPartition
 
-from pykafkad.commands.connection import TIMEOUT_S, CommandError, client_config, describe_error, metadata
+from pykafkad.commands.connection import TIMEOUT_S, CommandError, describe_error, metadata, reachable_config
 from pykafkad.commands.output import Report
 
 
 def produce(args: argparse.Namespace) -> Report:
-    producer = Producer({**client_config(args), "acks": args.acks})
+    producer = Producer({**reachable_config(args), "acks": args.acks})
     delivered: list[dict[str, Any]] = []
     failures: list[str] = []
 
@@ -46,7 +46,7 @@ def produce(args: argparse.Namespace) -> Report:
 
 
 def consume(args: argparse.Namespace) -> Report:
-    settings = {**client_config(args), "group.id": args.group or f"pykafkad-consume-{int(time.time() * 1000)}",
+    settings = {**reachable_config(args), "group.id": args.group or f"pykafkad-consume-{int(time.time() * 1000)}",
                 "enable.auto.commit": bool(args.group), "auto.offset.reset": "earliest"}
     consumer = Consumer(settings)
     try:
