@@ -85,7 +85,7 @@ def test_kafka_python_over_ssl(tls: TlsBroker) -> None:
         producer.send(topic, f"k{n}".encode()).get(timeout=30)
     producer.close()
     consumer = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=20000, **settings)
-    got = [m.value for m, _ in zip(consumer, range(30), strict=False)]
+    got = [m.value for _, m in zip(range(30), consumer, strict=False)]
     consumer.close()
     assert got == [f"k{n}".encode() for n in range(30)]
 
