@@ -31,6 +31,7 @@ class Console:
                                                     "metrics.console.enable": "true",
                                                     "group.initial.rebalance.delay.ms": "0"}, name="console")
         self.topic, self.group = f"web-{uuid.uuid4().hex[:6]}", f"webg-{uuid.uuid4().hex[:6]}"
+        self.registry_url: str | None = None
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.http_port}{path}"
@@ -163,3 +164,85 @@ def test_the_browser_shows_what_read_committed_consumers_see(browser: webdriver.
     browser.get(console.url(f"/search?topic={topic}&partition=0&value=dropped"))
     WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "search").get_attribute("data-done") == "true")
     assert "done: 0 match(es)" in browser.find_element(By.ID, "status").text
+
+
+ORDER_AVRO = {"type": "record", "name": "Order", "namespace": "shop",
+              "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"},
+                         {"name": "price", "type": ["null", "double"], "default": None}]}
+ORDER_JSON = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+              "properties": {"id": {"type": "integer"}, "item": {"type": "string"}}}
+
+
+@pytest.fixture(scope="module")
+def registry_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    """A console on a broker that runs the schema registry too."""
+    server = Console(tmp_path_factory.mktemp("registry-console"))
+    server.registry_url = f"http://127.0.0.1:{free_port()}"
+    server.broker.overrides.update({"schema.registry.listener": server.registry_url,
+                                    "offsets.topic.replication.factor": "1"})
+    server.broker.start()
+    yield server
+    server.broker.close()
+
+
+def test_records_are_decoded_through_the_schema_registry_beside_their_raw_bytes(
+        browser: webdriver.Chrome, registry_console: Console, tmp_path: Path) -> None:
+    # Imported here: the registry suite's helpers (its fixtures stay in its own module).
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+
+    from compat_tests.storage_support import wait_for
+    from compat_tests.test_schema_registry import SHIPMENT_PROTO, _compiled_module, _produce, _up
+
+    console = registry_console
+    wait_for("the registry answers", lambda: _up(console.registry_url), timeout=60)
+    client = SchemaRegistryClient({"url": console.registry_url})
+    bootstrap = console.broker.bootstrap
+    suffix = uuid.uuid4().hex[:6]
+    avro, json_topic, proto = f"avro-{suffix}", f"json-{suffix}", f"proto-{suffix}"
+    _produce(bootstrap, avro, AvroSerializer(client, json.dumps(ORDER_AVRO)),
+             [{"id": 1, "item": "tea", "price": 2.5}, {"id": 2, "item": "cake", "price": None}])
+    _produce(bootstrap, json_topic, JSONSerializer(json.dumps(ORDER_JSON), client), [{"id": 3, "item": "jam"}])
+    module = _compiled_module(tmp_path, "shipment_console", SHIPMENT_PROTO.replace("package shop;",
+                                                                                     "package shopconsole;"))
+    shipment = module.Shipment(id=7, address="1 Kafka Road")
+    _produce(bootstrap, proto, ProtobufSerializer(module.Shipment, client, {"use.deprecated.format": False}),
+             [shipment])
+    # A producer that skipped its serializer: shown as it is, and said so.
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce(avro, b"plain text")
+    assert producer.flush(30) == 0
+    ids = {topic: client.get_latest_version(f"{topic}-value").schema_id for topic in (avro, json_topic, proto)}
+
+    _open(browser, console, f"/browse?topic={avro}&partition=0&format=schema", "messages-schema")
+    records = _cells(browser, "records")
+    assert [json.loads(r[3]) for r in records[:2]] == [{"id": 1, "item": "tea", "price": 2.5},
+                                                        {"id": 2, "item": "cake", "price": None}]
+    assert records[0][4] == f"id {ids[avro]} · AVRO · {avro}-value v1"
+    assert records[0][5].startswith(f"00 00 00 00 {ids[avro]:02x} 02 06 74 65 61"), records[0][5]  # id 1, "tea"
+    assert (records[2][3], records[2][4], records[2][5]) == ("plain text", "not in the registry's wire format",
+                                                             b"plain text".hex(" "))
+    browser.get(console.url(f"/browse?topic={json_topic}&partition=0&format=schema"))
+    [record] = _cells(browser, "records")
+    assert json.loads(record[3]) == {"id": 3, "item": "jam"} and record[4] == f"id {ids[json_topic]} · JSON · " \
+        f"{json_topic}-value v1"
+    browser.get(console.url(f"/browse?topic={proto}&partition=0&format=schema"))
+    [record] = _cells(browser, "records")
+    assert json.loads(record[3]) == {"id": "7", "address": "1 Kafka Road"}  # Protobuf's JSON mapping: int64 as text
+    assert record[4] == f"id {ids[proto]} · PROTOBUF · {proto}-value v1"
+
+    # The topic page lists the topic's subjects and their versions.
+    _open(browser, console, f"/topics/{avro}", "topic-schemas")
+    [subject] = _cells(browser, "subjects")
+    assert subject[:4] == [f"{avro}-value", "AVRO", "BACKWARD", f"v1 (id {ids[avro]})"]
+    browser.find_element(By.LINK_TEXT, "decoded records").click()
+    assert json.loads(_cells(browser, "records")[0][3])["item"] == "tea"
+
+
+def test_decoding_without_a_registry_says_so(browser: webdriver.Chrome, console: Console) -> None:
+    browser.get(console.url(f"/browse?topic={console.topic}&partition=0&format=schema"))
+    assert browser.find_element(By.ID, "error").text.startswith("no schema registry has written to _schemas")
+    browser.get(console.url(f"/topics/{console.topic}"))
+    assert "no schema registry has written to _schemas" in browser.find_element(By.ID, "subjects-none").text

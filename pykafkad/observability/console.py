@@ -6,7 +6,9 @@ search page's progress poll):
   ones marked), offsets and sizes, configs, and a records-per-second sparkline;
 - ``/groups`` and ``/groups/<id>``: state, members and assignments, lag per partition and a lag
   history chart;
-- ``/browse``: a partition's records from an offset or a time, as text, JSON or hex, with headers;
+- ``/topics/<name>`` also lists the topic's subjects in the schema registry, with their versions;
+- ``/browse``: a partition's records from an offset or a time, as text, JSON or hex, with headers,
+  or decoded through the schema registry (Avro, JSON Schema, Protobuf) beside their raw bytes;
 - ``/search``: "was this message there?", by key, header or value substring over an offset range,
   with a progress bar while it scans.
 
@@ -106,7 +108,7 @@ def topics_page(broker: Broker, history: History) -> bytes:
     return _page("Topics", _table(["Topic", "Partitions", "Replicas", "ISR", "Records/s"], rows, "topics"))
 
 
-def topic_page(broker: Broker, history: History, name: str) -> bytes:
+async def topic_page(broker: Broker, history: History, name: str) -> bytes:
     t = admin_api.topic(broker, name)
     rows = []
     for p in t["partitions"]:
@@ -121,8 +123,27 @@ def topic_page(broker: Broker, history: History, name: str) -> bytes:
     rates = [r for _, r in history.topic_rates.get(name, [])]
     body = (f"<p>Records per second (led here): {sparkline(rates)}</p><h2>Partitions</h2>"
             + _table(["Partition", "Leader", "Replicas", "ISR", "Log start", "High watermark", "Bytes", ""], rows,
-                     "partitions") + "<h2>Configs</h2>" + configs)
+                     "partitions") + "<h2>Configs</h2>" + configs + "<h2>Schemas</h2>" + await _subjects(broker, name))
     return _page(f"Topic {name}", body)
+
+
+async def _subjects(broker: Broker, topic: str) -> str:
+    """The topic's subjects in the schema registry, with their versions and ids."""
+    from pykafkad.observability import registry_decoding  # the schema libraries load only when asked
+
+    try:
+        state = await registry_decoding.registry_state(broker)
+    except registry_decoding.RegistryUnavailable as e:
+        return f"<p class=muted id=subjects-none>{_e(e)}</p>"
+    subjects = registry_decoding.topic_subjects(state, topic)
+    if not subjects:
+        return (f"<p class=muted id=subjects-none>No subject of the schema registry is named for this topic "
+                f"({_e(topic)}-key, {_e(topic)}-value).</p>")
+    rows = [[_e(s["subject"]), _e(s["type"]), _e(s["level"]),
+             _e(", ".join(f'v{v["version"]} (id {v["id"]})' for v in s["versions"])),
+             _link(f"/browse?topic={urllib.parse.quote(topic)}&partition=0&format=schema", "decoded records")]
+            for s in subjects]
+    return _table(["Subject", "Type", "Compatibility", "Versions", ""], rows, "subjects")
 
 
 async def groups_page(broker: Broker) -> bytes:
@@ -146,6 +167,9 @@ async def group_page(broker: Broker, history: History, group_id: str) -> bytes:
             + _table(["Member", "Client", "Host", "Partitions"], members, "members") + "<h2>Lag</h2>"
             + _table(["Topic", "Partition", "Committed", "High watermark", "Lag", "Member"], offsets, "lag"))
     return _page(f"Group {group_id}", body)
+
+
+_FORMAT_NAMES = {"string": "text", "json": "JSON", "hex": "hex", "schema": "schema registry (decoded)"}
 
 
 def _int(query: dict[str, list[str]], name: str) -> int | None:
@@ -174,7 +198,8 @@ async def browse_page(broker: Broker, query_string: str) -> bytes:
             f'<label>Offset<input name=offset value="{_e(offset) if offset is not None else ""}" size=10></label>'
             f'<label>or time (ms)<input name=timestamp value="{_e(timestamp) if timestamp is not None else ""}" '
             f'size=14></label><label>Show as<select name=format>'
-            + "".join(f'<option{" selected" if f == fmt else ""}>{f}</option>' for f in FORMATS)
+            + "".join(f'<option value={f}{" selected" if f == fmt else ""}>{_FORMAT_NAMES[f]}</option>'
+                      for f in FORMATS)
             + f'</select></label><label>Records<input name=count value="{count}" size=4></label>'
             '<button type=submit>Read</button></form>')
     if not topic:
@@ -183,16 +208,25 @@ async def browse_page(broker: Broker, query_string: str) -> bytes:
         page = await read_page(broker, topic, partition, offset, timestamp, count, fmt)
     except BrowseError as e:
         return _page("Messages", form + f"<p class=bad id=error>{_e(e)}</p>")
-    rows = [[_num(r["offset"]), _num(r["timestamp"]), f"<td><pre>{_e(r['key'])}</pre></td>",
-             f"<td><pre>{_e(r['value'])}</pre></td>",
-             f"<td><pre>{_e(chr(10).join(f'{k}: {v}' for k, v in r['headers']))}</pre></td>"]
-            for r in page["records"]]
+    def headers(r: dict[str, Any]) -> str:
+        return f"<td><pre>{_e(chr(10).join(f'{k}: {v}' for k, v in r['headers']))}</pre></td>"
+
+    if fmt == "schema":
+        columns = ["Offset", "Timestamp", "Key", "Value (decoded)", "Schema", "Raw value", "Headers"]
+        rows = [[_num(r["offset"]), _num(r["timestamp"]), f"<td><pre>{_e(r['key'])}</pre></td>",
+                 f"<td><pre class=decoded>{_e(r['value'])}</pre></td>",
+                 f'<td class="{"schema" if r["value"] is not None else "schema bad"}">{_e(r["value_schema"])}</td>',
+                 f"<td><pre class=raw>{_e(r['value_raw'])}</pre></td>", headers(r)] for r in page["records"]]
+    else:
+        columns = ["Offset", "Timestamp", "Key", "Value", "Headers"]
+        rows = [[_num(r["offset"]), _num(r["timestamp"]), f"<td><pre>{_e(r['key'])}</pre></td>",
+                 f"<td><pre>{_e(r['value'])}</pre></td>", headers(r)] for r in page["records"]]
     more = (_link(f"/browse?topic={urllib.parse.quote(topic)}&partition={partition}&offset={page['next_offset']}"
                   f"&format={fmt}&count={count}", "next records") if page["next_offset"] < page["high_watermark"]
             else "<span class=muted>end of the partition</span>")
     body = (form + f'<p>{_e(topic)}-{partition}: offsets {page["log_start_offset"]} to {page["high_watermark"]}; '
             f'{len(rows)} record(s) from {page["start"]}. {more}</p>'
-            + _table(["Offset", "Timestamp", "Key", "Value", "Headers"], rows, "records"))
+            + _table(columns, rows, "records"))
     return _page("Messages", body)
 
 

@@ -133,7 +133,7 @@ class BrokerEndpoints:
                 case ["topics"]:
                     page = console.topics_page(self.broker, self.history)
                 case ["topics", name]:
-                    page = console.topic_page(self.broker, self.history, name)
+                    page = await console.topic_page(self.broker, self.history, name)
                 case ["groups"]:
                     page = await console.groups_page(self.broker)
                 case ["groups", group_id]:

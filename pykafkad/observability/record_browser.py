@@ -22,6 +22,7 @@ from pykafkad._rust_log import LogError, decode_batch_headers, decode_batches
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
     from pykafkad.replica.partition import Partition
+    from pykafkad.schema_registry.registry_state import RegistryState
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,8 @@ MAX_MATCHES = 100
 # Searches scanning at once; more are refused until one ends (each reads and decodes whole chunks).
 MAX_RUNNING_SEARCHES = 2
 KEPT_SEARCHES = 50
-FORMATS = ("string", "json", "hex")
+# "schema": decoded through the schema registry (the registry's wire format), beside the raw bytes.
+FORMATS = ("string", "json", "hex", "schema")
 
 
 # The message browser's reads, in a thread of their own (see Searches.limiter).
@@ -102,6 +104,15 @@ async def read_page(broker: Broker, topic: str, partition: int, offset: int | No
                     count: int, fmt: str) -> dict[str, Any]:
     """Up to ``count`` records from ``offset`` (or the first at or after ``timestamp``, or the start)."""
     replica = _replica(broker, topic, partition)
+    state = None
+    if fmt == "schema":
+        # Imported here: the schema libraries (fastavro, protobuf, jsonschema) load only for a
+        # console that decodes through the registry, not at every broker start.
+        from pykafkad.observability import registry_decoding
+        try:
+            state = await registry_decoding.registry_state(broker)
+        except registry_decoding.RegistryUnavailable as e:
+            raise BrowseError(str(e)) from None
     log = replica.log
     # Only what a read_committed consumer may see: below the last stable offset, aborted batches out.
     end = log.last_stable_offset(replica.high_watermark)
@@ -109,9 +120,9 @@ async def read_page(broker: Broker, topic: str, partition: int, offset: int | No
         found = log.offset_for_timestamp(timestamp)
         offset = found[0] if found is not None else end
     start = max(log.log_start_offset, offset if offset is not None else log.log_start_offset)
-    records: list[dict[str, Any]] = []
+    found: list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = []
     position = start
-    while len(records) < count and position < end:
+    while len(found) < count and position < end:
         try:
             data = await trio.to_thread.run_sync(log.read, position, READ_BYTES, limiter=_BROWSE_LIMITER)
             aborted = log.aborted_transactions(position, end)
@@ -123,14 +134,41 @@ async def read_page(broker: Broker, topic: str, partition: int, offset: int | No
         headers = decode_batch_headers(data)
         if not headers:
             break
-        for o, ts, key, value, hdrs in decoded:
-            if start <= o < end and len(records) < count:
-                records.append({"offset": o, "timestamp": ts, "key": render(key, fmt), "value": render(value, fmt),
-                                "headers": [(k, render(v, fmt)) for k, v in hdrs]})
+        found += [r for r in decoded if start <= r[0] < end][:count - len(found)]
         position = max(position + 1, int(headers[-1]["last_offset"]) + 1) if headers else end
+    if state is not None:
+        records = await _through_registry(broker, state, found)
+    else:
+        records = [{"offset": o, "timestamp": ts, "key": render(key, fmt), "value": render(value, fmt),
+                    "headers": [(k, render(v, fmt)) for k, v in hdrs]} for o, ts, key, value, hdrs in found]
     return {"topic": topic, "partition": partition, "start": start, "log_start_offset": log.log_start_offset,
             "high_watermark": end, "format": fmt, "records": records,
             "next_offset": records[-1]["offset"] + 1 if records else start}
+
+
+async def _through_registry(broker: Broker, state: RegistryState, found: list[tuple[
+        int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]) -> list[dict[str, Any]]:
+    """The records with keys and values decoded through the registry; an id it does not know yet
+    makes it read the registry's topic to its end once first."""
+    from pykafkad.observability import registry_decoding
+
+    ids = registry_decoding.wanted_ids([p for r in found for p in (r[2], r[3])])
+    if any(i not in state.by_id for i in ids):
+        try:
+            state = await registry_decoding.registry_state(broker, ids)
+        except registry_decoding.RegistryUnavailable as e:
+            raise BrowseError(str(e)) from None
+
+    def decode_all() -> list[dict[str, Any]]:
+        out = []
+        for o, ts, key, value, hdrs in found:
+            k, v = registry_decoding.decode(state, key), registry_decoding.decode(state, value)
+            out.append({"offset": o, "timestamp": ts, "key": k.text, "key_schema": k.schema, "key_raw": k.raw,
+                        "value": v.text, "value_schema": v.schema, "value_raw": v.raw,
+                        "headers": [(name, render(data, "string")) for name, data in hdrs]})
+        return out
+
+    return await trio.to_thread.run_sync(decode_all, limiter=_BROWSE_LIMITER)
 
 
 @dataclass

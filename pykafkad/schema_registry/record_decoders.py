@@ -1,6 +1,6 @@
-"""Decoding one record key or value against the schema its id names, for
-``pykafkad.{key,value}.schema.validation=full``: what is wrong with it (words that follow "it
-is"), or None if it conforms.
+"""Decoding one record key or value against the schema its id names: for
+``pykafkad.{key,value}.schema.validation=full``, what is wrong with it (words that follow "it
+is"), or None if it conforms; for the console, the datum itself as JSON-ready data.
 
 The payload is the registry's wire format: magic byte 0, the 4-byte schema id, then
 * Avro: the binary encoding of one datum of the schema (fastavro), with no byte left over;
@@ -22,7 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fastavro import schemaless_reader
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 from jsonschema.validators import Draft7Validator, validator_for
 from referencing import Registry, Resource
@@ -35,6 +36,8 @@ from pykafkad.schema_registry.schema_types import Dependencies, parse_stored
 
 HEADER = 5  # magic byte and schema id
 Decoder = Callable[[bytes], str | None]
+# The datum of a framed payload; ValueError saying what is wrong with it (as a Decoder would).
+Reader = Callable[[bytes], Any]
 # What a malformed Avro datum makes fastavro raise.
 _AVRO_ERRORS = (EOFError, ValueError, IndexError, KeyError, TypeError, UnicodeDecodeError, struct.error,
                 OverflowError, MemoryError)
@@ -60,6 +63,64 @@ def _decoder(schema_id: int, schema_type: str, schema: str, deps: Dependencies) 
         validator = validator_for(parsed.parsed, default=Draft7Validator)(parsed.parsed, registry=registry)
         return functools.partial(_json, validator)
     return _protobuf(parsed.parsed, parsed.imports)
+
+
+def reader_for(version: SchemaVersion, deps: Dependencies = ()) -> Reader:
+    """The datum of a framed payload of ``version``'s schema, as data ``json.dumps`` takes
+    (Avro bytes as text, Protobuf as its JSON mapping)."""
+    return _reader(version.id, version.schema_type, version.schema, deps)
+
+
+@functools.lru_cache(maxsize=256)
+def _reader(schema_id: int, schema_type: str, schema: str, deps: Dependencies) -> Reader:
+    parsed = parse_stored(schema, schema_type, deps)
+    if parsed is None:
+        def unreadable(_payload: bytes) -> Any:
+            raise ValueError(f"not readable: its schema (id {schema_id}) no longer parses")
+        return unreadable
+    if isinstance(parsed, AvroSchema):
+        return functools.partial(_read_avro, _decoder(schema_id, schema_type, schema, deps), parsed.parsed)
+    if isinstance(parsed, JsonSchema):
+        return _read_json
+    messages = _protobuf_messages(parsed.parsed, parsed.imports)
+
+    def read(payload: bytes) -> Any:
+        if isinstance(messages, str):
+            raise ValueError(messages)
+        message, at = _framed_message(messages, payload)
+        try:
+            datum = message_factory.GetMessageClass(message).FromString(payload[at:])
+        except DecodeError as e:
+            raise ValueError(f"not a {message.full_name} message ({e})") from None
+        return json_format.MessageToDict(datum, preserving_proto_field_name=True)
+
+    return read
+
+
+def _read_avro(check: Decoder, schema: Any, payload: bytes) -> Any:
+    problem = check(payload)
+    if problem is not None:
+        raise ValueError(problem)
+    return _json_ready(schemaless_reader(io.BytesIO(payload[HEADER:]), schema, None))
+
+
+def _json_ready(datum: Any) -> Any:
+    if isinstance(datum, dict):
+        return {str(k): _json_ready(v) for k, v in datum.items()}
+    if isinstance(datum, (list, tuple)):
+        return [_json_ready(v) for v in datum]
+    if isinstance(datum, bytes):
+        return datum.decode("latin-1")  # as Avro's JSON encoding writes bytes
+    if datum is None or isinstance(datum, (str, int, float, bool)):
+        return datum
+    return str(datum)  # decimals, dates, times and uuids of logical types
+
+
+def _read_json(payload: bytes) -> Any:
+    try:
+        return json.loads(payload[HEADER:])
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"not JSON ({e})") from None
 
 
 def _avro(schema: Any, payload: bytes) -> str | None:
@@ -92,7 +153,7 @@ def _varint(payload: bytes, at: int) -> tuple[int, int]:
     shift = result = 0
     while True:
         if at >= len(payload) or shift > 63:
-            raise ValueError("truncated message indexes")
+            raise ValueError("not in the Protobuf wire format (truncated message indexes)")
         byte = payload[at]
         at += 1
         result |= (byte & 0x7F) << shift
@@ -110,8 +171,9 @@ def _well_known(name: str) -> descriptor_pb2.FileDescriptorProto:
     return known
 
 
-def _protobuf(file: descriptor_pb2.FileDescriptorProto,
-              imports: tuple[descriptor_pb2.FileDescriptorProto, ...]) -> Decoder:
+def _protobuf_messages(file: descriptor_pb2.FileDescriptorProto,
+                       imports: tuple[descriptor_pb2.FileDescriptorProto, ...]) -> list[Descriptor] | str:
+    """The top-level messages of ``file``, loaded with what it imports; or why they cannot be."""
     pool = descriptor_pool.DescriptorPool()
     try:
         given = {f.name for f in imports}
@@ -124,27 +186,41 @@ def _protobuf(file: descriptor_pb2.FileDescriptorProto,
             pool.Add(imported)
         pool.Add(file)
     except (ImportError, KeyError, TypeError) as e:
-        problem = f"not checkable: its Protobuf schema cannot be loaded ({e})"
-        return lambda _payload: problem
+        return f"not checkable: its Protobuf schema cannot be loaded ({e})"
     top = pool.FindFileByName(file.name).message_types_by_name
-    messages = [top[m.name] for m in file.message_type]
+    return [top[m.name] for m in file.message_type]
+
+
+def _framed_message(messages: list[Descriptor], payload: bytes) -> tuple[Descriptor, int]:
+    """The message a framed payload's message indexes name, and where its bytes start; ValueError
+    saying what is wrong."""
+    count, at = _varint(payload, HEADER)
+    indexes = [0] if count == 0 else []
+    for _ in range(count):
+        index, at = _varint(payload, at)
+        indexes.append(index)
+    if not messages or not 0 <= indexes[0] < len(messages):
+        raise ValueError(f"not a message of its Protobuf schema (message index {indexes[0]})")
+    message = messages[indexes[0]]
+    for index in indexes[1:]:
+        if not 0 <= index < len(message.nested_types):
+            raise ValueError(f"not a message of its Protobuf schema (no nested message {index} in "
+                             f"{message.full_name})")
+        message = message.nested_types[index]
+    return message, at
+
+
+def _protobuf(file: descriptor_pb2.FileDescriptorProto,
+              imports: tuple[descriptor_pb2.FileDescriptorProto, ...]) -> Decoder:
+    messages = _protobuf_messages(file, imports)
+    if isinstance(messages, str):
+        return lambda _payload, problem=messages: problem
 
     def decode(payload: bytes) -> str | None:
         try:
-            count, at = _varint(payload, HEADER)
-            indexes = [0] if count == 0 else []
-            for _ in range(count):
-                index, at = _varint(payload, at)
-                indexes.append(index)
-            if not messages or not 0 <= indexes[0] < len(messages):
-                return f"not a message of its Protobuf schema (message index {indexes[0]})"
-            message = messages[indexes[0]]
-            for index in indexes[1:]:
-                if not 0 <= index < len(message.nested_types):
-                    return f"not a message of its Protobuf schema (no nested message {index} in {message.full_name})"
-                message = message.nested_types[index]
+            message, at = _framed_message(messages, payload)
         except ValueError as e:
-            return f"not in the Protobuf wire format ({e})"
+            return str(e)
         try:
             message_factory.GetMessageClass(message).FromString(payload[at:])
         except DecodeError as e:
