@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 #: The connector coordinate; the version always follows the running pyspark.
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
+#: Spark's Avro functions (the avro pipeline), at the same version.
+AVRO_FUNCTIONS = "org.apache.spark:spark-avro_2.13"
 #: Where `make spark-deps` lays the connector's jars in a source checkout.
 CHECKOUT_JARS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "spark" / "jars"
 ADMIN_TIMEOUT_S = 30
@@ -135,7 +137,8 @@ def build_session(app_name: str, args: argparse.Namespace) -> SparkSession:
         if jars:
             builder = builder.config("spark.jars", ",".join(jars))
         else:
-            builder = builder.config("spark.jars.packages", f"{CONNECTOR}:{pyspark.__version__}")
+            builder = builder.config("spark.jars.packages", ",".join(
+                f"{package}:{pyspark.__version__}" for package in (CONNECTOR, AVRO_FUNCTIONS)))
     for key, value in parse_key_values(args.conf, "--conf").items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
@@ -276,7 +279,7 @@ def progress_line(name: str, progress: Mapping[str, Any]) -> str:
     return f"[{name}] batch {progress.get('batchId')}: {rows} rows ({rate:.1f} rows/s) up to {offsets}"
 
 
-def _first_line(e: BaseException) -> str:
+def first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
 
@@ -312,7 +315,7 @@ def run_query(query: StreamingQuery, name: str, timeout: float | None, poll_s: f
                     break
             except StreamingQueryException as e:
                 report()
-                raise PipelineError(f"{name} failed: {_first_line(e)}") from e
+                raise PipelineError(f"{name} failed: {first_line(e)}") from e
             report()
             if deadline is not None and time.monotonic() > deadline:
                 query.stop()
