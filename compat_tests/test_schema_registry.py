@@ -666,3 +666,25 @@ def test_a_loopback_registry_answers_only_requests_naming_a_loopback_host(regist
         assert got == status, (host, body)
         if status == 403:
             assert body["error_code"] == 40301 and "127.0.0.1" in body["message"]
+
+
+def test_references_that_form_a_cycle_are_refused_with_the_cycle_named(registry: RegistryBroker) -> None:
+    """References to a subject's latest version (-1) can close a loop after the fact: a schema
+    that leads into it is refused with 42201 naming the cycle, not a nesting limit or a 500."""
+    def register(subject: str, schema: dict[str, Any], refs: list[dict[str, Any]]) -> tuple[int, Any]:
+        return registry.call(f"/subjects/{subject}/versions", "POST", {
+            "schemaType": "JSON", "schema": json.dumps(schema), "references": refs})
+
+    assert registry.call("/config/cyc-a", "PUT", {"compatibility": "NONE"})[0] == 200
+    assert register("cyc-a", {"type": "object"}, [])[0] == 200
+    status, body = register("cyc-b", {"type": "object", "properties": {"a": {"$ref": "a.json"}}},
+                            [{"name": "a.json", "subject": "cyc-a", "version": -1}])
+    assert status == 200, body
+    # cyc-a v2 names cyc-b's latest, which names cyc-a's latest: v2 itself, once it is registered.
+    status, body = register("cyc-a", {"type": "object", "properties": {"b": {"$ref": "b.json"}}},
+                            [{"name": "b.json", "subject": "cyc-b", "version": -1}])
+    assert status == 200, body
+    status, body = register("cyc-c", {"type": "object", "properties": {"b": {"$ref": "b.json"}}},
+                            [{"name": "b.json", "subject": "cyc-b", "version": -1}])
+    assert (status, body["error_code"]) == (422, 42201), body
+    assert body["message"].endswith("the references form a cycle: cyc-b v1 -> cyc-a v2 -> cyc-b v1"), body

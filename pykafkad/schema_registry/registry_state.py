@@ -155,9 +155,12 @@ class RegistryState:
     def id_of(self, schema_type: str, schema: str) -> int | None:
         return self.by_schema.get((schema_type, schema))
 
-    def dependencies(self, references: Any, depth: int = 0) -> tuple[Any, ...]:
+    def dependencies(self, references: Any, depth: int = 0,
+                     path: tuple[tuple[str, int], ...] = ()) -> tuple[Any, ...]:
         """``references`` (Confluent's ``[{"name", "subject", "version"}]``) resolved, with theirs:
-        ``schema_types.Dependencies``.  42201 for a malformed one or one naming no version."""
+        ``schema_types.Dependencies``.  42201 for a malformed one, one naming no version, or
+        references that lead back to a version on their own ``path`` (a cycle, which ``-1``,
+        "the latest version", or an import can make)."""
         if not isinstance(references, list | tuple):
             raise errors.invalid_schema("\"references\" must be a list")
         if depth > MAX_REFERENCE_DEPTH:
@@ -174,8 +177,12 @@ class RegistryState:
             if target is None:
                 raise errors.invalid_schema(f"reference {ref['name']}: subject {ref['subject']} has no version "
                                             f"{ref['version']}; register it first")
+            step = (target.subject, target.version)
+            if step in path:
+                cycle = " -> ".join(f"{subject} v{version}" for subject, version in (*path[path.index(step):], step))
+                raise errors.invalid_schema(f"the references form a cycle: {cycle}")
             found.append((ref["name"], target.schema_type, target.schema,
-                          self.dependencies(list(target.references), depth + 1)))
+                          self.dependencies(list(target.references), depth + 1, (*path, step))))
         return tuple(found)
 
     def referenced_by(self, subject: str, version: int) -> list[int]:
