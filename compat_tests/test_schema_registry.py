@@ -688,3 +688,21 @@ def test_references_that_form_a_cycle_are_refused_with_the_cycle_named(registry:
                             [{"name": "b.json", "subject": "cyc-b", "version": -1}])
     assert (status, body["error_code"]) == (422, 42201), body
     assert body["message"].endswith("the references form a cycle: cyc-b v1 -> cyc-a v2 -> cyc-b v1"), body
+
+
+def test_json_compatibility_follows_references_into_the_schemas_they_name(registry: RegistryBroker) -> None:
+    def register(subject: str, schema: dict[str, Any], refs: list[dict[str, Any]]) -> tuple[int, Any]:
+        return registry.call(f"/subjects/{subject}/versions?verbose=true", "POST", {
+            "schemaType": "JSON", "schema": json.dumps(schema), "references": refs})
+
+    assert registry.call("/config/refd-address", "PUT", {"compatibility": "NONE"})[0] == 200
+    assert register("refd-address", {"type": "object", "properties": {"city": {"type": "string"}}}, [])[0] == 200
+    person = {"type": "object", "properties": {"address": {"$ref": "address.json"}}}
+    assert register("refd-person", person, [{"name": "address.json", "subject": "refd-address", "version": 1}])[0] \
+        == 200
+    assert register("refd-address", {"type": "object", "properties": {"city": {"type": "integer"}}}, [])[0] == 200
+    # The same person schema, now naming the address version whose city is a number: not BACKWARD.
+    status, body = register("refd-person", person,
+                            [{"name": "address.json", "subject": "refd-address", "version": 2}])
+    assert (status, body["error_code"]) == (409, 409), body
+    assert "TYPE_CHANGED" in body["message"] and "#/properties/address/properties/city/type" in body["message"], body

@@ -16,7 +16,9 @@ reason.  What it knows:
   (MAX_LENGTH_DECREASED, MIN_LENGTH_INCREASED, MAXIMUM_DECREASED, ... and their _ADDED forms),
   ``pattern`` (PATTERN_ADDED, PATTERN_CHANGED);
 * ``anyOf``/``oneOf``: each writer branch must fit a reader branch (COMBINED_TYPE_SUBSCHEMAS_CHANGED);
-* local ``$ref`` (``#/definitions/...``, ``#/$defs/...``), followed on both sides.
+* ``$ref``, followed on both sides: local ones (``#/definitions/...``, ``#/$defs/...``) and those
+  naming a referenced schema by its reference name (``address.json``, ``address.json#/$defs/x``),
+  which are embedded in the document first (``with_references``).
 
 Any other keyword that differs between the two (``not``, ``if``, ``allOf``, ``dependencies``...)
 is reported as changed.
@@ -32,7 +34,11 @@ _LOWER_BOUNDS = {"minLength": "MIN_LENGTH", "minItems": "MIN_ITEMS", "minPropert
                  "minimum": "MINIMUM", "exclusiveMinimum": "EXCLUSIVE_MINIMUM"}
 _UPPER_BOUNDS = {"maxLength": "MAX_LENGTH", "maxItems": "MAX_ITEMS", "maxProperties": "MAX_PROPERTIES",
                  "maximum": "MAXIMUM", "exclusiveMaximum": "EXCLUSIVE_MAXIMUM"}
-_HANDLED = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "pattern",
+# Where the referenced schemas are embedded for the check (a name no JSON Schema keyword has).
+_EMBEDDED = "$pykafkad-references"
+# Keywords whose values are data, not schemas: a "$ref" key inside them is not a reference.
+_DATA_KEYWORDS = {"enum", "const", "default", "examples"}
+_HANDLED = {_EMBEDDED, "type", "properties", "required", "additionalProperties", "items", "enum", "const", "pattern",
             "anyOf", "oneOf", "$ref", "$schema", "$id", "id", "title", "description", "default", "examples",
             "definitions", "$defs", "format", "$comment", "readOnly", "writeOnly", "deprecated",
             *_LOWER_BOUNDS, *_UPPER_BOUNDS}
@@ -197,8 +203,49 @@ class _Check:
             self.check(read_extra, True if write_extra is True else write_extra, f"{path}/additionalProperties")
 
 
+def _pointer_part(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def _rebased(node: Any, base: str, names: frozenset[str]) -> Any:
+    """``node`` with each ``$ref`` made local to the document it is embedded in: a local one
+    prefixed with ``base`` (where its document now sits), one naming a referenced schema pointed
+    at that schema's embedded copy."""
+    if isinstance(node, list):
+        return [_rebased(item, base, names) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "$ref" and isinstance(value, str):
+            target, _, fragment = value.partition("#")
+            if not target:
+                value = base + fragment if base != "#" else value
+            elif target in names:
+                value = f"#/{_pointer_part(_EMBEDDED)}/{_pointer_part(target)}{fragment}"
+            out[key] = value
+        elif key in _DATA_KEYWORDS:
+            out[key] = value
+        else:
+            out[key] = _rebased(value, base, names)
+    return out
+
+
+def with_references(document: Any, resources: tuple[tuple[str, Any], ...]) -> Any:
+    """``document`` with the schemas its references name (``resources``: (reference name,
+    document)) embedded, and every ``$ref`` local, so that the check follows them as it follows
+    its own definitions."""
+    if not resources or not isinstance(document, dict):
+        return document
+    names = frozenset(name for name, _ in resources)
+    embedded = {name: _rebased(doc, f"#/{_pointer_part(_EMBEDDED)}/{_pointer_part(name)}", names)
+                for name, doc in resources}
+    return {**_rebased(document, "#", names), _EMBEDDED: embedded}
+
+
 def reader_problems(reader: Any, writer: Any) -> list[str]:
-    """Why documents valid under ``writer`` may be refused by ``reader`` (empty: they are not)."""
+    """Why documents valid under ``writer`` may be refused by ``reader`` (empty: they are not);
+    referenced schemas are followed once embedded with ``with_references``."""
     check = _Check(reader, writer)
     check.check(reader, writer, "#")
     return check.reasons

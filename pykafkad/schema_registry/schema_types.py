@@ -28,8 +28,11 @@ Dependencies = tuple[tuple[str, str, str, "Dependencies"], ...]
 _PARSERS: dict[str, Callable[[str, bool, Dependencies], ParsedSchema]] = {
     "AVRO": avro_schema.parse, "JSON": json_schema.parse, "PROTOBUF": protobuf_schema.parse}
 _READERS: dict[str, Callable[[Any, Any], list[str]]] = {
-    "AVRO": avro_compatibility.reader_problems, "JSON": json_compatibility.reader_problems,
-    "PROTOBUF": protobuf_compatibility.reader_problems}
+    "AVRO": lambda reader, writer: avro_compatibility.reader_problems(reader.parsed, writer.parsed),
+    "JSON": lambda reader, writer: json_compatibility.reader_problems(
+        json_compatibility.with_references(reader.parsed, reader.resources),
+        json_compatibility.with_references(writer.parsed, writer.resources)),
+    "PROTOBUF": lambda reader, writer: protobuf_compatibility.reader_problems(reader.parsed, writer.parsed)}
 SCHEMA_TYPES = tuple(_PARSERS)
 
 
@@ -61,4 +64,4 @@ def reader_problems(reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
     if reader.schema_type != writer.schema_type:
         return [f"{{errorType:'TYPE_CHANGED', description:'the schema type changed from {writer.schema_type} to "
                 f"{reader.schema_type}', path:'/'}}"]
-    return _READERS[reader.schema_type](reader.parsed, writer.parsed)
+    return _READERS[reader.schema_type](reader, writer)

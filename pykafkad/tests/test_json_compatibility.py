@@ -80,3 +80,27 @@ def test_a_malformed_schema_is_42201(text: str) -> None:
     with pytest.raises(RegistryError) as refused:
         parse(text)
     assert refused.value.error_code == 42201
+
+
+ADDRESS_V1 = {"type": "object", "properties": {"city": {"type": "string"}},
+              "$defs": {"zip": {"type": "string", "maxLength": 10}}}
+ADDRESS_V2 = {"type": "object", "properties": {"city": {"type": "integer"}},
+              "$defs": {"zip": {"type": "string", "maxLength": 5}}}
+
+
+def _with_address(schema: dict[str, Any], address: dict[str, Any]) -> Any:
+    # Confluent's resolved reference: (name, schema type, schema text, its own references).
+    return parse(json.dumps(schema), deps=(("address.json", "JSON", json.dumps(address), ()),))
+
+
+@pytest.mark.parametrize(("ref", "kind", "path"), [
+    ("address.json", "TYPE_CHANGED", "#/properties/address/properties/city/type"),
+    ("address.json#/$defs/zip", "MAX_LENGTH_DECREASED", "#/properties/address/maxLength")])
+def test_references_to_other_schemas_are_followed(ref: str, kind: str, path: str) -> None:
+    """A change inside a referenced schema is a change of the schema that references it, also
+    through a pointer into it; the same schema referenced on both sides is no change."""
+    person = {"type": "object", "properties": {"address": {"$ref": ref}}}
+    old, new = _with_address(person, ADDRESS_V1), _with_address(person, ADDRESS_V2)
+    found = problems("BACKWARD", new, [(1, old)])
+    assert any(f"errorType:'{kind}'" in r and f"path:'{path}'" in r for r in found), found
+    assert problems("FULL", new, [(1, _with_address(person, ADDRESS_V2))]) == []
