@@ -4,7 +4,9 @@ is"), or None if it conforms; for the console, the datum itself as JSON-ready da
 
 The payload is the registry's wire format: magic byte 0, the 4-byte schema id, then
 * Avro: the binary encoding of one datum of the schema (fastavro), with no byte left over;
-* JSON Schema: a JSON document that the schema validates (jsonschema);
+* JSON Schema: a JSON document that the schema validates (jsonschema); a draft 4, 6 or 7 schema
+  with only local ``$ref``s is first checked by a validator fastjsonschema compiles to Python, and
+  only a document it refuses is checked again by jsonschema, whose verdict and words count;
 * Protobuf: the message indexes (a zigzag varint count, then that many zigzag varints; a lone 0
   is the first message), then the message, parsed by the protobuf runtime from the schema's
   descriptor.
@@ -21,6 +23,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+import fastjsonschema
 from fastavro import schemaless_reader
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import Descriptor
@@ -61,7 +64,7 @@ def _decoder(schema_id: int, schema_type: str, schema: str, deps: Dependencies) 
             (name, Resource.from_contents(document, default_specification=DRAFT7))
             for name, document in parsed.resources)
         validator = validator_for(parsed.parsed, default=Draft7Validator)(parsed.parsed, registry=registry)
-        return functools.partial(_json, validator)
+        return functools.partial(_json, validator, _compiled_json(parsed))
     return _protobuf(parsed.parsed, parsed.imports)
 
 
@@ -136,11 +139,46 @@ def _avro(schema: Any, payload: bytes) -> str | None:
     return None
 
 
-def _json(validator: Any, payload: bytes) -> str | None:
+def _compiled_json(parsed: JsonSchema) -> Callable[[Any], Any] | None:
+    """fastjsonschema's validator of the schema, or None where it may not judge as jsonschema does:
+    a draft other than 4, 6 or 7 (7 when none is declared, as the registry reads it), or a
+    ``$ref`` that is not local (fastjsonschema would fetch it over the network)."""
+    schema = parsed.parsed
+    if parsed.resources or not isinstance(schema, dict) or not _local_refs_only(schema):
+        return None
+    declared = schema.get("$schema", "")
+    if not isinstance(declared, str) or (declared and not any(d in declared for d in ("draft-04", "draft-06",
+                                                                                        "draft-07"))):
+        return None
+    definition = schema if declared else {**schema, "$schema": "http://json-schema.org/draft-07/schema#"}
+    try:
+        return fastjsonschema.compile(definition, use_default=False)
+    except Exception:  # noqa: BLE001 - anything it cannot compile is left to jsonschema
+        return None
+
+
+def _local_refs_only(node: Any) -> bool:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if ref is not None and not (isinstance(ref, str) and ref.startswith("#")):
+            return False
+        return all(_local_refs_only(v) for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+    if isinstance(node, list):
+        return all(_local_refs_only(v) for v in node)
+    return True
+
+
+def _json(validator: Any, compiled: Callable[[Any], Any] | None, payload: bytes) -> str | None:
     try:
         document = json.loads(payload[HEADER:])
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         return f"not JSON ({e})"
+    if compiled is not None:
+        try:
+            compiled(document)
+            return None
+        except fastjsonschema.JsonSchemaValueException:
+            pass  # jsonschema says what is wrong, or that nothing is (a format it does not check)
     error = next(iter(validator.iter_errors(document)), None)
     if error is None:
         return None
