@@ -162,6 +162,8 @@ def test_a_group_that_never_forms_is_one_line(tmp_path: Path) -> None:
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
         assert done.stderr.startswith(f"pykafkad: consume {topic}: group g was given no partitions in 3 s"), done.stderr
         assert "offsets.topic.replication.factor=1" in done.stderr, done.stderr
+        # The broker says why, as docs/troubleshooting.md shows it.
+        assert "cannot create __consumer_offsets yet: INVALID_REPLICATION_FACTOR" in broker.stderr_tail(200)
         # Without a group it reads the record.
         assert run(broker, "consume", topic, "--timeout", "3").stdout.split() == ["v"]
     finally:

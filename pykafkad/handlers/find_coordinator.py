@@ -8,7 +8,10 @@ created on first use, as Kafka does.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+import trio
 
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
 from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
@@ -24,6 +27,8 @@ log = logging.getLogger(__name__)
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+# How long a FindCoordinator waits for an internal topic another request is creating.
+CREATION_WAIT_S = 5.0
 
 
 async def _lookup(broker: Broker, ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
@@ -35,23 +40,37 @@ async def _lookup(broker: Broker, ctx: RequestContext, key: str, key_type: int) 
         return _error(key, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
     if key_type == GROUP_KEY_TYPE:
         try:
-            await broker.groups.create_offsets_topic()
-        except KafkaError as e:
-            # Still being created for another request: retriable, as Kafka answers while it loads.
-            log.info("offsets topic not ready for %s: %s", key, e)
-            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+            ready = await _internal_topic(broker, OFFSETS_TOPIC, broker.groups.create_offsets_topic)
         except Exception:  # noqa: BLE001 - cannot host the offsets topic: no coordinator to offer
             log.exception("creating the offsets topic failed")
+            ready = False
+        if not ready:
             return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         return _leader_of(broker, key, OFFSETS_TOPIC, broker.groups.partition_for(key), listener)
     if key_type == TRANSACTION_KEY_TYPE:
-        try:
-            await broker.transactions.create_topic()
-        except KafkaError as e:
-            log.info("transaction state topic not ready for %s: %s", key, e)
+        if not await _internal_topic(broker, TRANSACTION_TOPIC, broker.transactions.create_topic):
             return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         return _leader_of(broker, key, TRANSACTION_TOPIC, broker.transactions.partition_for(key), listener)
     return _error(key, ErrorCode.INVALID_REQUEST, f"Unsupported key type {key_type}.")
+
+
+async def _internal_topic(broker: Broker, topic: str, create: Callable[[], Awaitable[None]]) -> bool:
+    """Whether ``topic`` exists, made on this first use if not, as Kafka's FindCoordinator makes it.
+
+    A creation under way for another request, here or on another broker, is waited for a moment
+    rather than answered at once with a retriable error.  False (the client retries) while it
+    cannot be made, for instance with fewer brokers up than its replication factor.
+    """
+    try:
+        await create()
+        return True
+    except KafkaError as e:
+        if e.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+            log.info("cannot create %s yet: %s; clients are told the coordinator is not available", topic, e)
+            return False
+    with trio.move_on_after(CREATION_WAIT_S):
+        await broker.metadata.wait_for(lambda: topic in broker.metadata.topics)
+    return topic in broker.metadata.topics
 
 
 def _leader_of(broker: Broker, key: str, topic_name: str, index: int, listener: str) -> dict[str, Any]:
