@@ -12,7 +12,14 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
 from compat_tests.connect_worker import MIRROR_MAKER, java_process
@@ -38,6 +45,11 @@ def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks"})
     try:
         return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in found.partitions}
+    except KafkaException as e:
+        # A topic just created on a cluster: its leader may not host the partition yet (as in Kafka).
+        if e.args[0].retriable() or e.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return {}
+        raise
     finally:
         consumer.close()
 
