@@ -159,10 +159,12 @@ async def _through_registry(broker: Broker, state: RegistryState, found: list[tu
         except registry_decoding.RegistryUnavailable as e:
             raise BrowseError(str(e)) from None
 
+    schemas = registry_decoding.page_schemas(state, ids)
+
     def decode_all() -> list[dict[str, Any]]:
         out = []
         for o, ts, key, value, hdrs in found:
-            k, v = registry_decoding.decode(state, key), registry_decoding.decode(state, value)
+            k, v = registry_decoding.decode(schemas, key), registry_decoding.decode(schemas, value)
             out.append({"offset": o, "timestamp": ts, "key": k.text, "key_schema": k.schema, "key_raw": k.raw,
                         "value": v.text, "value_schema": v.schema, "value_raw": v.raw,
                         "headers": [(name, render(data, "string")) for name, data in hdrs]})

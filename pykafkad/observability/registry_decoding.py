@@ -69,7 +69,33 @@ def wanted_ids(payloads: list[bytes | None]) -> frozenset[int]:
     return frozenset(i for i in map(schema_id, payloads) if i is not None)
 
 
-def decode(state: RegistryState, data: bytes | None) -> Decoded:
+@dataclass(frozen=True)
+class PageSchemas:
+    """The schemas a page of records names, looked up on the event loop (the registry's state
+    changes there), so that decoding on a worker thread reads nothing that changes."""
+
+    found: dict[int, tuple[SchemaVersion, Any, str]]  # id -> (version, its dependencies, where it is)
+    problems: dict[int, str]  # id -> why its records cannot be decoded
+
+
+def page_schemas(state: RegistryState, ids: frozenset[int]) -> PageSchemas:
+    found: dict[int, tuple[SchemaVersion, Any, str]] = {}
+    problems: dict[int, str] = {}
+    for wanted in ids:
+        version = state.by_id.get(wanted)
+        if version is None:
+            problems[wanted] = f"schema id {wanted} is not in the registry"
+            continue
+        subject, number = min(state.holders.get(version.id, {(version.subject, version.version)}))
+        where = f"id {version.id} · {version.schema_type} · {subject} v{number}"
+        try:
+            found[wanted] = (version, state.dependencies(list(version.references)), where)
+        except RegistryError as e:
+            problems[wanted] = f"{where}: its references do not resolve ({e.message})"
+    return PageSchemas(found, problems)
+
+
+def decode(schemas: PageSchemas, data: bytes | None) -> Decoded:
     """``data`` decoded through the schema its id names (on a worker thread: it parses schemas)."""
     if data is None:
         return Decoded(None, "", None)
@@ -77,21 +103,14 @@ def decode(state: RegistryState, data: bytes | None) -> Decoded:
     found = schema_id(data)
     if found is None:
         return Decoded(data.decode("utf-8", "replace"), "not in the registry's wire format", raw)
-    version = state.by_id.get(found)
-    if version is None:
-        return Decoded(None, f"schema id {found} is not in the registry", raw)
-    where = _where(state, version)
+    if found not in schemas.found:
+        return Decoded(None, schemas.problems.get(found, f"schema id {found} is not in the registry"), raw)
+    version, dependencies, where = schemas.found[found]
     try:
-        datum = reader_for(version, state.dependencies(list(version.references)))(data)
-    except (ValueError, RegistryError) as e:
-        reason = e.message if isinstance(e, RegistryError) else str(e)
-        return Decoded(None, f"{where}: it is {reason}", raw)
+        datum = reader_for(version, dependencies)(data)
+    except ValueError as e:
+        return Decoded(None, f"{where}: it is {e}", raw)
     return Decoded(json.dumps(datum, indent=2, ensure_ascii=False), where, raw)
-
-
-def _where(state: RegistryState, version: SchemaVersion) -> str:
-    subject, number = min(state.holders.get(version.id, {(version.subject, version.version)}))
-    return f"id {version.id} · {version.schema_type} · {subject} v{number}"
 
 
 def topic_subjects(state: RegistryState, topic: str) -> list[dict[str, Any]]:
