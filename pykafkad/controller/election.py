@@ -33,10 +33,22 @@ class ControllerElection:
         self.store = store
         self.metadata = metadata
         self.node_id = node_id
-        # The epoch this broker won with; 0 while it is not the controller.
-        self.epoch = 0
+        self._epoch = 0
         # Set by a controlled shutdown: this broker races no more.
         self.retired = False
+
+    @property
+    def epoch(self) -> int:
+        """The epoch this broker won with; 0 while it is not the controller."""
+        return self._epoch
+
+    @epoch.setter
+    def epoch(self, value: int) -> None:
+        self._epoch = value
+        # is_controller also reads the cache, which may have applied the new controller and epoch
+        # nodes before this broker's own write of the epoch returned: whoever waits on the cache
+        # for is_controller must look again now, or it waits for a change that never comes.
+        self.metadata.wake()
 
     @property
     def is_controller(self) -> bool:

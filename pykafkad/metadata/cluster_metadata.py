@@ -188,8 +188,13 @@ class ClusterMetadata:
         await self._events.settled()
 
     async def wait_for(self, predicate: Callable[[], object]) -> None:
-        """Wait until ``predicate()`` holds for the cache (checked after each applied change)."""
+        """Wait until ``predicate()`` holds for the cache (checked after each applied change, and
+        after each ``wake``)."""
         await self._events.wait_for(predicate)
+
+    def wake(self) -> None:
+        """Check every waiter's condition again: state outside the cache that conditions read changed."""
+        self._events.wake()
 
     def seen(self, path: str, version: int) -> bool:
         """Whether the cache has applied config node ``path`` at ``version`` or later."""

@@ -45,6 +45,12 @@ class WatchEvents:
                     self._changed.set()
                     self._changed = trio.Event()
 
+    def wake(self) -> None:
+        """Make every waiter check its condition again: for a condition that also reads state kept
+        outside the cache (the controller's own epoch), when that state changes."""
+        self._changed.set()
+        self._changed = trio.Event()
+
     async def settled(self) -> None:
         """Until every event posted so far has been applied."""
         await self.wait_for(lambda: self._pending == 0)

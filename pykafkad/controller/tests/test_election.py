@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from pykafkad.controller.election import ControllerElection
 from pykafkad.metadata import znodes
@@ -112,3 +113,45 @@ def test_a_winner_gone_before_the_cache_saw_it_is_raced_again(tmp_path: Path, go
     election = trio.run(_elect, store)
     assert store.lost
     assert election.epoch == 5
+
+
+class _AnswersAfterTheCache(LocalMetadataStore):
+    """Each write is made and its watches fire at once, but it is answered only once the cache has
+    applied them: the order a loaded broker may see (the notification before the reply)."""
+
+    metadata: ClusterMetadata | None = None
+
+    async def set(self, path: str, data: bytes, version: int = -1) -> int:
+        written = await super().set(path, data, version)
+        assert self.metadata is not None
+        await self.metadata.settled()
+        return written
+
+
+def test_a_task_waiting_for_this_broker_to_be_controller_wakes_when_the_cache_saw_it_first(tmp_path: Path) -> None:
+    """The partition leadership loop waits on the cache for ``is_controller``, which also reads the
+    election's own epoch: when the cache has shown the new controller and epoch before the
+    election's write returned, the epoch's arrival must wake the waiter."""
+    store = _AnswersAfterTheCache(tmp_path)
+
+    async def main() -> None:
+        metadata = store.metadata = ClusterMetadata(store, 1)
+        election = ControllerElection(store, metadata, 1)
+        async with trio.open_nursery() as nursery:
+            await metadata.start(nursery)
+            await store.create(znodes.CONTROLLER_EPOCH, b"4")
+            became = trio.Event()
+
+            async def controller_duties() -> None:
+                await metadata.wait_for(lambda: election.is_controller)
+                became.set()
+
+            nursery.start_soon(controller_duties)
+            await trio.testing.wait_all_tasks_blocked()
+            with trio.fail_after(HANG_GUARD_S):
+                await nursery.start(election.run)
+                await became.wait()
+            nursery.cancel_scope.cancel()
+        metadata.close()
+
+    trio.run(main)
