@@ -52,10 +52,6 @@ def _schema(name: str) -> dict[str, Any]:
     return {"schema": json.dumps({"type": "record", "name": name, "fields": [{"name": "n", "type": "int"}]})}
 
 
-# Known bug, open in issue 29: on a loaded machine (two busy loops on both cores), two registries
-# of this cluster handed out one id to two different schemas before the kill (1 run in 3). Until it
-# is fixed the test runs in make test without failing it; a pass is reported as XPASS.
-@pytest.mark.xfail(reason="under load two registries can hand out one schema id twice (issue 29)", strict=False)
 @pytest.mark.cluster_timeout(300)
 def test_the_primary_broker_killed_another_registry_takes_the_writes_and_no_id_is_reused(cluster: Cluster) -> None:
     urls = {}

@@ -35,6 +35,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
+from pykafkad.coordinator.transaction.coordinator import HOLD_MARKERS_ENV
 from compat_tests.storage_support import wait_for
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
@@ -453,6 +454,46 @@ def test_two_instances_on_one_topic_never_hand_out_one_id_twice(registry: Regist
                 assert json.loads(_http(f"{url}/schemas/ids/{schema_id}")[1]["schema"]) == schemas[i]
     finally:
         assert other.stop() == 0
+
+
+def test_a_registration_is_answered_only_once_its_registry_has_read_it(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """EndTxn is answered before the transaction's markers are written, and until they are, the
+    topic's last stable offset stays before the registry's own records.  A registry that answered
+    then, having read only up to that offset, could not find the id it had just answered, and its
+    next registration, decided on a state without it, handed out the same id to another schema (seen
+    under load on three brokers).  The broker here holds the markers back (a test-only switch) to
+    make that while long."""
+    hold = tmp_path / "hold-markers"
+    monkeypatch.setenv(HOLD_MARKERS_ENV, str(hold))
+    registry = RegistryBroker(tmp_path).start()
+    try:
+        first_answered = threading.Event()
+        seen: dict[str, Any] = {}
+
+        def register_two() -> None:
+            seen["first"] = _register(registry, "held-a", {"type": "record", "name": "HeldA", "fields": []})
+            first_answered.set()
+            seen["lookup"] = registry.call(f"/schemas/ids/{seen['first'][1].get('id')}")
+            seen["second"] = _register(registry, "held-b", {"type": "record", "name": "HeldB", "fields": []})
+
+        hold.touch()
+        writer = threading.Thread(target=register_two)
+        writer.start()
+        # The registry must not answer while the markers are held.  Whether it waits cannot be
+        # seen from outside, so the hold is kept a few seconds: a registry that answers in that
+        # while fails the assertions below; one that waits answers once the hold is gone.
+        first_answered.wait(3)
+        hold.unlink()
+        writer.join(60)
+        assert seen["first"][0] == 200 and seen["second"][0] == 200, seen
+        assert seen["lookup"][0] == 200, seen
+        assert json.loads(seen["lookup"][1]["schema"])["name"] == "HeldA"
+        assert seen["first"][1]["id"] != seen["second"][1]["id"], seen
+    finally:
+        if hold.exists():
+            hold.unlink()
+        registry.broker.close()
 
 
 def test_the_standalone_registry_serves_apache_kafka(reference_kafka: BrokerProcess, tmp_path: Path) -> None:

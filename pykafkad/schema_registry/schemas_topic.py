@@ -241,7 +241,7 @@ class SchemasTopic:
                 if not records:
                     return result
                 try:
-                    await trio.to_thread.run_sync(self._commit, self._producer, records)
+                    last = await trio.to_thread.run_sync(self._commit, self._producer, records)
                 except RegistryError:
                     # Whatever state the transaction was left in, the next write starts a new producer.
                     self._producer = None
@@ -252,8 +252,11 @@ class SchemasTopic:
                     self._producer = None
                     await trio.sleep(min(FENCED_BACKOFF_MAX_S, random.uniform(*FENCED_BACKOFF_S) * 2**attempt))
                     continue
-                # Committed: answered once read back, up to the last stable offset that includes it.
-                await self._read_to(await trio.to_thread.run_sync(self._end_offset))
+                # Committed: answered once read back.  Not up to the last stable offset: EndTxn is
+                # answered before the markers are written, and until they are, that offset lies
+                # before these records; the next decision would not see them (one id handed out
+                # twice).
+                await self._read_to(last + 1)
                 return result
         raise store_error(f"other registry instances kept writing to {self.topic}; try again")
 
@@ -274,13 +277,24 @@ class SchemasTopic:
             raise store_error(f"cannot start writing to {self.topic}: {e.args[0].str()}") from None
         return producer
 
-    def _commit(self, producer: Producer, records: Records) -> None:
-        """The records in one transaction; a failure to deliver one fails the commit."""
+    def _commit(self, producer: Producer, records: Records) -> int:
+        """The records in one transaction; the offset of the last.  A failure to deliver one fails
+        the commit."""
+        offsets: list[int] = []
+
+        def delivered(error: KafkaError | None, msg: Any) -> None:
+            if error is None:
+                offsets.append(msg.offset())
+
         try:
             producer.begin_transaction()
             for key, value in records:
-                producer.produce(self.topic, _encode(value), _encode(key), partition=0)
+                producer.produce(self.topic, _encode(value), _encode(key), partition=0, on_delivery=delivered)
             producer.commit_transaction(WRITE_TIMEOUT_S)
+            # The commit delivered every record; a report the commit did not serve, a poll does.
+            deadline = time.monotonic() + WRITE_TIMEOUT_S
+            while len(offsets) < len(records) and time.monotonic() < deadline:
+                producer.poll(0.1)
         except KafkaException as e:
             error = e.args[0]
             if error.fatal() or error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED,
@@ -292,3 +306,7 @@ class SchemasTopic:
                 except KafkaException:
                     raise _Fenced() from None
             raise store_error(f"writing to {self.topic}: {error.str()}") from None
+        if len(offsets) < len(records):
+            raise store_error(f"writing to {self.topic}: committed, but {len(records) - len(offsets)} "
+                              f"delivery report(s) missing after {WRITE_TIMEOUT_S:.0f} s")
+        return max(offsets)

@@ -65,6 +65,16 @@ COMPLETE_RETRY_S = 0.5
 # Test-only: while the file this names exists, a transaction's Complete state waits after its markers
 # are written, so a test can make that one write fail (a full disk) without racing it.
 HOLD_COMPLETION_ENV = "PYKAFKAD_TEST_HOLD_TXN_COMPLETION"
+# Test-only: while the file this names exists, an ended transaction's markers wait to be written, so
+# a test sees what a client does between EndTxn's answer and its last stable offset moving on (which,
+# with replicas on a loaded cluster, can take a while).
+HOLD_MARKERS_ENV = "PYKAFKAD_TEST_HOLD_TXN_MARKERS"
+
+
+async def _held(env: str) -> None:
+    hold = os.environ.get(env)
+    while hold and os.path.exists(hold):
+        await trio.sleep(0.05)
 
 
 def now_ms() -> int:
@@ -320,11 +330,10 @@ class TransactionCoordinator:
 
     async def _complete(self, meta: TransactionMetadata, coordinator_epoch: int) -> None:
         commit = meta.state == TransactionState.PREPARE_COMMIT
+        await _held(HOLD_MARKERS_ENV)
         await self.markers.write(meta.producer_id, meta.producer_epoch, commit, coordinator_epoch,
                                  set(meta.partitions))
-        hold = os.environ.get(HOLD_COMPLETION_ENV)
-        while hold and os.path.exists(hold):
-            await trio.sleep(0.05)
+        await _held(HOLD_COMPLETION_ENV)
         index = self.partition_for(meta.transactional_id)
         while self.partitions.epoch(index) == coordinator_epoch and self._txns.get(meta.transactional_id) is meta:
             if meta.pending is not None:
