@@ -35,8 +35,8 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
-from pykafkad.coordinator.transaction.coordinator import HOLD_MARKERS_ENV
 from compat_tests.storage_support import wait_for
+from pykafkad.coordinator.transaction.coordinator import HOLD_MARKERS_ENV
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 USER_V1 = {"type": "record", "name": "User", "namespace": "example",
