@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import ConsumerGroupState
 from confluent_kafka.admin import (
     AclBinding,
     AclOperation,
@@ -36,6 +38,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.storage_support import wait_for
+from compat_tests.test_schema_registry import StandaloneRegistry
 
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret" '
         'user_alice="alice-secret" user_bob="bob-secret";')
@@ -62,13 +65,14 @@ class SecuredRegistry:
                             "sasl.mechanism": "PLAIN", "sasl.username": "admin", "sasl.password": "admin-secret"})
 
     def call(self, path: str, user: str | None, password: str | None = None, method: str = "GET",
-             body: Any = None) -> tuple[int, Any, dict[str, str]]:
+             body: Any = None, url: str | None = None) -> tuple[int, Any, dict[str, str]]:
+        """``path`` of this broker's registry, or of the one at ``url``, as ``user``."""
         headers = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
         if user is not None:
             secret = password if password is not None else f"{user}-secret"
             headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{secret}".encode()).decode()
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        request = urllib.request.Request((url or self.url) + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 return answer.status, json.loads(answer.read() or b"null"), dict(answer.headers)
@@ -139,3 +143,56 @@ def test_confluents_client_passes_its_basic_auth_user_info(secured: SecuredRegis
     with pytest.raises(SchemaRegistryError) as refused:
         stranger.register_schema("orders-key", Schema(json.dumps({"type": "long"}), "AVRO"))
     assert (refused.value.http_status_code, refused.value.error_code) == (403, 40301)
+
+
+def _metric(url: str, name: str, user: str | None = None) -> float | None:
+    """One value of the registry's /metrics (which, with an authorizer, needs credentials too)."""
+    headers = {} if user is None else {
+        "Authorization": "Basic " + base64.b64encode(f"{user}:{user}-secret".encode()).decode()}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url + "/metrics", headers=headers), timeout=10) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    found = re.search(rf"^{name} (\S+)$", text, re.M)
+    return None if found is None else float(found.group(1))
+
+
+def _group_members(secured: SecuredRegistry) -> int:
+    """Members of the registries' group once it is stable with the partition assigned, else 0."""
+    admin = secured.admin()  # kept while its future runs
+    described = admin.describe_consumer_groups(["schema-registry-_schemas"])["schema-registry-_schemas"].result(10)
+    if described.state != ConsumerGroupState.STABLE:
+        return 0
+    if not any(m.assignment and m.assignment.topic_partitions for m in described.members):
+        return 0
+    return len(described.members)
+
+
+def test_a_write_forwarded_to_the_primary_carries_the_callers_credentials(secured: SecuredRegistry,
+                                                                         tmp_path: Path) -> None:
+    """An instance that is not the primary forwards a write with the caller's Authorization header,
+    and the primary checks it.  The instance in front here is a standalone registry, which asks for
+    no credentials itself, so every refusal below is the broker's registry judging the forwarded
+    header."""
+    wait_for("the broker's registry is the primary",
+             lambda: _metric(secured.url, "pykafkad_schema_registry_primary", "admin") == 1, timeout=60)
+    front = StandaloneRegistry(f"127.0.0.1:{secured.broker.port}", tmp_path / "front.log")
+    try:
+        # The group settles with both, the partition (the primary) left where it was.
+        wait_for("both instances in a stable group", lambda: _group_members(secured) == 2, timeout=60)
+        assert _metric(secured.url, "pykafkad_schema_registry_primary", "admin") == 1
+        assert _metric(front.url, "pykafkad_schema_registry_primary") == 0
+        body = {"schema": json.dumps({"type": "record", "name": "Forwarded", "fields": []})}
+        path = "/subjects/orders-forwarded/versions"
+        status, answer, _ = secured.call(path, None, method="POST", body=body, url=front.url)
+        assert (status, answer.get("error_code")) == (401, 40101), answer
+        status, answer, _ = secured.call(path, "bob", method="POST", body=body, url=front.url)
+        assert (status, answer["error_code"]) == (403, 40301), answer
+        status, answer, _ = secured.call(path, "admin", method="POST", body=body, url=front.url)
+        assert status == 200, answer
+        assert secured.call(f"/schemas/ids/{answer['id']}", "admin")[0] == 200
+        assert _metric(front.url, "pykafkad_schema_registry_forwarded_requests_total") == 3
+    finally:
+        assert front.stop() == 0
+

@@ -56,23 +56,30 @@ class PrimaryElection:
                 await trio.to_thread.run_sync(member.join, 5.0)
 
     def _member(self) -> None:
+        # Sticky: an instance that joins (or restarts elsewhere) leaves the partition, and so the
+        # primary, where it is; with range the member id that sorts first would take it each time.
         consumer = Consumer({**self.client, "group.id": self.group_id, "client.id": CLIENT_ID_PREFIX + self.url,
                              "enable.auto.commit": False, "session.timeout.ms": SESSION_TIMEOUT_MS,
                              "heartbeat.interval.ms": SESSION_TIMEOUT_MS // 10,
-                             "partition.assignment.strategy": "range"})
+                             "partition.assignment.strategy": "cooperative-sticky"})
 
+        def ours(partitions: list[TopicPartition]) -> bool:
+            return any(p.topic == self.topic and p.partition == 0 for p in partitions)
+
+        # Cooperative rebalancing: each callback names only the partitions added or taken away.
         def assigned(c: Consumer, partitions: list[TopicPartition]) -> None:
+            # Assigned here, so that the pause holds: nothing of the topic is fetched.
+            c.incremental_assign(partitions)
             c.pause(partitions)
-            primary = any(p.topic == self.topic and p.partition == 0 for p in partitions)
-            if primary != self.is_primary:
-                log.info("schema registry: %s the primary of %s", "now" if primary else "no longer", self.topic)
-            self.is_primary = primary
+            if ours(partitions) and not self.is_primary:
+                log.info("schema registry: now the primary of %s", self.topic)
+                self.is_primary = True
             self._found = None
 
-        def revoked(_c: Consumer, _partitions: list[TopicPartition]) -> None:
-            if self.is_primary:
-                log.info("schema registry: no longer the primary of %s (rebalancing)", self.topic)
-            self.is_primary = False
+        def revoked(_c: Consumer, partitions: list[TopicPartition]) -> None:
+            if ours(partitions) and self.is_primary:
+                log.info("schema registry: no longer the primary of %s", self.topic)
+                self.is_primary = False
             self._found = None
 
         consumer.subscribe([self.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
