@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
@@ -246,6 +246,42 @@ def test_a_broker_without_a_registry_reads_the_schemas_a_standalone_registry_wri
         errors = _send(broker.bootstrap, "remote-orders", [b"raw"])
         assert errors[0] is not None and errors[0].code() == KafkaError.INVALID_RECORD
         wait_for("3 records", lambda: _count(broker.bootstrap, "remote-orders") == 3)
+    finally:
+        if standalone is not None:
+            assert standalone.stop() == 0
+        broker.close()
+
+
+def test_a_broker_that_cannot_read_the_schemas_topic_says_why_and_reads_it_once_fixed(tmp_path: Path) -> None:
+    """No registry in this broker, and a ``_schemas`` it cannot use (two partitions): a produce to a
+    validated topic is refused as retriable (REQUEST_TIMED_OUT, as a leader not ready), the log says
+    why, and once the topic is replaced the broker tries again and validates."""
+    broker = BrokerProcess(tmp_path / "logs", {"offsets.topic.replication.factor": "1"}, name="unreadable-schemas")
+    broker.start()
+    standalone = None
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("_schemas", 2, 1)])["_schemas"].result(30)
+        _topic(broker.bootstrap, "guarded", **{"confluent.value.schema.validation": "true"})
+        [error] = _send(broker.bootstrap, "guarded", [_framed(1, b"x")])
+        assert error is not None and error.code() == KafkaError.REQUEST_TIMED_OUT, error
+        assert "schema validation: cannot read _schemas: topic _schemas has 2 partitions" in broker.stderr_text()
+
+        admin.delete_topics(["_schemas"])["_schemas"].result(30)
+        wait_for("_schemas deleted", lambda: "_schemas" not in admin.list_topics(timeout=10).topics)
+        standalone = StandaloneRegistry(broker.bootstrap, tmp_path / "registry.log")
+        schema_id = SchemaRegistryClient({"url": standalone.url}).register_schema(
+            "guarded-value", Schema(json.dumps(ORDER), "AVRO"))
+        serialize = AvroSerializer(SchemaRegistryClient({"url": standalone.url}), json.dumps(ORDER))
+        value = serialize({"id": 1, "item": "tea"}, SerializationContext("guarded", MessageField.VALUE))
+        assert struct.unpack(">i", value[1:5])[0] == schema_id
+        # A producer that retries (librdkafka's default) is answered once the broker has tried again.
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "message.timeout.ms": 60000})
+        outcome: list[KafkaError | None] = []
+        producer.produce("guarded", value, on_delivery=lambda err, _msg: outcome.append(err))
+        assert producer.flush(90) == 0 and outcome == [None], outcome
+        [refused] = _send(broker.bootstrap, "guarded", [_framed(schema_id + 100, b"x")])
+        assert refused is not None and refused.code() == KafkaError.INVALID_RECORD
     finally:
         if standalone is not None:
             assert standalone.stop() == 0
