@@ -22,7 +22,8 @@ cluster: build tools
 
 run: build
 	$(VENV)/bin/pykafkad serve configs/server.properties --override metrics.listener=http://127.0.0.1:9644 \
-		--override metrics.console.enable=true --override schema.registry.listener=http://127.0.0.1:8081
+		--override metrics.console.enable=true --override schema.registry.listener=http://127.0.0.1:8081 \
+		--override rest.listener=http://127.0.0.1:8082
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)

@@ -37,9 +37,11 @@ def _parser(with_commands: bool = True) -> argparse.ArgumentParser:
     add_arguments(common)
     for module in (cluster, topic, group, records, reassign, acl, schema):
         module.register(commands, common)
+    from pykafkad.rest_proxy import command as rest_command
     from pykafkad.schema_registry import command as registry_command
 
     registry_command.register(commands, common)
+    rest_command.register(commands, common)
     from pykafkad.pipelines import PIPELINES  # names only; pyspark is imported when one runs
 
     pipeline = commands.add_parser(
@@ -117,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser(with_commands=argv[:1] != ["serve"]).parse_args(argv)
     if args.command == "pipeline":
         return _run_pipeline(args.name, args.args)
-    if hasattr(args, "serve_registry"):
-        return int(args.serve_registry(args))
+    if hasattr(args, "serve_service"):
+        return int(args.serve_service(args))
     if hasattr(args, "run"):
         return _run_command(args)
     logging.basicConfig(

@@ -302,6 +302,29 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("schema.registry.max.request.bytes", "int", 1048576, at_least(1024),
                   by="schema_registry/server.py",
                   doc="The largest request body the registry reads; a larger one gets 413."),
+        # The REST proxy in the broker's process (rest_proxy/): Confluent REST Proxy's API on its own
+        # HTTP listener, a Kafka client of this broker; off if empty.
+        ConfigKey("rest.listener", "string", "", METRICS_LISTENER_CHECK,
+                  by="network/server.py, rest_proxy/server.py",
+                  doc="The REST proxy (Confluent's REST Proxy API, v2 and v3) on http://host:port, in the "
+                      "broker's process; off if empty."),
+        ConfigKey("rest.schema.registry.url", "string", "", None,
+                  by="rest_proxy/server.py",
+                  doc="The schema registry the REST proxy uses for the avro, jsonschema and protobuf formats; "
+                      "empty: this broker's own (schema.registry.listener)."),
+        ConfigKey("rest.max.request.bytes", "int", 67108864, at_least(1024),
+                  by="rest_proxy/server.py",
+                  doc="The largest request body the REST proxy reads; a larger one gets 413."),
+        ConfigKey("rest.producer.records.max", "int", 10000, at_least(1),
+                  by="rest_proxy/api_v2.py",
+                  doc="The most records one produce request may carry; more get 422."),
+        ConfigKey("rest.consumer.instance.timeout.ms", "int", 300000, at_least(1000),
+                  by="rest_proxy/consumer_instances.py",
+                  doc="A v2 consumer instance idle this long is closed and leaves its group "
+                      "(Confluent's consumer.instance.timeout.ms)."),
+        ConfigKey("rest.consumer.instances.max", "int", 100, at_least(1),
+                  by="rest_proxy/consumer_instances.py",
+                  doc="The most v2 consumer instances alive on this broker's proxy; one more gets 429 (42901)."),
         # The web console and the JSON admin API on that listener: they show every topic's records to
         # whoever reaches the port, so they are off unless asked for (and never with an authorizer).
         ConfigKey("metrics.console.enable", "boolean", False,

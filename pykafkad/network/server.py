@@ -264,12 +264,25 @@ class Server:
                     http_socket.close()
                 raise StartupError(f"schema.registry.listener={self.config['schema.registry.listener']}: "
                                    f"{_bind_problem(e)}") from e
+        rest_address = parse_metrics_listener(self.config["rest.listener"])
+        rest_socket = None
+        if rest_address is not None:
+            from pykafkad.schema_registry.server import bind as bind_http
+            try:
+                rest_socket = bind_http(*rest_address)
+            except OSError as e:
+                for _, sock in sockets:
+                    sock.close()
+                for extra in (http_socket, registry_socket):
+                    if extra is not None:
+                        extra.close()
+                raise StartupError(f"rest.listener={self.config['rest.listener']}: {_bind_problem(e)}") from e
         try:
             locks = LogDirLocks.acquire(self.config.log_dirs)
         except (LogDirInUse, OSError) as e:
             for _, sock in sockets:
                 sock.close()
-            for extra in (http_socket, registry_socket):
+            for extra in (http_socket, registry_socket, rest_socket):
                 if extra is not None:
                     extra.close()
             if isinstance(e, LogDirInUse):
@@ -294,13 +307,19 @@ class Server:
                     background.start_soon(registry_server.serve_in_broker, registry_socket, self.config,
                                           broker.schema_source(), access)
                     registry_socket = None
+                if rest_socket is not None:
+                    # Imported only when asked for, as the registry is.
+                    from pykafkad.rest_proxy import server as rest_server
+                    background.start_soon(rest_server.serve_in_broker, rest_socket, self.config)
+                    rest_socket = None
                 await self._serve(broker, listening, started, task_status)
                 background.cancel_scope.cancel()
         finally:
             for _, sock in sockets:
                 sock.close()
-            if registry_socket is not None:
-                registry_socket.close()
+            for extra in (registry_socket, rest_socket):
+                if extra is not None:
+                    extra.close()
             if broker is not None:
                 log.info("flushing and closing logs")
                 broker.close()

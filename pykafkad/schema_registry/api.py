@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
+from pykafkad.http_body import BodyTooLarge, read_body
 from pykafkad.schema_registry import errors
 from pykafkad.schema_registry.primary_election import PrimaryElection
 from pykafkad.schema_registry.protobuf_schema import ProtobufSchema
@@ -40,8 +41,6 @@ DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 # Set on a write forwarded to the primary, which then answers it itself whatever it believes.
 FORWARDED_HEADER = "X-Pykafkad-Forwarded"
 FORWARD_TIMEOUT_S = 60.0
-# A body over the limit but no larger than this is read to its end (and dropped) before the 413.
-DRAIN_BYTES = 64 * 1024 * 1024
 
 
 class RegistryResponse(JSONResponse):
@@ -144,23 +143,11 @@ class RegistryApi:
         if kind not in ACCEPTED_TYPES:
             raise errors.RegistryError(415, 415, f"HTTP 415 Unsupported Media Type: {kind}; send "
                                                  f"{CONTENT_TYPE} or application/json")
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max(self.max_request_bytes, DRAIN_BYTES):
-            raise self._too_large()
-        body = bytearray()
-        too_large = False
-        async for chunk in request.stream():
-            if too_large:
-                # Read and dropped: a connection closed with the body unread is reset, and the client
-                # would see a broken pipe instead of the 413.
-                continue
-            body += chunk
-            if len(body) > self.max_request_bytes:
-                too_large = True
-                body.clear()
-        if too_large:
-            raise self._too_large()
-        request.state.raw_body = bytes(body)
+        try:
+            body = await read_body(request, self.max_request_bytes)
+        except BodyTooLarge:
+            raise self._too_large() from None
+        request.state.raw_body = body
         return request.state.raw_body
 
     async def _body(self, request: Request) -> dict[str, Any]:

@@ -4,15 +4,8 @@ included), until SIGTERM or Ctrl-C."""
 from __future__ import annotations
 
 import argparse
-import logging
-import signal
-import sys
-
-import trio
-
-from pykafkad.config import parse_metrics_listener
-
-log = logging.getLogger(__name__)
+import socket
+from typing import Any
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -29,52 +22,15 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
                              "wildcard address replaced by this machine's name)")
     parser.add_argument("--max-request-bytes", type=int, default=1048576,
                         help="the largest request body read (default %(default)s)")
-    parser.set_defaults(serve_registry=run)
+    parser.set_defaults(serve_service=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pykafkad.commands.connection import CommandError, client_config
+    from pykafkad.commands.http_service import run_http_service
     from pykafkad.schema_registry.schemas_topic import StoreStartError
-    from pykafkad.schema_registry.server import bind, serve_registry
+    from pykafkad.schema_registry.server import serve_registry
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("librdkafka").setLevel(logging.ERROR)
-    try:
-        address = parse_metrics_listener(args.listener)
-        client = client_config(args)
-    except (ValueError, CommandError) as e:
-        print(f"pykafkad: registry: {e}", file=sys.stderr)
-        return 2
-    assert address is not None
-    client.pop("allow.auto.create.topics", None)
-    try:
-        sock = bind(*address)
-    except OSError as e:
-        print(f"pykafkad: registry: cannot listen on {args.listener}: {e.strerror or e}", file=sys.stderr)
-        return 1
+    async def serve(sock: socket.socket, client: dict[str, Any]) -> None:
+        await serve_registry(sock, client, args.topic, args.max_request_bytes, url=args.advertised_url)
 
-    failure: list[str] = []
-
-    async def main() -> None:
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async with trio.open_nursery() as nursery:
-
-                async def registry() -> None:
-                    try:
-                        await serve_registry(sock, client, args.topic, args.max_request_bytes,
-                                             url=args.advertised_url)
-                    except* StoreStartError as group:
-                        failure.append(str(group.exceptions[0]))
-                        nursery.cancel_scope.cancel()
-
-                nursery.start_soon(registry)
-                async for signum in signals:
-                    log.info("received %s, stopping", signal.Signals(signum).name)
-                    nursery.cancel_scope.cancel()
-                    break
-
-    trio.run(main)
-    if failure:
-        print(f"pykafkad: registry: cannot start: {failure[0]}", file=sys.stderr)
-        return 1
-    return 0
+    return run_http_service(args, "registry", serve, (StoreStartError,))

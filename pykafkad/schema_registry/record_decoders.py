@@ -85,7 +85,7 @@ def _reader(schema_id: int, schema_type: str, schema: str, deps: Dependencies) -
         return functools.partial(_read_avro, _decoder(schema_id, schema_type, schema, deps), parsed.parsed)
     if isinstance(parsed, JsonSchema):
         return _read_json
-    messages = _protobuf_messages(parsed.parsed, parsed.imports)
+    messages = protobuf_messages(parsed.parsed, parsed.imports)
 
     def read(payload: bytes) -> Any:
         if isinstance(messages, str):
@@ -209,7 +209,7 @@ def _well_known(name: str) -> descriptor_pb2.FileDescriptorProto:
     return known
 
 
-def _protobuf_messages(file: descriptor_pb2.FileDescriptorProto,
+def protobuf_messages(file: descriptor_pb2.FileDescriptorProto,
                        imports: tuple[descriptor_pb2.FileDescriptorProto, ...]) -> list[Descriptor] | str:
     """The top-level messages of ``file``, loaded with what it imports; or why they cannot be."""
     pool = descriptor_pool.DescriptorPool()
@@ -250,7 +250,7 @@ def _framed_message(messages: list[Descriptor], payload: bytes) -> tuple[Descrip
 
 def _protobuf(file: descriptor_pb2.FileDescriptorProto,
               imports: tuple[descriptor_pb2.FileDescriptorProto, ...]) -> Decoder:
-    messages = _protobuf_messages(file, imports)
+    messages = protobuf_messages(file, imports)
     if isinstance(messages, str):
         return lambda _payload, problem=messages: problem
 

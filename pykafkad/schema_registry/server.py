@@ -47,19 +47,22 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 class LoopbackOnly:
-    """ASGI middleware, as the console has: a registry bound to loopback without credentials answers
-    only requests that name a loopback host, so a web page of another site cannot reach it by
-    pointing its own name at 127.0.0.1 (DNS rebinding)."""
+    """ASGI middleware, as the console has: an HTTP API bound to loopback without credentials
+    (the registry's, the REST proxy's) answers only requests that name a loopback host, so a web
+    page of another site cannot reach it by pointing its own name at 127.0.0.1 (DNS rebinding)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, service: str = "registry",
+                 content_type: str = "application/vnd.schemaregistry.v1+json") -> None:
         self.app = app
+        self.service = service
+        self.content_type = content_type.encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and not loopback_host(scope):
-            body = json.dumps({"error_code": 40301, "message": "this registry answers only to 127.0.0.1, "
+            body = json.dumps({"error_code": 40301, "message": f"this {self.service} answers only to 127.0.0.1, "
                                                                "localhost or [::1]"}).encode()
             await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"application/vnd.schemaregistry.v1+json"),
+                        "headers": [(b"content-type", self.content_type),
                                     (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
             return

@@ -1,0 +1,42 @@
+"""``pykafkad rest``: the REST proxy on its own, against any Kafka cluster (Apache Kafka included),
+until SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+from typing import Any
+
+
+def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser(
+        "rest", parents=[common],
+        help="run the REST proxy (Confluent's API) against a Kafka cluster",
+        description="A REST proxy that speaks Confluent REST Proxy's API (v2 and v3): Kafka over HTTP for the "
+                    "cluster given by --bootstrap-server.")
+    parser.add_argument("--listener", default="http://127.0.0.1:8082",
+                        help="where to answer, http://host:port (default %(default)s)")
+    parser.add_argument("--schema-registry-url", default=None,
+                        help="the schema registry for the avro, jsonschema and protobuf formats")
+    parser.add_argument("--max-request-bytes", type=int, default=67108864,
+                        help="the largest request body read (default %(default)s)")
+    parser.add_argument("--producer-records-max", type=int, default=10000,
+                        help="the most records in one produce request (default %(default)s)")
+    parser.add_argument("--consumer-instance-timeout-ms", type=int, default=300000,
+                        help="a consumer instance idle this long is closed (default %(default)s)")
+    parser.add_argument("--consumer-instances-max", type=int, default=100,
+                        help="the most consumer instances alive at once (default %(default)s)")
+    parser.set_defaults(serve_service=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pykafkad.commands.http_service import run_http_service
+    from pykafkad.rest_proxy.server import RestSettings, serve_rest
+
+    settings = RestSettings(args.max_request_bytes, args.producer_records_max, args.consumer_instance_timeout_ms,
+                            args.consumer_instances_max, args.schema_registry_url)
+
+    async def serve(sock: socket.socket, client: dict[str, Any]) -> None:
+        await serve_rest(sock, client, settings)
+
+    return run_http_service(args, "rest", serve)

@@ -1,0 +1,164 @@
+"""The REST proxy as a running service: its Kafka clients made, its routes (v2, v3) served by
+hypercorn on the caller's Trio loop, its consumer instances expired.  The broker starts it for
+``rest.listener``; ``pykafkad rest`` starts it on its own against any Kafka cluster."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.schemas import SchemaGenerator
+
+from pykafkad.config import BrokerConfig
+from pykafkad.rest_proxy import rest_errors
+from pykafkad.rest_proxy.api_v2 import V2Api
+from pykafkad.rest_proxy.cluster_view import ClusterView
+from pykafkad.rest_proxy.consumer_instances import ConsumerInstances
+from pykafkad.rest_proxy.record_producer import RecordProducer
+from pykafkad.rest_proxy.rest_metrics import RequestMetrics
+from pykafkad.rest_proxy.schema_formats import SchemaFormats
+from pykafkad.schema_registry.server import LoopbackOnly, bind
+
+__all__ = ["RestSettings", "bind", "serve_rest", "serve_in_broker"]
+
+log = logging.getLogger(__name__)
+
+OPENAPI = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "pykafkad REST proxy (Confluent REST Proxy API)",
+                                                         "version": "v2"}})
+
+
+@dataclass
+class RestSettings:
+    """The proxy's limits and links, with their config keys' defaults."""
+    max_request_bytes: int = 67_108_864
+    max_records: int = 10_000
+    instance_timeout_ms: int = 300_000
+    max_instances: int = 100
+    registry_url: str | None = None
+
+    @classmethod
+    def of(cls, config: BrokerConfig) -> RestSettings:
+        registry = config["rest.schema.registry.url"] or None
+        return cls(config["rest.max.request.bytes"], config["rest.producer.records.max"],
+                   config["rest.consumer.instance.timeout.ms"], config["rest.consumer.instances.max"], registry)
+
+
+def _error_response(error: rest_errors.RestError) -> Response:
+    return JSONResponse(error.body(), status_code=error.status, media_type="application/vnd.kafka.v2+json")
+
+
+async def _rest_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, rest_errors.RestError)
+    return _error_response(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _error_response(rest_errors.RestError(exc.status_code, exc.status_code,
+                                                 f"HTTP {exc.status_code} {exc.detail}"))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.error("rest proxy: %s %s failed", request.method, request.url.path, exc_info=exc)
+    return _error_response(rest_errors.RestError(500, 500, f"Internal server error: {exc}"))
+
+
+def make_app(v2: V2Api) -> Any:
+    consumer = "/consumers/{group}/instances/{instance}"
+
+    async def root(request: Request) -> Response:
+        return JSONResponse({})
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(OPENAPI.get_schema(request.app.routes))
+
+    async def metrics(request: Request) -> Response:
+        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+    routes = [
+        Route("/", root, include_in_schema=False),
+        Route("/topics", v2.topics),
+        Route("/topics/{topic}", v2.topic, methods=["GET"]),
+        Route("/topics/{topic}", v2.produce, methods=["POST"]),
+        Route("/topics/{topic}/partitions", v2.partitions),
+        Route("/topics/{topic}/partitions/{partition}", v2.partition, methods=["GET"]),
+        Route("/topics/{topic}/partitions/{partition}", v2.produce, methods=["POST"]),
+        Route("/topics/{topic}/partitions/{partition}/offsets", v2.partition_offsets),
+        Route("/brokers", v2.brokers),
+        Route("/consumers/{group}", v2.create_consumer, methods=["POST"]),
+        Route(consumer, v2.delete_consumer, methods=["DELETE"]),
+        Route(consumer + "/subscription", v2.subscription, methods=["GET", "POST", "DELETE"]),
+        Route(consumer + "/assignments", v2.assignments, methods=["GET", "POST"]),
+        Route(consumer + "/positions", v2.positions, methods=["POST"]),
+        Route(consumer + "/positions/beginning", v2.positions_edge, methods=["POST"]),
+        Route(consumer + "/positions/end", v2.positions_edge, methods=["POST"]),
+        Route(consumer + "/records", v2.records, methods=["GET"]),
+        Route(consumer + "/offsets", v2.offsets, methods=["GET", "POST"]),
+        Route("/openapi.json", openapi, include_in_schema=False),
+        Route("/metrics", metrics, include_in_schema=False),
+    ]
+    return Starlette(routes=routes, exception_handlers={rest_errors.RestError: _rest_error,
+                                                       HTTPException: _http_error, Exception: _unexpected})
+
+
+async def serve_rest(sock: socket.socket, client: dict[str, Any], settings: RestSettings,
+                     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """Answer on ``sock`` until cancelled (``sock`` is closed either way), as a Kafka client
+    configured by ``client``."""
+    address = sock.getsockname()
+    try:
+        view = await trio.to_thread.run_sync(ClusterView, client)
+        producer = await trio.to_thread.run_sync(RecordProducer, client)
+    except BaseException:
+        sock.close()
+        raise
+    instances = ConsumerInstances(client, settings.instance_timeout_ms, settings.max_instances)
+    v2 = V2Api(view, producer, instances, SchemaFormats(settings.registry_url), settings.max_request_bytes,
+               settings.max_records)
+    app: Any = RequestMetrics(make_app(v2))
+    if address[0] in ("127.0.0.1", "::1"):
+        app = LoopbackOnly(app, "proxy", "application/vnd.kafka.v2+json")
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(instances.expire)
+            config = HypercornConfig()
+            config.bind = [f"fd://{sock.detach()}"]
+            config.accesslog = None
+            config.errorlog = log
+            config.graceful_timeout = 1.0
+            await nursery.start(serve, app, config)
+            log.info("rest proxy: serving on http://%s:%d", address[0], address[1])
+            task_status.started()
+    finally:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(producer.close)
+            await trio.to_thread.run_sync(view.close)
+
+
+async def serve_in_broker(sock: socket.socket, config: BrokerConfig) -> None:
+    """The proxy of ``rest.listener``, a client of this broker on its PLAINTEXT listener; its
+    schema formats use ``rest.schema.registry.url`` or this broker's own registry."""
+    from pykafkad.schema_registry.server import broker_client
+    client = broker_client(config)
+    if client is None:
+        sock.close()
+        log.error("rest proxy: not started: rest.listener needs a PLAINTEXT listener in listeners to reach the "
+                  "broker (run `pykafkad rest` with --command-config instead)")
+        return
+    settings = RestSettings.of(config)
+    if settings.registry_url is None and config["schema.registry.listener"]:
+        host, port = config["schema.registry.listener"].removeprefix("http://").rsplit(":", 1)
+        host = "127.0.0.1" if host in ("", "0.0.0.0") else ("[::1]" if host in ("::", "[::]") else host)
+        settings.registry_url = f"http://{host}:{port}"
+    await serve_rest(sock, client, settings)
