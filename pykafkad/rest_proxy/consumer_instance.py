@@ -60,7 +60,7 @@ class ConsumerInstance:
         self.group = group
         self.name = name
         self.settings = settings
-        config: dict[str, Any] = {**client, "group.id": group, "client.id": f"pykafkad-rest {group}/{name}",
+        config: dict[str, Any] = {**client, "group.id": group, "client.id": f"pykafkad-rest-{name}",
                                   "auto.offset.reset": settings.auto_offset_reset,
                                   "enable.auto.commit": settings.auto_commit}
         if settings.fetch_min_bytes is not None:

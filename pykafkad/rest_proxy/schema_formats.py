@@ -72,6 +72,20 @@ class RegistryLink:
         self._by_id.setdefault(int(answer["id"]), (schema_type, schema))
         return int(answer["id"])
 
+    def version(self, subject: str, version: str | int) -> tuple[int, int, str, str]:
+        """The id, version number, type and text of ``subject``'s version (``latest`` too)."""
+        answer = self._call("GET", f"/subjects/{urllib.parse.quote(subject, safe='')}/versions/{version}")
+        schema_type = answer.get("schemaType", "AVRO")
+        self._by_id.setdefault(int(answer["id"]), (schema_type, answer["schema"]))
+        return int(answer["id"]), int(answer["version"]), schema_type, answer["schema"]
+
+    def lookup(self, subject: str, schema_type: str, schema: str) -> int:
+        """The version number ``schema`` has under ``subject``."""
+        body: dict[str, Any] = {"schema": schema}
+        if schema_type != "AVRO":
+            body["schemaType"] = schema_type
+        return int(self._call("POST", f"/subjects/{urllib.parse.quote(subject, safe='')}", body)["version"])
+
     def schema(self, schema_id: int) -> tuple[str, str]:
         """The type and text of the schema ``schema_id`` names."""
         found = self._by_id.get(schema_id)
@@ -82,7 +96,7 @@ class RegistryLink:
 
 
 @functools.lru_cache(maxsize=256)
-def _writer(schema_type: str, schema: str) -> Any:
+def writer_for(schema_type: str, schema: str) -> Any:
     """datum (as JSON) -> encoded bytes, for one schema; ValueError saying what does not fit."""
     if schema_type == "AVRO":
         parsed = fastavro.parse_schema(json.loads(schema))
@@ -224,7 +238,7 @@ class SchemaFormats:
             if schema_type != SCHEMA_TYPES[fmt]:
                 raise rest_errors.invalid_schema(f"schema {schema_id} is {schema_type}, not {SCHEMA_TYPES[fmt]}")
             try:
-                write = await trio.to_thread.run_sync(_writer, schema_type, text)
+                write = await trio.to_thread.run_sync(writer_for, schema_type, text)
             except (ValueError, KeyError, TypeError) as e:
                 raise rest_errors.invalid_schema(str(e)) from None
             encoder._writers[field] = (schema_id, write)

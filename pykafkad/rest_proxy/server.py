@@ -23,6 +23,9 @@ from starlette.schemas import SchemaGenerator
 from pykafkad.config import BrokerConfig
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.api_v2 import V2Api
+from pykafkad.rest_proxy.api_v3 import V3Api
+from pykafkad.rest_proxy.api_v3_records import V3Records
+from pykafkad.rest_proxy.cluster_admin import ClusterAdmin
 from pykafkad.rest_proxy.cluster_view import ClusterView
 from pykafkad.rest_proxy.consumer_instances import ConsumerInstances
 from pykafkad.rest_proxy.record_producer import RecordProducer
@@ -35,7 +38,7 @@ __all__ = ["RestSettings", "bind", "serve_rest", "serve_in_broker"]
 log = logging.getLogger(__name__)
 
 OPENAPI = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "pykafkad REST proxy (Confluent REST Proxy API)",
-                                                         "version": "v2"}})
+                                                         "version": "v3"}})
 
 
 @dataclass
@@ -54,28 +57,33 @@ class RestSettings:
                    config["rest.consumer.instance.timeout.ms"], config["rest.consumer.instances.max"], registry)
 
 
-def _error_response(error: rest_errors.RestError) -> Response:
-    return JSONResponse(error.body(), status_code=error.status, media_type="application/vnd.kafka.v2+json")
+def _error_response(request: Request, error: rest_errors.RestError) -> Response:
+    # v3 answers application/json throughout, errors included; v2 its own type.
+    media = "application/json" if request.url.path.startswith("/v3") else "application/vnd.kafka.v2+json"
+    return JSONResponse(error.body(), status_code=error.status, media_type=media)
 
 
 async def _rest_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, rest_errors.RestError)
-    return _error_response(exc)
+    return _error_response(request, exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return _error_response(rest_errors.RestError(exc.status_code, exc.status_code,
-                                                 f"HTTP {exc.status_code} {exc.detail}"))
+    return _error_response(request, rest_errors.RestError(exc.status_code, exc.status_code,
+                                                          f"HTTP {exc.status_code} {exc.detail}"))
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     log.error("rest proxy: %s %s failed", request.method, request.url.path, exc_info=exc)
-    return _error_response(rest_errors.RestError(500, 500, f"Internal server error: {exc}"))
+    return _error_response(request, rest_errors.RestError(500, 500, f"Internal server error: {exc}"))
 
 
-def make_app(v2: V2Api) -> Any:
+def make_app(v2: V2Api, v3: V3Api, records: V3Records) -> Any:
     consumer = "/consumers/{group}/instances/{instance}"
+    cluster = "/v3/clusters/{cluster_id}"
+    topic = cluster + "/topics/{topic}"
+    group = cluster + "/consumer-groups/{group}"
 
     async def root(request: Request) -> Response:
         return JSONResponse({})
@@ -105,6 +113,28 @@ def make_app(v2: V2Api) -> Any:
         Route(consumer + "/positions/end", v2.positions_edge, methods=["POST"]),
         Route(consumer + "/records", v2.records, methods=["GET"]),
         Route(consumer + "/offsets", v2.offsets, methods=["GET", "POST"]),
+        Route("/v3/clusters", v3.clusters),
+        Route(cluster, v3.cluster),
+        Route(cluster + "/brokers", v3.brokers),
+        Route(cluster + "/brokers/{broker_id}", v3.broker),
+        Route(cluster + "/brokers/{broker_id}/configs", v3.broker_configs),
+        Route(cluster + "/brokers/{broker_id}/configs/{name}", v3.broker_configs),
+        Route(cluster + "/topics", v3.topics, methods=["GET", "POST"]),
+        Route(topic, v3.topic, methods=["GET", "PATCH", "DELETE"]),
+        Route(topic + "/configs", v3.topic_configs),
+        Route(topic + "/configs:alter", v3.alter_topic_configs, methods=["POST"]),
+        Route(topic + "/configs/{name}", v3.topic_configs, methods=["GET", "PUT", "DELETE"]),
+        Route(topic + "/partitions", v3.partitions),
+        Route(topic + "/partitions/{partition_id}", v3.partitions),
+        Route(topic + "/records", records.produce, methods=["POST"]),
+        Route(cluster + "/consumer-groups", v3.groups),
+        Route(group, v3.groups),
+        Route(group + "/consumers", v3.consumers),
+        Route(group + "/consumers/{consumer}", v3.consumers),
+        Route(group + "/consumers/{consumer}/assignments", v3.consumers),
+        Route(group + "/lags", v3.lags),
+        Route(group + "/lag-summary", v3.lag_summary),
+        Route(cluster + "/acls", v3.acls, methods=["GET", "POST", "DELETE"]),
         Route("/openapi.json", openapi, include_in_schema=False),
         Route("/metrics", metrics, include_in_schema=False),
     ]
@@ -124,9 +154,11 @@ async def serve_rest(sock: socket.socket, client: dict[str, Any], settings: Rest
         sock.close()
         raise
     instances = ConsumerInstances(client, settings.instance_timeout_ms, settings.max_instances)
-    v2 = V2Api(view, producer, instances, SchemaFormats(settings.registry_url), settings.max_request_bytes,
-               settings.max_records)
-    app: Any = RequestMetrics(make_app(v2))
+    schemas = SchemaFormats(settings.registry_url)
+    v2 = V2Api(view, producer, instances, schemas, settings.max_request_bytes, settings.max_records)
+    v3 = V3Api(view, ClusterAdmin(view.admin), settings.max_request_bytes)
+    records = V3Records(v3, producer, schemas.link, settings.max_request_bytes)
+    app: Any = RequestMetrics(make_app(v2, v3, records))
     if address[0] in ("127.0.0.1", "::1"):
         app = LoopbackOnly(app, "proxy", "application/vnd.kafka.v2+json")
     try:

@@ -1,0 +1,299 @@
+"""``POST /v3/clusters/{cluster_id}/topics/{topic}/records``: records as a stream of JSON objects
+in one request (one object, or many written one after another on a connection kept open), each
+answered, in order, by one JSON object on its own line (``\\r\\n``) as soon as Kafka has it.
+
+A record's key and value each name their type: BINARY (base64), STRING, JSON, or a schema format
+(AVRO, JSONSCHEMA, PROTOBUF) with its ``schema``, registered under ``subject`` (by default
+``<topic>-key`` / ``<topic>-value``).  Without a type, the subject's schema is used: the one
+``schema_id`` or ``schema_version`` names, else its latest.  A record that cannot be written gets
+its own error object; the records after it go on."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime
+import json
+import struct
+from collections.abc import AsyncIterator
+from typing import Any
+
+import trio
+from starlette.requests import Request
+from starlette.responses import Response
+
+from pykafkad.rest_proxy import rest_errors
+from pykafkad.rest_proxy.api_v2 import record_error_code
+from pykafkad.rest_proxy.api_v3 import V3Api
+from pykafkad.rest_proxy.record_producer import OutgoingRecord, RecordProducer
+from pykafkad.rest_proxy.rest_metrics import RECORDS_PRODUCED
+from pykafkad.rest_proxy.schema_formats import MAGIC, RegistryLink, writer_for
+
+PLAIN_TYPES = ("BINARY", "STRING", "JSON")
+SCHEMA_TYPES = {"AVRO": "AVRO", "JSONSCHEMA": "JSON", "PROTOBUF": "PROTOBUF"}
+REGISTRY_NAMES = {v: k for k, v in SCHEMA_TYPES.items()}
+SCHEMA_FIELDS = ("subject", "subject_name_strategy", "schema_id", "schema_version", "schema")
+
+
+class RecordStream(Response):
+    """A response written chunk by chunk while the request's body is still being read: unlike
+    Starlette's StreamingResponse, it does not read the request's messages to watch for a
+    disconnect, which would take the body's chunks away from the stream being answered."""
+
+    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
+        super().__init__(status_code=200, media_type="application/json")
+        # No length: the answer is sent chunked, as long as the stream it answers.
+        self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
+        self.chunks = chunks
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self.chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _line(answer: dict[str, Any]) -> bytes:
+    return json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode() + b"\r\n"
+
+
+def _iso(ms: int | None) -> str | None:
+    if ms is None or ms < 0:
+        return None
+    moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _timestamp_ms(text: Any) -> int | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise rest_errors.bad_request("timestamp must be an ISO-8601 string")
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise rest_errors.bad_request(f"timestamp {text!r} is not ISO-8601") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+class RecordWriter:
+    """One stream's keys and values, encoded as their types say."""
+
+    def __init__(self, topic: str, link: RegistryLink) -> None:
+        self.topic = topic
+        self.link = link
+
+    async def encode(self, field: str, spec: Any) -> tuple[bytes | None, dict[str, Any] | None]:
+        """The bytes of a key or value, and its part of the answer (None when the record had none)."""
+        if spec is None:
+            return None, None
+        if not isinstance(spec, dict):
+            raise rest_errors.bad_request(f"{field} must be an object with type and data")
+        kind = spec.get("type")
+        data = spec.get("data")
+        kind = kind.upper() if isinstance(kind, str) else kind
+        if kind in PLAIN_TYPES:
+            given = [f for f in SCHEMA_FIELDS if spec.get(f) is not None]
+            if given:
+                raise rest_errors.bad_request(f"{field}: {', '.join(given)} cannot be given with type {kind}")
+            raw = _plain(field, kind, data)
+            return raw, {"type": kind, "size": -1 if raw is None else len(raw)}
+        if kind is not None and kind not in SCHEMA_TYPES:
+            raise rest_errors.bad_request(f"{field}.type must be one of BINARY, STRING, JSON, AVRO, JSONSCHEMA, "
+                                          f"PROTOBUF (got {kind!r})")
+        strategy = spec.get("subject_name_strategy")
+        if strategy not in (None, "TOPIC_NAME"):
+            raise rest_errors.bad_request(f"{field}.subject_name_strategy {strategy!r} is not supported; give "
+                                          "subject or use TOPIC_NAME")
+        subject = spec.get("subject") or f"{self.topic}-{field}"
+        schema_id, version, registry_type, text = await self._schema(field, kind, subject, spec)
+        raw = None
+        if data is not None:
+            write = await trio.to_thread.run_sync(writer_for, registry_type, text)
+            try:
+                raw = MAGIC + struct.pack(">i", schema_id) + write(data)
+            except ValueError as e:
+                raise rest_errors.bad_request(f"{field} {e}") from None
+        return raw, {"type": REGISTRY_NAMES[registry_type], "subject": subject, "schema_id": schema_id,
+                     "schema_version": version, "size": -1 if raw is None else len(raw)}
+
+    async def _schema(self, field: str, kind: str | None, subject: str, spec: dict[str, Any]
+                      ) -> tuple[int, int, str, str]:
+        if kind is not None:
+            schema = spec.get("schema")
+            if schema is None or spec.get("schema_id") is not None or spec.get("schema_version") is not None:
+                raise rest_errors.bad_request(f"{field}: type {kind} takes its schema as schema (its text); "
+                                              "leave type out to use schema_id or schema_version")
+            if not isinstance(schema, str):
+                schema = json.dumps(schema)
+            registry_type = SCHEMA_TYPES[kind]
+            schema_id = await trio.to_thread.run_sync(self.link.register, subject, registry_type, schema)
+            version = await trio.to_thread.run_sync(self.link.lookup, subject, registry_type, schema)
+            return schema_id, version, registry_type, schema
+        if spec.get("schema_id") is not None:
+            schema_id = spec["schema_id"]
+            if not isinstance(schema_id, int) or isinstance(schema_id, bool):
+                raise rest_errors.bad_request(f"{field}.schema_id must be an integer")
+            registry_type, text = await trio.to_thread.run_sync(self.link.schema, schema_id)
+            version = await trio.to_thread.run_sync(self.link.lookup, subject, registry_type, text)
+            return schema_id, version, registry_type, text
+        wanted = spec.get("schema_version", "latest")
+        schema_id, version, registry_type, text = await trio.to_thread.run_sync(self.link.version, subject, wanted)
+        return schema_id, version, registry_type, text
+
+
+def _plain(field: str, kind: str, data: Any) -> bytes | None:
+    if data is None:
+        return None
+    if kind == "BINARY":
+        if not isinstance(data, str):
+            raise rest_errors.bad_request(f"{field}: data={json.dumps(data)} is not a base64 string.")
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise rest_errors.bad_request(f"{field}: data={json.dumps(data)} is not a valid base64 string.") from None
+    if kind == "STRING":
+        if not isinstance(data, str):
+            raise rest_errors.bad_request(f"{field}: data of type STRING must be a JSON string")
+        return data.encode()
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def _objects(request: Request, max_bytes: int) -> AsyncIterator[list[Any]]:
+    """The JSON objects of the body, a chunk's worth at a time, as they arrive; an object that is
+    not JSON ends the stream with a RestError (400)."""
+    decoder = json.JSONDecoder()
+    buffer = ""
+    pending = b""
+    async for chunk in request.stream():
+        pending += chunk
+        try:
+            text = pending.decode()
+            pending = b""
+        except UnicodeDecodeError:
+            continue  # a character split between chunks
+        buffer += text
+        found = []
+        while True:
+            buffer = buffer.lstrip()
+            if not buffer:
+                break
+            try:
+                value, end = decoder.raw_decode(buffer)
+            except json.JSONDecodeError:
+                break  # incomplete so far: wait for more
+            found.append(value)
+            buffer = buffer[end:]
+        if len(buffer) > max_bytes:
+            raise rest_errors.too_large("rest.max.request.bytes", max_bytes)
+        if found:
+            yield found
+    if buffer.strip() or pending:
+        try:
+            decoder.raw_decode(buffer.strip())
+        except json.JSONDecodeError as e:
+            raise rest_errors.bad_request(f"Error processing message: {e}") from None
+
+
+class V3Records:
+    def __init__(self, v3: V3Api, producer: RecordProducer, link: RegistryLink, max_request_bytes: int) -> None:
+        self.v3 = v3
+        self.producer = producer
+        self.link = link
+        self.max_request_bytes = max_request_bytes
+
+    async def produce(self, request: Request) -> Response:
+        """---
+        post:
+          summary: Records, one JSON object each, streamed; each answered on its own line
+          responses: {"200": {description: one answer per record}}
+        """
+        urls = await self.v3.urls(request)
+        kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+        if kind not in ("application/json", ""):
+            raise rest_errors.unsupported_media_type(kind, "application/json")
+        topic = request.path_params["topic"]
+        partitions = await self.v3_partitions(topic)
+        writer = RecordWriter(topic, self.link)
+
+        async def answers() -> AsyncIterator[bytes]:
+            seen = False
+            try:
+                async for objects in _objects(request, self.max_request_bytes):
+                    seen = True
+                    for answer in await self._produce(urls.cluster_id, topic, partitions, writer, objects):
+                        yield _line(answer)
+            except rest_errors.RestError as e:
+                yield _line({"error_code": e.error_code, "message": e.message})
+                return
+            if not seen:
+                yield _line({"error_code": 42206, "message": "Payload error. Request body is empty. Data is "
+                                                             "required."})
+
+        return RecordStream(answers())
+
+    async def v3_partitions(self, topic: str) -> set[int]:
+        found = await trio.to_thread.run_sync(self.producer.partitions, topic)
+        if found is None and await trio.to_thread.run_sync(self.v3.view.auto_create, topic):
+            with trio.move_on_after(10):
+                while found is None:
+                    await trio.sleep(0.1)
+                    found = await trio.to_thread.run_sync(self.producer.partitions, topic)
+        if found is None:
+            raise rest_errors.topic_not_found(topic)
+        return found
+
+    async def _produce(self, cluster_id: str, topic: str, partitions: set[int], writer: RecordWriter,
+                       objects: list[Any]) -> list[dict[str, Any]]:
+        """Each object produced (those that encode), answered in order."""
+        answers: list[dict[str, Any] | None] = []
+        outgoing: list[OutgoingRecord] = []
+        parts: list[tuple[int, dict[str, Any] | None, dict[str, Any] | None]] = []
+        for record in objects:
+            try:
+                if not isinstance(record, dict):
+                    raise rest_errors.bad_request("a record must be a JSON object")
+                partition = record.get("partition_id")
+                if partition is not None and (not isinstance(partition, int) or partition not in partitions):
+                    raise rest_errors.RestError(404, 40402, f"Partition not found: {topic}-{partition}.")
+                key, key_part = await writer.encode("key", record.get("key"))
+                value, value_part = await writer.encode("value", record.get("value"))
+                headers = _headers(record.get("headers"))
+                timestamp = _timestamp_ms(record.get("timestamp"))
+            except rest_errors.RestError as e:
+                answers.append({"error_code": e.error_code if e.status != 400 else 400, "message": e.message})
+                continue
+            parts.append((len(answers), key_part, value_part))
+            answers.append(None)
+            outgoing.append(OutgoingRecord(partition, key, value, headers, timestamp))
+        outcomes = await self.producer.produce(topic, outgoing)
+        for (at, key_part, value_part), outcome in zip(parts, outcomes, strict=True):
+            if outcome.error is not None:
+                answers[at] = {"error_code": record_error_code(outcome.error), "message": outcome.error.str()}
+                continue
+            answer: dict[str, Any] = {"error_code": 200, "cluster_id": cluster_id, "topic_name": topic,
+                                      "partition_id": outcome.partition, "offset": outcome.offset,
+                                      "timestamp": _iso(outcome.timestamp)}
+            if key_part is not None:
+                answer["key"] = key_part
+            if value_part is not None:
+                answer["value"] = value_part
+            answers[at] = answer
+        RECORDS_PRODUCED.labels(topic).inc(sum(1 for o in outcomes if o.error is None))
+        return [a for a in answers if a is not None]
+
+
+def _headers(given: Any) -> list[tuple[str, bytes | None]] | None:
+    if given is None:
+        return None
+    if not isinstance(given, list):
+        raise rest_errors.bad_request("headers must be a list of {\"name\", \"value\"}")
+    headers = []
+    for i, header in enumerate(given):
+        if not isinstance(header, dict) or not isinstance(header.get("name"), str):
+            raise rest_errors.bad_request(f"headers[{i}] must be {{\"name\": string, \"value\": base64}}")
+        value = header.get("value")
+        headers.append((header["name"], None if value is None else _plain(f"headers[{i}]", "BINARY", value)))
+    return headers
