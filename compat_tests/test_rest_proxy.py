@@ -430,3 +430,32 @@ def test_the_standalone_proxy_serves_apache_kafka(reference_kafka: BrokerProcess
         assert proxy.http.delete(base).status_code == 204
     finally:
         assert proxy.stop() == 0
+
+
+def test_openapi_and_metrics(rest: RestBroker) -> None:
+    """``/openapi.json`` describes the routes (Starlette's generator, from the handlers' YAML), and
+    ``/metrics`` counts requests by route, consumer instances, and records through HTTP."""
+    paths = rest.http.get("/openapi.json").json()["paths"]
+    assert "post" in paths["/topics/{topic}"] and "get" in paths["/consumers/{group}/instances/{instance}/records"]
+    assert "post" in paths["/v3/clusters/{cluster_id}/topics/{topic}/records"]
+    _create(rest.broker.bootstrap, "metered")
+    rest.http.post("/topics/metered", headers={"Content-Type": fmt_type("json")},
+                   json={"records": [{"value": 1}, {"value": 2}]})
+    base = _consumer(rest.http, "metered-readers", "metered-reader", "json")
+    rest.http.post(base + "/assignments", headers={"Content-Type": V2},
+                   json={"partitions": [{"topic": "metered", "partition": 0}]})
+    _records(rest.http, base, "json", 2)
+    text = rest.http.get("/metrics").text
+
+    def value(line_start: str) -> float:
+        found = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(line_start)]
+        assert found, f"no {line_start} in /metrics"
+        return found[0]
+
+    assert value('pykafkad_rest_records_produced_total{topic="metered"}') == 2
+    assert value('pykafkad_rest_records_consumed_total{topic="metered"}') == 2
+    assert value('pykafkad_rest_requests_total{endpoint="/topics/{topic}",method="POST",status="200"}') >= 1
+    assert value("pykafkad_rest_consumer_instances") >= 1
+    assert value('pykafkad_rest_request_seconds_count{endpoint="/consumers/{group}/instances/{instance}/records"'
+                 ',method="GET"}') >= 1
+    rest.http.delete(base)
