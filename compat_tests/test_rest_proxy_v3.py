@@ -1,8 +1,8 @@
 """The REST proxy (issue 30), API v3: plain HTTP (httpx, and a raw socket for streaming) against the
-proxy in the broker (with an authorizer for the ACLs, its own client a super user), and on its own
+proxy in the broker and on its own
 against the reference Apache Kafka: the cluster and brokers, topics with their configs and
-partitions, records streamed in and answered one line each, consumer groups with their lag, and
-ACLs, in Confluent's resource shapes.
+partitions, records streamed in and answered one line each, and consumer groups with their lag, in
+Confluent's resource shapes.  ACLs are in test_rest_proxy_auth.py (they need an authorizer).
 """
 
 from __future__ import annotations
@@ -231,38 +231,6 @@ def test_consumer_groups_their_members_and_lag(rest: RestBroker) -> None:
     finally:
         consumer.close()
     assert rest.http.get(f"{base}/consumer-groups/no-such-group").status_code == 404
-
-
-def test_acls_are_created_listed_and_deleted(tmp_path: Path) -> None:
-    # ACLs need an authorizer; the proxy's own client (PLAINTEXT, User:ANONYMOUS) is a super user.
-    rest = RestBroker(tmp_path, **{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                                   "super.users": "User:ANONYMOUS"}).start()
-    try:
-        _check_acls(rest)
-    finally:
-        rest.close()
-
-
-def _check_acls(rest: RestBroker) -> None:
-    cluster_id = _cluster(rest.http)
-    acls = f"/v3/clusters/{cluster_id}/acls"
-    acl = {"resource_type": "TOPIC", "resource_name": "payroll", "pattern_type": "LITERAL",
-           "principal": "User:alice", "host": "*", "operation": "READ", "permission": "ALLOW"}
-    created = rest.http.post(acls, headers=JSON, json=acl)
-    assert created.status_code == 201, created.text
-    assert "principal=User%3Aalice" in created.headers["location"]
-    listed = rest.http.get(acls, params={"resource_type": "topic", "principal": "User:alice"}).json()
-    assert listed["kind"] == "KafkaAclList"
-    assert [{k: a[k] for k in acl} for a in listed["data"]] == [acl]
-    bad = rest.http.post(acls, headers=JSON, json={**acl, "operation": "ANY"})
-    assert (bad.status_code, bad.json()["error_code"]) == (400, 400)
-    unspecified = rest.http.delete(acls, params={"resource_type": "TOPIC"})
-    assert unspecified.status_code == 400
-    deleted = rest.http.delete(acls, params={"resource_type": "TOPIC", "pattern_type": "LITERAL",
-                                             "operation": "READ", "permission": "ALLOW",
-                                             "resource_name": "payroll"}).json()
-    assert [{k: a[k] for k in acl} for a in deleted["data"]] == [acl]
-    assert rest.http.get(acls, params={"principal": "User:alice"}).json()["data"] == []
 
 
 def test_the_standalone_proxy_speaks_v3_to_apache_kafka(reference_kafka: BrokerProcess, tmp_path: Path) -> None:

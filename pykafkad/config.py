@@ -316,14 +316,14 @@ KEYS: dict[str, ConfigKey] = {
                   by="rest_proxy/server.py",
                   doc="The largest request body the REST proxy reads; a larger one gets 413."),
         ConfigKey("rest.producer.records.max", "int", 10000, at_least(1),
-                  by="rest_proxy/api_v2.py",
+                  by="rest_proxy/server.py",
                   doc="The most records one produce request may carry; more get 422."),
         ConfigKey("rest.consumer.instance.timeout.ms", "int", 300000, at_least(1000),
-                  by="rest_proxy/consumer_instances.py",
+                  by="rest_proxy/server.py",
                   doc="A v2 consumer instance idle this long is closed and leaves its group "
                       "(Confluent's consumer.instance.timeout.ms)."),
         ConfigKey("rest.consumer.instances.max", "int", 100, at_least(1),
-                  by="rest_proxy/consumer_instances.py",
+                  by="rest_proxy/server.py",
                   doc="The most v2 consumer instances alive on this broker's proxy; one more gets 429 (42901)."),
         # The web console and the JSON admin API on that listener: they show every topic's records to
         # whoever reaches the port, so they are off unless asked for (and never with an authorizer).

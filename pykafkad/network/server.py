@@ -310,7 +310,10 @@ class Server:
                 if rest_socket is not None:
                     # Imported only when asked for, as the registry is.
                     from pykafkad.rest_proxy import server as rest_server
-                    background.start_soon(rest_server.serve_in_broker, rest_socket, self.config)
+                    from pykafkad.schema_registry.registry_access import RegistryAccess
+                    # With an authorizer, callers log in with the broker's SASL users (as the registry's do).
+                    rest_access = RegistryAccess(broker) if broker.authorizer is not None else None
+                    background.start_soon(rest_server.serve_in_broker, rest_socket, self.config, rest_access)
                     rest_socket = None
                 await self._serve(broker, listening, started, task_status)
                 background.cancel_scope.cancel()

@@ -18,6 +18,7 @@ from pykafkad.rest_proxy.cluster_view import ClusterView
 from pykafkad.rest_proxy.consumer_instance import ConsumerInstance, ConsumerSettings
 from pykafkad.rest_proxy.consumer_instances import ConsumerInstances
 from pykafkad.rest_proxy.embedded_format import V2_JSON
+from pykafkad.rest_proxy.kafka_clients import ClientsOfCaller
 from pykafkad.rest_proxy.record_producer import OutgoingRecord, RecordProducer
 from pykafkad.rest_proxy.rest_metrics import RECORDS_CONSUMED, RECORDS_PRODUCED
 from pykafkad.rest_proxy.schema_formats import SchemaFormats
@@ -84,14 +85,22 @@ def _offsets(body: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
 
 
 class V2Api:
-    def __init__(self, view: ClusterView, producer: RecordProducer, instances: ConsumerInstances,
+    def __init__(self, clients: ClientsOfCaller, instances: ConsumerInstances,
                  schemas: SchemaFormats, max_request_bytes: int, max_records: int) -> None:
-        self.view = view
-        self.producer = producer
+        self.clients = clients
         self.instances = instances
         self.schemas = schemas
         self.max_request_bytes = max_request_bytes
         self.max_records = max_records
+
+    @property
+    def view(self) -> ClusterView:
+        """The cluster as the caller of the request being served sees it."""
+        return self.clients.current().view
+
+    @property
+    def producer(self) -> RecordProducer:
+        return self.clients.current().producer
 
     async def _json(self, request: Request, allowed: tuple[str, ...] = V2_BODY_TYPES,
                     empty: Any = None) -> Any:

@@ -25,6 +25,7 @@ from pykafkad.http_body import BodyTooLarge, read_body
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.cluster_admin import ClusterAdmin, ConfigValue, Group
 from pykafkad.rest_proxy.cluster_view import INTERNAL_TOPICS, ClusterView
+from pykafkad.rest_proxy.kafka_clients import ClientsOfCaller
 from pykafkad.rest_proxy.v3_resources import V3Urls
 
 ACL_ENUMS: dict[str, Any] = {"resource_type": ResourceType, "pattern_type": ResourcePatternType,
@@ -36,11 +37,19 @@ def _name(value: Any) -> str:
 
 
 class V3Api:
-    def __init__(self, view: ClusterView, admin: ClusterAdmin, max_request_bytes: int) -> None:
-        self.view = view
-        self.admin = admin
+    def __init__(self, clients: ClientsOfCaller, max_request_bytes: int) -> None:
+        self.clients = clients
         self.max_request_bytes = max_request_bytes
         self._cluster_id: str | None = None
+
+    @property
+    def view(self) -> ClusterView:
+        """The cluster as the caller of the request being served sees it."""
+        return self.clients.current().view
+
+    @property
+    def admin(self) -> ClusterAdmin:
+        return self.clients.current().admin
 
     async def cluster_id(self) -> str:
         if self._cluster_id is None:

@@ -198,11 +198,14 @@ async def _objects(request: Request, max_bytes: int) -> AsyncIterator[list[Any]]
 
 
 class V3Records:
-    def __init__(self, v3: V3Api, producer: RecordProducer, link: RegistryLink, max_request_bytes: int) -> None:
+    def __init__(self, v3: V3Api, link: RegistryLink, max_request_bytes: int) -> None:
         self.v3 = v3
-        self.producer = producer
         self.link = link
         self.max_request_bytes = max_request_bytes
+
+    @property
+    def producer(self) -> RecordProducer:
+        return self.v3.clients.current().producer
 
     async def produce(self, request: Request) -> Response:
         """---

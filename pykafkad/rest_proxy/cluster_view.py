@@ -30,8 +30,15 @@ class PartitionInfo:
                              for b in self.replicas]}
 
 
-def kafka_problem(e: KafkaException) -> rest_errors.RestError:
-    error = e.args[0]
+AUTHORIZATION_FAILURES = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED,
+                          KafkaError.CLUSTER_AUTHORIZATION_FAILED, KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+
+
+def kafka_problem(e: KafkaException | KafkaError) -> rest_errors.RestError:
+    """Kafka's error as the proxy answers it: a refusal of the cluster's ACLs is 403 40301."""
+    error = e.args[0] if isinstance(e, KafkaException) else e
+    if error.code() in AUTHORIZATION_FAILURES:
+        return rest_errors.forbidden(error.str())
     return rest_errors.kafka_error(error.str(), retriable=error.retriable())
 
 
@@ -72,7 +79,7 @@ class ClusterView:
         if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
             raise rest_errors.topic_not_found(topic)
         if found.error is not None:
-            raise rest_errors.kafka_error(found.error.str(), retriable=found.error.retriable())
+            raise kafka_problem(found.error)
         return [PartitionInfo(p.id, p.leader, list(p.replicas), list(p.isrs))
                 for p in sorted(found.partitions.values(), key=lambda p: p.id)]
 

@@ -26,6 +26,9 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
                         help="a consumer instance idle this long is closed (default %(default)s)")
     parser.add_argument("--consumer-instances-max", type=int, default=100,
                         help="the most consumer instances alive at once (default %(default)s)")
+    parser.add_argument("--basic-auth", action="store_true",
+                        help="ask each caller for HTTP Basic credentials and log in to the cluster with them "
+                             "(SASL: give security.protocol and sasl.mechanism with -X or --command-config)")
     parser.set_defaults(serve_service=run)
 
 
@@ -37,6 +40,14 @@ def run(args: argparse.Namespace) -> int:
                             args.consumer_instances_max, args.schema_registry_url)
 
     async def serve(sock: socket.socket, client: dict[str, Any]) -> None:
-        await serve_rest(sock, client, settings)
+        sasl = None
+        if args.basic_auth:
+            if "SASL" not in str(client.get("security.protocol", "")).upper():
+                raise ValueError("--basic-auth passes callers' credentials on as SASL: give -X "
+                                 "security.protocol=SASL_PLAINTEXT (or SASL_SSL) and -X sasl.mechanism=...")
 
-    return run_http_service(args, "rest", serve)
+            def sasl(user: str, password: str) -> dict[str, Any]:
+                return {"sasl.username": user, "sasl.password": password}
+        await serve_rest(sock, client, settings, sasl)
+
+    return run_http_service(args, "rest", serve, (ValueError,))

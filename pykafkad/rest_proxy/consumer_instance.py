@@ -22,7 +22,7 @@ from confluent_kafka import (
 )
 
 from pykafkad.rest_proxy import rest_errors
-from pykafkad.rest_proxy.cluster_view import kafka_problem
+from pykafkad.rest_proxy.cluster_view import AUTHORIZATION_FAILURES, kafka_problem
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ class ConsumerInstance:
         self.pattern: str | None = None
         self._manual: dict[tuple[str, int], int] | None = None  # assigned by hand: partition -> start offset
         self.closed = False
+        self.owner: str | None = None  # the principal that made it (None: no authentication)
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -129,6 +130,15 @@ class ConsumerInstance:
             if self.topics or self.pattern:
                 raise rest_errors.illegal_state("Subscription to topics, partitions and pattern are mutually "
                                                 "exclusive (this instance is subscribed)")
+            # librdkafka keeps quiet about a partition assigned by hand that its caller may not see
+            # (the metadata refuses it): asked here, the refusal is the caller's answer.
+            for topic in sorted({t for t, _ in partitions}):
+                try:
+                    found = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
+                except KafkaException as e:
+                    raise kafka_problem(e) from None
+                if found is not None and found.error is not None and found.error.code() in AUTHORIZATION_FAILURES:
+                    raise kafka_problem(found.error)
             # Each starts at its committed offset, else where auto.offset.reset says.  Asked here
             # rather than left to librdkafka (OFFSET_STORED): an offset fetch answered NOT_COORDINATOR
             # (a coordinator still loading) left its partition without a position for good.
@@ -216,6 +226,8 @@ class ConsumerInstance:
                     # there yet) as events; only a fatal one ends the request.
                     if error.fatal():
                         raise rest_errors.kafka_error(error.str(), retriable=False)
+                    if error.code() in AUTHORIZATION_FAILURES:
+                        raise kafka_problem(error)
                     log.debug("rest proxy: %s/%s: %s", self.group, self.name, error.str())
                     continue
                 record = FetchedRecord(msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value(),

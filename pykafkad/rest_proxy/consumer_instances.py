@@ -8,12 +8,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import Any
 
 import trio
 
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.consumer_instance import ConsumerInstance, ConsumerSettings
+from pykafkad.rest_proxy.kafka_clients import CALLER, ClientsOfCaller
 from pykafkad.rest_proxy.rest_metrics import CONSUMER_INSTANCES
 
 log = logging.getLogger(__name__)
@@ -22,8 +22,8 @@ EXPIRY_CHECK_S = 1.0
 
 
 class ConsumerInstances:
-    def __init__(self, client: dict[str, Any], instance_timeout_ms: int, max_instances: int) -> None:
-        self.client = client
+    def __init__(self, clients: ClientsOfCaller, instance_timeout_ms: int, max_instances: int) -> None:
+        self.clients = clients
         self.instance_timeout_s = instance_timeout_ms / 1000
         self.max_instances = max_instances
         self._instances: dict[tuple[str, str], ConsumerInstance] = {}
@@ -39,10 +39,13 @@ class ConsumerInstances:
         if len(self._instances) + len(self._reserved) >= self.max_instances:
             raise rest_errors.too_many_instances(self.max_instances)
         self._reserved.add(key)
+        caller = self.clients.current()
         try:
-            instance = await trio.to_thread.run_sync(ConsumerInstance, self.client, group, name, settings)
+            instance = await trio.to_thread.run_sync(ConsumerInstance, caller.client, group, name, settings)
         finally:
             self._reserved.discard(key)
+        # An instance reads as its maker: only its maker may use it.
+        instance.owner = caller.principal
         self._instances[key] = instance
         CONSUMER_INSTANCES.set(len(self._instances))
         log.info("rest proxy: consumer instance %s of group %s created (%s)", name, group, settings.format)
@@ -52,10 +55,13 @@ class ConsumerInstances:
         instance = self._instances.get((group, name))
         if instance is None or instance.closed:
             raise rest_errors.consumer_instance_not_found(group, name)
+        if instance.owner != CALLER.get().principal:
+            raise rest_errors.forbidden(f"consumer instance {name} of group {group} belongs to {instance.owner}")
         instance.touch()
         return instance
 
     async def delete(self, group: str, name: str) -> None:
+        self.get(group, name)
         instance = self._instances.pop((group, name), None)
         CONSUMER_INSTANCES.set(len(self._instances))
         if instance is None:

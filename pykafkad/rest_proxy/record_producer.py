@@ -12,7 +12,6 @@ from typing import Any
 import trio
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.cluster_view import kafka_problem
 
 log = logging.getLogger(__name__)
@@ -67,7 +66,7 @@ class RecordProducer:
         if found is None or found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
             return None
         if found.error is not None and not found.partitions:
-            raise rest_errors.kafka_error(found.error.str(), retriable=found.error.retriable())
+            raise kafka_problem(found.error)
         return set(found.partitions)
 
     async def produce(self, topic: str, records: list[OutgoingRecord]) -> list[Outcome]:

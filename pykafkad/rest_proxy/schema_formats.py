@@ -27,6 +27,7 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.validators import Draft7Validator, validator_for
 
 from pykafkad.rest_proxy import embedded_format, rest_errors
+from pykafkad.rest_proxy.kafka_clients import CALLER
 from pykafkad.schema_registry.protobuf_schema import parse as parse_proto
 from pykafkad.schema_registry.record_decoders import protobuf_messages, reader_for
 from pykafkad.schema_registry.registry_state import SchemaVersion
@@ -34,6 +35,15 @@ from pykafkad.schema_registry.registry_state import SchemaVersion
 SCHEMA_TYPES = {"avro": "AVRO", "jsonschema": "JSON", "protobuf": "PROTOBUF"}
 REGISTRY_TIMEOUT_S = 30.0
 MAGIC = b"\x00"
+
+
+def _registry_headers() -> dict[str, str]:
+    headers = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
+    # The caller's own credentials: a registry that asks for them judges the caller, not the proxy.
+    authorization = CALLER.get().authorization
+    if authorization:
+        headers["Authorization"] = authorization
+    return headers
 
 
 class RegistryLink:
@@ -49,7 +59,7 @@ class RegistryLink:
                                       "(rest.schema.registry.url, or schema.registry.listener in the broker).")
         request = urllib.request.Request(self.url + path, method=method,
                                          data=None if body is None else json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+                                         headers=_registry_headers())
         try:
             with urllib.request.urlopen(request, timeout=REGISTRY_TIMEOUT_S) as answer:
                 return json.loads(answer.read())

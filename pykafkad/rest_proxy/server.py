@@ -25,12 +25,11 @@ from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.api_v2 import V2Api
 from pykafkad.rest_proxy.api_v3 import V3Api
 from pykafkad.rest_proxy.api_v3_records import V3Records
-from pykafkad.rest_proxy.cluster_admin import ClusterAdmin
-from pykafkad.rest_proxy.cluster_view import ClusterView
 from pykafkad.rest_proxy.consumer_instances import ConsumerInstances
-from pykafkad.rest_proxy.record_producer import RecordProducer
+from pykafkad.rest_proxy.kafka_clients import BasicAuthentication, ClientsOfCaller, SaslSettings
 from pykafkad.rest_proxy.rest_metrics import RequestMetrics
 from pykafkad.rest_proxy.schema_formats import SchemaFormats
+from pykafkad.schema_registry.registry_access import RegistryAccess
 from pykafkad.schema_registry.server import LoopbackOnly, bind
 
 __all__ = ["RestSettings", "bind", "serve_rest", "serve_in_broker"]
@@ -143,54 +142,82 @@ def make_app(v2: V2Api, v3: V3Api, records: V3Records) -> Any:
 
 
 async def serve_rest(sock: socket.socket, client: dict[str, Any], settings: RestSettings,
+                     sasl: SaslSettings | None = None,
                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Answer on ``sock`` until cancelled (``sock`` is closed either way), as a Kafka client
-    configured by ``client``."""
+    configured by ``client``; with ``sasl``, each caller as the user its Basic credentials name."""
     address = sock.getsockname()
+    clients = ClientsOfCaller(client, sasl)
     try:
-        view = await trio.to_thread.run_sync(ClusterView, client)
-        producer = await trio.to_thread.run_sync(RecordProducer, client)
+        await clients.start()
     except BaseException:
         sock.close()
         raise
-    instances = ConsumerInstances(client, settings.instance_timeout_ms, settings.max_instances)
+    instances = ConsumerInstances(clients, settings.instance_timeout_ms, settings.max_instances)
     schemas = SchemaFormats(settings.registry_url)
-    v2 = V2Api(view, producer, instances, schemas, settings.max_request_bytes, settings.max_records)
-    v3 = V3Api(view, ClusterAdmin(view.admin), settings.max_request_bytes)
-    records = V3Records(v3, producer, schemas.link, settings.max_request_bytes)
-    app: Any = RequestMetrics(make_app(v2, v3, records))
-    if address[0] in ("127.0.0.1", "::1"):
+    v2 = V2Api(clients, instances, schemas, settings.max_request_bytes, settings.max_records)
+    v3 = V3Api(clients, settings.max_request_bytes)
+    records = V3Records(v3, schemas.link, settings.max_request_bytes)
+    app: Any = RequestMetrics(BasicAuthentication(make_app(v2, v3, records), clients))
+    if sasl is None and address[0] in ("127.0.0.1", "::1"):
         app = LoopbackOnly(app, "proxy", "application/vnd.kafka.v2+json")
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(instances.expire)
-            config = HypercornConfig()
-            config.bind = [f"fd://{sock.detach()}"]
-            config.accesslog = None
-            config.errorlog = log
-            config.graceful_timeout = 1.0
-            await nursery.start(serve, app, config)
-            log.info("rest proxy: serving on http://%s:%d", address[0], address[1])
-            task_status.started()
-    finally:
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(producer.close)
-            await trio.to_thread.run_sync(view.close)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(clients.close_idle)
+        nursery.start_soon(instances.expire)
+        config = HypercornConfig()
+        config.bind = [f"fd://{sock.detach()}"]
+        config.accesslog = None
+        config.errorlog = log
+        config.graceful_timeout = 1.0
+        await nursery.start(serve, app, config)
+        log.info("rest proxy: serving on http://%s:%d%s", address[0], address[1],
+                 " (HTTP Basic credentials passed on to the cluster)" if sasl is not None else "")
+        task_status.started()
 
 
-async def serve_in_broker(sock: socket.socket, config: BrokerConfig) -> None:
+def broker_sasl(config: BrokerConfig, access: RegistryAccess) -> SaslSettings | None:
+    """How a caller of the broker's proxy logs in to the broker: its Basic credentials, checked
+    against the broker's SASL users, on the broker's SASL_PLAINTEXT listener; None if there is none."""
+    for listener in config.listeners:
+        if listener.security_protocol == "SASL_PLAINTEXT":
+            host = "127.0.0.1" if listener.host in ("", "0.0.0.0") else listener.host
+            host = "[::1]" if host == "::" else (f"[{host}]" if ":" in host else host)
+            bootstrap = f"{host}:{listener.port}"
+            break
+    else:
+        return None
+
+    def settings(user: str, password: str) -> dict[str, Any] | None:
+        mechanism = access.login_mechanism(user, password)
+        if mechanism is None:
+            return None
+        return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+                "sasl.username": user, "sasl.password": password}
+
+    return settings
+
+
+async def serve_in_broker(sock: socket.socket, config: BrokerConfig, access: RegistryAccess | None = None) -> None:
     """The proxy of ``rest.listener``, a client of this broker on its PLAINTEXT listener; its
-    schema formats use ``rest.schema.registry.url`` or this broker's own registry."""
+    schema formats use ``rest.schema.registry.url`` or this broker's own registry.  With an
+    authorizer (``access``), each caller logs in with Basic credentials and acts as that user on the
+    broker's SASL_PLAINTEXT listener."""
     from pykafkad.schema_registry.server import broker_client
     client = broker_client(config)
+    sasl = broker_sasl(config, access) if access is not None else None
+    problem = None
     if client is None:
+        problem = "rest.listener needs a PLAINTEXT listener in listeners to reach the broker"
+    elif access is not None and sasl is None:
+        problem = "with an authorizer, rest.listener needs a SASL_PLAINTEXT listener for its callers to log in on"
+    if problem is not None:
         sock.close()
-        log.error("rest proxy: not started: rest.listener needs a PLAINTEXT listener in listeners to reach the "
-                  "broker (run `pykafkad rest` with --command-config instead)")
+        log.error("rest proxy: not started: %s (or run `pykafkad rest` with --command-config)", problem)
         return
+    assert client is not None
     settings = RestSettings.of(config)
     if settings.registry_url is None and config["schema.registry.listener"]:
         host, port = config["schema.registry.listener"].removeprefix("http://").rsplit(":", 1)
         host = "127.0.0.1" if host in ("", "0.0.0.0") else ("[::1]" if host in ("::", "[::]") else host)
         settings.registry_url = f"http://{host}:{port}"
-    await serve_rest(sock, client, settings)
+    await serve_rest(sock, client, settings, sasl)

@@ -53,6 +53,12 @@ class RegistryAccess:
             return f"User:{user}"
         return None
 
+    def login_mechanism(self, user: str, password: str) -> str | None:
+        """The SASL mechanism these credentials log in with (PLAIN, SCRAM-SHA-256 or -512), or None."""
+        if self._plain_user(user, password):
+            return "PLAIN"
+        return self._scram_mechanism(user, password)
+
     def _plain_user(self, user: str, password: str) -> bool:
         config = self.broker.config
         for listener in config.listeners:
@@ -64,6 +70,9 @@ class RegistryAccess:
         return False
 
     def _scram_user(self, user: str, password: str) -> bool:
+        return self._scram_mechanism(user, password) is not None
+
+    def _scram_mechanism(self, user: str, password: str) -> str | None:
         for mechanism, digest in SCRAM_HASHES.items():
             stored = self.broker.scram_credential(user, mechanism)
             if stored is None:
@@ -71,8 +80,8 @@ class RegistryAccess:
             salted = hashlib.pbkdf2_hmac(digest, password.encode(), stored.salt, stored.iterations)
             given = from_salted_password(mechanism, stored.salt, salted, stored.iterations)
             if hmac.compare_digest(given.stored_key, stored.stored_key):
-                return True
-        return False
+                return mechanism
+        return None
 
     def may(self, principal: str, host: str, operation: Operation, subject: str | None,
             log_denial: bool = True) -> bool:
