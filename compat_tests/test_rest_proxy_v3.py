@@ -96,6 +96,8 @@ def test_topics_are_created_configured_grown_and_deleted(rest: RestBroker) -> No
     assert (again.status_code, again.json()["error_code"]) == (400, 40002), again.text
     too_many = rest.http.post(base, headers=JSON, json={"topic_name": "v3-wide", "replication_factor": 3})
     assert (too_many.status_code, too_many.json()["error_code"]) == (400, 40002), too_many.text
+    placed = rest.http.post(base, headers=JSON, json={"topic_name": "v3-placed", "replicas_assignments": {"0": [1]}})
+    assert placed.status_code == 201 and placed.json()["partitions_count"] == 1, placed.text
     empty = rest.http.post(base, headers=JSON, content=b"")
     assert (empty.status_code, empty.json()["error_code"]) == (422, 42206)
 

@@ -137,7 +137,7 @@ class ClusterAdmin:
     def create_topic(self, name: str, partitions: int, replication_factor: int, configs: dict[str, str],
                      assignments: list[list[int]] | None, validate_only: bool) -> None:
         if assignments is not None:
-            topic = NewTopic(name, replica_assignment=assignments, config=configs)
+            topic = NewTopic(name, len(assignments), replica_assignment=assignments, config=configs)
         else:
             topic = NewTopic(name, partitions, replication_factor, config=configs)
         _result(self.admin.create_topics([topic], validate_only=validate_only,
