@@ -13,7 +13,7 @@ ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
-.PHONY: bench bench-quick bench-cluster bench-schema bench-deps cluster
+.PHONY: bench bench-quick bench-cluster bench-schema bench-rest bench-deps cluster
 .PHONY: docs faults faults-short
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
@@ -139,6 +139,11 @@ bench-cluster: bench-deps zookeeper-deps
 # 4.1.1 (benchmarks/schema_validation.py): writes the "What schema validation costs" section.
 bench-schema: bench-deps
 	$(PY) -m benchmarks.schema_validation
+
+# HTTP through the REST proxy against native librdkafka, on one broker (benchmarks/rest_proxy.py):
+# writes the "What the REST proxy costs" section of benchmarks/RESULTS.md.  About 3 minutes.
+bench-rest: bench-deps
+	$(PY) -m benchmarks.rest_proxy
 
 # Restart after kill -9 of a broker holding a 10 GB partition, pykafkad against Kafka 4.1.1
 # (benchmarks/recovery.py): writes the last section of benchmarks/RESULTS.md.  Needs ~16 GB free.

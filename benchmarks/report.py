@@ -368,7 +368,8 @@ def write_report(results_path: Path) -> Path:
     md = out_dir / "RESULTS.md"
     text = render_markdown(results, chart.name if has_chart else None)
     old = md.read_text() if md.exists() else ""
-    kept = "\n\n".join(part for part in (cluster_section(old), schema_section(old), recovery_section(old)) if part)
+    kept = "\n\n".join(part for part in (cluster_section(old), schema_section(old), rest_section(old),
+                                          recovery_section(old)) if part)
     md.write_text(text + ("\n" + kept + "\n" if kept else ""))
     return md
 
@@ -384,16 +385,28 @@ RECOVERY_BEGIN = "<!-- recovery-benchmark:start -->"
 RECOVERY_END = "<!-- recovery-benchmark:end -->"
 
 
-# The schema validation section `python -m benchmarks.schema_validation` writes: kept too.
+# The schema validation section `python -m benchmarks.schema_validation` writes, and the REST proxy's
+# (`python -m benchmarks.rest_proxy`): kept too.
+REST_BEGIN = "<!-- rest-proxy-benchmark:start -->"
+REST_END = "<!-- rest-proxy-benchmark:end -->"
 SCHEMA_BEGIN = "<!-- schema-validation-benchmark:start -->"
 SCHEMA_END = "<!-- schema-validation-benchmark:end -->"
 
 
 def schema_section(text: str) -> str:
     """The delimited schema validation section of a RESULTS.md, markers included, or ""."""
-    begin = text.find(SCHEMA_BEGIN)
-    end = text.find(SCHEMA_END, begin)
-    return text[begin:end + len(SCHEMA_END)] if begin >= 0 and end > begin else ""
+    return delimited_section(text, SCHEMA_BEGIN, SCHEMA_END)
+
+
+def rest_section(text: str) -> str:
+    """The delimited REST proxy section of a RESULTS.md, markers included, or ""."""
+    return delimited_section(text, REST_BEGIN, REST_END)
+
+
+def delimited_section(text: str, first: str, last: str) -> str:
+    begin = text.find(first)
+    end = text.find(last, begin)
+    return text[begin:end + len(last)] if begin >= 0 and end > begin else ""
 
 
 def replace_section(results: Path, text: str, begin: str, end: str) -> None:

@@ -252,3 +252,17 @@ def test_the_standalone_proxy_speaks_v3_to_apache_kafka(reference_kafka: BrokerP
         assert proxy.http.delete(f"{base}/topics/v3-on-kafka").status_code == 204
     finally:
         assert proxy.stop() == 0
+
+
+def test_a_client_that_writes_its_whole_body_before_reading_gets_every_answer(rest: RestBroker) -> None:
+    """httpx (as curl) sends all of a request before it reads the answer: the proxy goes on reading
+    records while their answers wait, rather than stop reading once the answers fill the socket's
+    buffers (which deadlocked, each side waiting for the other)."""
+    cluster_id = _cluster(rest.http)
+    rest.http.post(f"/v3/clusters/{cluster_id}/topics", headers=JSON,
+                   json={"topic_name": "v3-bulk", "partitions_count": 4})
+    count = 5_000
+    line = json.dumps({"value": {"type": "JSON", "data": {"payload": "x" * 1000}}}).encode() + b"\n"
+    answers = _lines(rest.http.post(f"/v3/clusters/{cluster_id}/topics/v3-bulk/records", headers=JSON,
+                                    content=(line * 100 for _ in range(count // 100))))
+    assert len(answers) == count and all(a["error_code"] == 200 for a in answers)

@@ -14,8 +14,10 @@ import base64
 import binascii
 import datetime
 import json
+import math
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import trio
@@ -35,22 +37,35 @@ REGISTRY_NAMES = {v: k for k, v in SCHEMA_TYPES.items()}
 SCHEMA_FIELDS = ("subject", "subject_name_strategy", "schema_id", "schema_version", "schema")
 
 
-class RecordStream(Response):
-    """A response written chunk by chunk while the request's body is still being read: unlike
-    Starlette's StreamingResponse, it does not read the request's messages to watch for a
-    disconnect, which would take the body's chunks away from the stream being answered."""
+Writer = Callable[[bytes], Awaitable[None]]
 
-    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
+
+class RecordStream(Response):
+    """A response written chunk by chunk, by ``write_all(write)``, while the request's body is still
+    being read: unlike Starlette's StreamingResponse, it does not read the request's messages to
+    watch for a disconnect, which would take the body's chunks away from the stream being answered."""
+
+    def __init__(self, write_all: Callable[[Writer], Awaitable[None]]) -> None:
         super().__init__(status_code=200, media_type="application/json")
         # No length: the answer is sent chunked, as long as the stream it answers.
         self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
-        self.chunks = chunks
+        self.write_all = write_all
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        async for chunk in self.chunks:
+
+        async def write(chunk: bytes) -> None:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+        await self.write_all(write)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+@dataclass
+class Pending:
+    """One chunk's records on their way: its answers once ``done``."""
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    done: trio.Event = field(default_factory=trio.Event)
 
 
 def _line(answer: dict[str, Any]) -> bytes:
@@ -221,21 +236,43 @@ class V3Records:
         partitions = await self.v3_partitions(topic)
         writer = RecordWriter(topic, self.link)
 
-        async def answers() -> AsyncIterator[bytes]:
-            seen = False
-            try:
-                async for objects in _objects(request, self.max_request_bytes):
-                    seen = True
-                    for answer in await self._produce(urls.cluster_id, topic, partitions, writer, objects):
-                        yield _line(answer)
-            except rest_errors.RestError as e:
-                yield _line({"error_code": e.error_code, "message": e.message})
-                return
-            if not seen:
-                yield _line({"error_code": 42206, "message": "Payload error. Request body is empty. Data is "
-                                                             "required."})
+        async def write_all(write: Writer) -> None:
+            # Chunks are parsed and handed to the producer in order as they come; while Kafka takes
+            # one, the next is read, and each is answered, in order, once done.  Reading never waits
+            # for the answers to be sent: a client that writes its whole body before it reads (curl,
+            # httpx) would otherwise deadlock with the proxy once the answers fill the socket's
+            # buffers.  The producer's own queue bounds the records in flight.
+            send, receive = trio.open_memory_channel[Pending](math.inf)
 
-        return RecordStream(answers())
+            async def feed(nursery: trio.Nursery) -> None:
+                seen = False
+                async with send:
+                    try:
+                        async for objects in _objects(request, self.max_request_bytes):
+                            seen = True
+                            pending = Pending()
+                            await send.send(pending)
+                            await self._send(urls.cluster_id, topic, partitions, writer, objects, pending, nursery)
+                    except rest_errors.RestError as e:
+                        pending = Pending([{"error_code": e.error_code, "message": e.message}])
+                        pending.done.set()
+                        await send.send(pending)
+                        return
+                    if not seen:
+                        pending = Pending([{"error_code": 42206, "message": "Payload error. Request body is empty. "
+                                                                            "Data is required."}])
+                        pending.done.set()
+                        await send.send(pending)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(feed, nursery)
+                async with receive:
+                    async for pending in receive:
+                        await pending.done.wait()
+                        if pending.answers:
+                            await write(b"".join(_line(a) for a in pending.answers))
+
+        return RecordStream(write_all)
 
     async def v3_partitions(self, topic: str) -> set[int]:
         found = await trio.to_thread.run_sync(self.producer.partitions, topic)
@@ -248,9 +285,10 @@ class V3Records:
             raise rest_errors.topic_not_found(topic)
         return found
 
-    async def _produce(self, cluster_id: str, topic: str, partitions: set[int], writer: RecordWriter,
-                       objects: list[Any]) -> list[dict[str, Any]]:
-        """Each object produced (those that encode), answered in order."""
+    async def _send(self, cluster_id: str, topic: str, partitions: set[int], writer: RecordWriter,
+                    objects: list[Any], pending: Pending, nursery: trio.Nursery) -> None:
+        """Each object encoded and handed to the producer, in order; ``pending`` gets their answers
+        (by a task of ``nursery``) once Kafka has them."""
         answers: list[dict[str, Any] | None] = []
         outgoing: list[OutgoingRecord] = []
         parts: list[tuple[int, dict[str, Any] | None, dict[str, Any] | None]] = []
@@ -266,26 +304,32 @@ class V3Records:
                 headers = _headers(record.get("headers"))
                 timestamp = _timestamp_ms(record.get("timestamp"))
             except rest_errors.RestError as e:
-                answers.append({"error_code": e.error_code if e.status != 400 else 400, "message": e.message})
+                answers.append({"error_code": e.error_code, "message": e.message})
                 continue
             parts.append((len(answers), key_part, value_part))
             answers.append(None)
             outgoing.append(OutgoingRecord(partition, key, value, headers, timestamp))
-        outcomes = await self.producer.produce(topic, outgoing)
-        for (at, key_part, value_part), outcome in zip(parts, outcomes, strict=True):
-            if outcome.error is not None:
-                answers[at] = {"error_code": record_error_code(outcome.error), "message": outcome.error.str()}
-                continue
-            answer: dict[str, Any] = {"error_code": 200, "cluster_id": cluster_id, "topic_name": topic,
-                                      "partition_id": outcome.partition, "offset": outcome.offset,
-                                      "timestamp": _iso(outcome.timestamp)}
-            if key_part is not None:
-                answer["key"] = key_part
-            if value_part is not None:
-                answer["value"] = value_part
-            answers[at] = answer
-        RECORDS_PRODUCED.labels(topic).inc(sum(1 for o in outcomes if o.error is None))
-        return [a for a in answers if a is not None]
+        delivery = await self.producer.send(topic, outgoing)
+
+        async def answer() -> None:
+            outcomes = await delivery.outcomes()
+            for (at, key_part, value_part), outcome in zip(parts, outcomes, strict=True):
+                if outcome.error is not None:
+                    answers[at] = {"error_code": record_error_code(outcome.error), "message": outcome.error.str()}
+                    continue
+                done: dict[str, Any] = {"error_code": 200, "cluster_id": cluster_id, "topic_name": topic,
+                                        "partition_id": outcome.partition, "offset": outcome.offset,
+                                        "timestamp": _iso(outcome.timestamp)}
+                if key_part is not None:
+                    done["key"] = key_part
+                if value_part is not None:
+                    done["value"] = value_part
+                answers[at] = done
+            RECORDS_PRODUCED.labels(topic).inc(sum(1 for o in outcomes if o.error is None))
+            pending.answers = [a for a in answers if a is not None]
+            pending.done.set()
+
+        nursery.start_soon(answer)
 
 
 def _headers(given: Any) -> list[tuple[str, bytes | None]] | None:

@@ -218,7 +218,11 @@ class ConsumerInstance:
             with self._lock:
                 self._check_open()
                 self.touch()
-                batch = self._consumer.consume(500, max(0.0, min(POLL_SLICE_S, deadline - time.monotonic())))
+                # What is fetched already, at once; and only when nothing is, wait for a first record
+                # (consume(n, timeout) waits for n records or the whole timeout).
+                batch = self._consumer.consume(500, 0)
+                if not batch and not got:
+                    batch = self._consumer.consume(1, max(0.0, min(POLL_SLICE_S, deadline - time.monotonic())))
             for msg in batch:
                 error = msg.error()
                 if error is not None:
