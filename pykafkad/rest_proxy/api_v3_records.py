@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import functools
 import json
 import math
 import struct
@@ -27,6 +28,7 @@ from starlette.responses import Response
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.api_v2 import record_error_code
 from pykafkad.rest_proxy.api_v3 import V3Api
+from pykafkad.rest_proxy.embedded_format import json_bytes
 from pykafkad.rest_proxy.record_producer import OutgoingRecord, RecordProducer
 from pykafkad.rest_proxy.rest_metrics import RECORDS_PRODUCED
 from pykafkad.rest_proxy.schema_formats import MAGIC, RegistryLink, writer_for
@@ -69,10 +71,12 @@ class Pending:
 
 
 def _line(answer: dict[str, Any]) -> bytes:
-    return json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode() + b"\r\n"
+    return json_bytes(answer) + b"\r\n"
 
 
+@functools.lru_cache(maxsize=1024)
 def _iso(ms: int | None) -> str | None:
+    # Cached: the records of a chunk mostly share their millisecond.
     if ms is None or ms < 0:
         return None
     moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
@@ -173,7 +177,7 @@ def _plain(field: str, kind: str, data: Any) -> bytes | None:
         if not isinstance(data, str):
             raise rest_errors.bad_request(f"{field}: data of type STRING must be a JSON string")
         return data.encode()
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return json_bytes(data)
 
 
 async def _objects(request: Request, max_bytes: int) -> AsyncIterator[list[Any]]:

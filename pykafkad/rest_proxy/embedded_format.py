@@ -11,6 +11,8 @@ import binascii
 import json
 from typing import Any
 
+import orjson
+
 from pykafkad.rest_proxy import rest_errors
 
 FORMATS = ("binary", "json", "avro", "jsonschema", "protobuf")
@@ -43,7 +45,16 @@ def encode_plain(fmt: str, field: str, index: int, data: Any) -> bytes | None:
         except (binascii.Error, ValueError) as e:
             raise rest_errors.bad_data(f"records[{index}].{field}: data={json.dumps(data)} is not a valid base64 "
                                        f"string ({e}).") from None
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return json_bytes(data)
+
+
+def json_bytes(data: Any) -> bytes:
+    """``data`` as compact UTF-8 JSON: orjson, or the standard library for what orjson refuses (an
+    integer beyond 64 bits)."""
+    try:
+        return orjson.dumps(data)
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def decode_plain(fmt: str, data: bytes | None) -> Any:
