@@ -46,9 +46,10 @@ class RestBroker:
     """A broker with its REST proxy and schema registry."""
 
     def __init__(self, tmp: Path, **overrides: str) -> None:
-        self.rest_port, self.registry_port = free_port(), free_port()
+        self.rest_port, self.registry_port, self.console_port = free_port(), free_port(), free_port()
         self.broker = BrokerProcess(tmp / "logs", {
             "rest.listener": f"http://127.0.0.1:{self.rest_port}",
+            "metrics.listener": f"http://127.0.0.1:{self.console_port}", "metrics.console.enable": "true",
             "schema.registry.listener": f"http://127.0.0.1:{self.registry_port}",
             "offsets.topic.replication.factor": "1", "auto.create.topics.enable": "false", **overrides},
             name="rest-broker")
@@ -459,3 +460,12 @@ def test_openapi_and_metrics(rest: RestBroker) -> None:
     assert value('pykafkad_rest_request_seconds_count{endpoint="/consumers/{group}/instances/{instance}/records"'
                  ',method="GET"}') >= 1
     rest.http.delete(base)
+
+
+def test_the_console_links_a_topic_to_its_urls_in_the_proxy(rest: RestBroker) -> None:
+    _create(rest.broker.bootstrap, "linked")
+    page = httpx.get(f"http://127.0.0.1:{rest.console_port}/topics/linked", timeout=30).text
+    cluster_id = rest.http.get("/v3/clusters").json()["data"][0]["cluster_id"]
+    v3 = f"{rest.url}/v3/clusters/{cluster_id}/topics/linked"
+    assert f'href="{v3}"' in page and f'href="{rest.url}/topics/linked"' in page
+    assert httpx.get(v3, timeout=30).json()["kind"] == "KafkaTopic"

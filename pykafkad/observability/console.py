@@ -22,6 +22,7 @@ import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.config import parse_metrics_listener
 from pykafkad.observability import admin_api
 from pykafkad.observability.history import History
 from pykafkad.observability.record_browser import FORMATS, BrowseError, read_page
@@ -123,8 +124,26 @@ async def topic_page(broker: Broker, history: History, name: str) -> bytes:
     rates = [r for _, r in history.topic_rates.get(name, [])]
     body = (f"<p>Records per second (led here): {sparkline(rates)}</p><h2>Partitions</h2>"
             + _table(["Partition", "Leader", "Replicas", "ISR", "Log start", "High watermark", "Bytes", ""], rows,
-                     "partitions") + "<h2>Configs</h2>" + configs + "<h2>Schemas</h2>" + await _subjects(broker, name))
+                     "partitions") + "<h2>Configs</h2>" + configs + "<h2>Schemas</h2>" + await _subjects(broker, name)
+            + "<h2>Over HTTP</h2>" + _rest_links(broker, name))
     return _page(f"Topic {name}", body)
+
+
+def _rest_links(broker: Broker, topic: str) -> str:
+    """The topic's URLs in this broker's REST proxy (rest.listener), for HTTP clients."""
+    address = parse_metrics_listener(broker.config["rest.listener"])
+    if address is None:
+        return "<p class=muted id=rest-none>The REST proxy is off here (rest.listener).</p>"
+    host = address[0]
+    if host in ("", "0.0.0.0", "::"):
+        host = broker.config.advertised_endpoint[0]
+    base = f"http://{f'[{host}]' if ':' in host else host}:{address[1]}"
+    quoted = urllib.parse.quote(topic, safe="")
+    v3 = f"{base}/v3/clusters/{urllib.parse.quote(broker.metadata.cluster_id, safe='')}/topics/{quoted}"
+    rows = [["v3 topic", _link(v3, v3)], ["v3 records (POST)", _e(v3 + "/records")],
+            ["v3 partitions", _link(v3 + "/partitions", v3 + "/partitions")],
+            ["v2 topic", _link(f"{base}/topics/{quoted}", f"{base}/topics/{quoted}")]]
+    return _table(["REST proxy", "URL"], rows, "rest-links")
 
 
 async def _subjects(broker: Broker, topic: str) -> str:
