@@ -13,6 +13,7 @@ import base64
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -70,15 +71,16 @@ class RestBroker:
 class StandaloneRest:
     """``pykafkad rest`` as a process, against ``bootstrap``."""
 
-    def __init__(self, bootstrap: str, log_path: Path, *args: str) -> None:
-        self.url = f"http://127.0.0.1:{free_port()}"
+    def __init__(self, bootstrap: str, log_path: Path, *args: str, scheme: str = "http",
+                 verify: ssl.SSLContext | bool = True) -> None:
+        self.url = f"{scheme}://127.0.0.1:{free_port()}"
         self.log_path = log_path
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "rest", "--bootstrap-server", bootstrap,
                                       "--listener", self.url, *args],
                                      cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
                                      stdout=self._log, stderr=self._log)
-        self.http = httpx.Client(base_url=self.url, timeout=60)
+        self.http = httpx.Client(base_url=self.url, timeout=60, verify=verify)
         wait_for("the standalone proxy answers", lambda: self.proc.poll() is None and _answers(self.http), timeout=60)
 
     def stop(self) -> int:
@@ -469,3 +471,37 @@ def test_the_console_links_a_topic_to_its_urls_in_the_proxy(rest: RestBroker) ->
     v3 = f"{rest.url}/v3/clusters/{cluster_id}/topics/linked"
     assert f'href="{v3}"' in page and f'href="{rest.url}/topics/linked"' in page
     assert httpx.get(v3, timeout=30).json()["kind"] == "KafkaTopic"
+
+
+def test_the_proxy_answers_over_tls_with_the_brokers_pem_settings(rest: RestBroker, tmp_path: Path) -> None:
+    """``rest.listener=https://...``: the broker's ``ssl.keystore.*`` (PEM) serve the proxy too; and
+    ``pykafkad rest --certfile --keyfile`` on its own."""
+    from compat_tests.certificates import Authority
+
+    ca = Authority(tmp_path / "pki")
+    key, cert, keystore = ca.issue("proxy", password=b"proxy-key-secret")
+    port = free_port()
+    broker = BrokerProcess(tmp_path / "logs", {
+        "rest.listener": f"https://127.0.0.1:{port}", "offsets.topic.replication.factor": "1",
+        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore), "ssl.key.password": "proxy-key-secret"},
+        name="rest-tls")
+    broker.start()
+    try:
+        trusted = ssl.create_default_context(cafile=str(ca.cert_path))
+        with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=trusted, timeout=30) as https:
+            wait_for("the proxy answers over TLS", lambda: _answers(https), timeout=60)
+            assert https.get("/brokers").json() == {"brokers": [1]}
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"http://127.0.0.1:{port}/brokers", timeout=10).json()
+        assert "rest proxy: serving on https://127.0.0.1" in broker.stderr_text()
+    finally:
+        broker.close()
+    plain_key, plain_cert, _ = ca.issue("standalone")
+    proxy = StandaloneRest(rest.broker.bootstrap, tmp_path / "standalone.log", "--certfile", str(plain_cert),
+                           "--keyfile", str(plain_key), scheme="https",
+                           verify=ssl.create_default_context(cafile=str(ca.cert_path)))
+    try:
+        wait_for("the standalone proxy answers over TLS", lambda: _answers(proxy.http), timeout=60)
+        assert proxy.http.get("/brokers").json() == {"brokers": [1]}
+    finally:
+        assert proxy.stop() == 0

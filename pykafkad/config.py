@@ -130,6 +130,26 @@ def parse_metrics_listener(value: str | None) -> tuple[str, int] | None:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+def parse_http_listener(value: Any) -> tuple[bool, str, int] | None:
+    """``http://host:port`` or ``https://host:port`` as (TLS or not, host, port); None when empty.
+    ValueError for anything else."""
+    text = str(value or "")
+    if text.startswith("https://"):
+        found = parse_metrics_listener("http://" + text.removeprefix("https://"))
+        assert found is not None
+        return True, found[0], found[1]
+    found = parse_metrics_listener(value)
+    return None if found is None else (False, found[0], found[1])
+
+
+def _check_http_listener(value: Any) -> str | None:
+    try:
+        parse_http_listener(value)
+    except ValueError:
+        return "not http://host:port or https://host:port"
+    return None
+
+
 def _check_metrics_listener(value: Any) -> str | None:
     try:
         parse_metrics_listener(value)
@@ -156,6 +176,7 @@ def _check_authorizer(value: Any) -> str | None:
 
 AUTHORIZER_CHECK = Check(f"empty (no ACLs), {AUTHORIZER_CLASSES[0]} or {AUTHORIZER_CLASSES[1]}", _check_authorizer)
 METRICS_LISTENER_CHECK = Check("http://host:port, or empty", _check_metrics_listener)
+HTTP_LISTENER_CHECK = Check("http://host:port or https://host:port, or empty", _check_http_listener)
 LOG4J_LEVEL_CHECK = Check("a level: TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF", _check_log4j_level)
 
 
@@ -304,10 +325,11 @@ KEYS: dict[str, ConfigKey] = {
                   doc="The largest request body the registry reads; a larger one gets 413."),
         # The REST proxy in the broker's process (rest_proxy/): Confluent REST Proxy's API on its own
         # HTTP listener, a Kafka client of this broker; off if empty.
-        ConfigKey("rest.listener", "string", "", METRICS_LISTENER_CHECK,
+        ConfigKey("rest.listener", "string", "", HTTP_LISTENER_CHECK,
                   by="network/server.py, rest_proxy/server.py",
-                  doc="The REST proxy (Confluent's REST Proxy API, v2 and v3) on http://host:port, in the "
-                      "broker's process; off if empty."),
+                  doc="The REST proxy (Confluent's REST Proxy API, v2 and v3) on http://host:port, or "
+                      "https://host:port with the broker's ssl.keystore.* settings, in the broker's process; "
+                      "off if empty."),
         ConfigKey("rest.schema.registry.url", "string", "", None,
                   by="rest_proxy/server.py",
                   doc="The schema registry the REST proxy uses for the avro, jsonschema and protobuf formats; "

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 import trio
 
 from pykafkad.broker import Broker
-from pykafkad.config import BrokerConfig, ConfigError, Listener, parse_metrics_listener
+from pykafkad.config import BrokerConfig, ConfigError, Listener, parse_http_listener, parse_metrics_listener
 from pykafkad.errors import StartupError
 from pykafkad.log.dir_lock import LogDirInUse, LogDirLocks
 from pykafkad.network import tls
@@ -264,12 +264,12 @@ class Server:
                     http_socket.close()
                 raise StartupError(f"schema.registry.listener={self.config['schema.registry.listener']}: "
                                    f"{_bind_problem(e)}") from e
-        rest_address = parse_metrics_listener(self.config["rest.listener"])
+        rest_address = parse_http_listener(self.config["rest.listener"])
         rest_socket = None
         if rest_address is not None:
             from pykafkad.schema_registry.server import bind as bind_http
             try:
-                rest_socket = bind_http(*rest_address)
+                rest_socket = bind_http(*rest_address[1:])
             except OSError as e:
                 for _, sock in sockets:
                     sock.close()

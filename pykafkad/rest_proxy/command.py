@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import socket
+import ssl
+import sys
 from typing import Any
 
 
@@ -26,6 +28,8 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
                         help="a consumer instance idle this long is closed (default %(default)s)")
     parser.add_argument("--consumer-instances-max", type=int, default=100,
                         help="the most consumer instances alive at once (default %(default)s)")
+    parser.add_argument("--certfile", default=None, help="with an https:// listener: its PEM certificate chain")
+    parser.add_argument("--keyfile", default=None, help="with an https:// listener: its PEM private key")
     parser.add_argument("--basic-auth", action="store_true",
                         help="ask each caller for HTTP Basic credentials and log in to the cluster with them "
                              "(SASL: give security.protocol and sasl.mechanism with -X or --command-config)")
@@ -39,6 +43,19 @@ def run(args: argparse.Namespace) -> int:
     settings = RestSettings(args.max_request_bytes, args.producer_records_max, args.consumer_instance_timeout_ms,
                             args.consumer_instances_max, args.schema_registry_url)
 
+    tls = None
+    if args.listener.startswith("https://"):
+        if not (args.certfile and args.keyfile):
+            print("pykafkad: rest: an https:// listener needs --certfile and --keyfile", file=sys.stderr)
+            return 2
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            tls.load_cert_chain(args.certfile, args.keyfile)
+        except (OSError, ssl.SSLError) as e:
+            print(f"pykafkad: rest: cannot load {args.certfile} and {args.keyfile}: {e}", file=sys.stderr)
+            return 2
+        args.listener = "http://" + args.listener.removeprefix("https://")
+
     async def serve(sock: socket.socket, client: dict[str, Any]) -> None:
         sasl = None
         if args.basic_auth:
@@ -48,6 +65,6 @@ def run(args: argparse.Namespace) -> int:
 
             def sasl(user: str, password: str) -> dict[str, Any]:
                 return {"sasl.username": user, "sasl.password": password}
-        await serve_rest(sock, client, settings, sasl)
+        await serve_rest(sock, client, settings, sasl, tls)
 
     return run_http_service(args, "rest", serve, (ValueError,))

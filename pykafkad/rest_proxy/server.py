@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
-from pykafkad.config import BrokerConfig
+from pykafkad.config import BrokerConfig, ConfigError, parse_http_listener
+from pykafkad.network.tls import server_context
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.api_v2 import V2Api
 from pykafkad.rest_proxy.api_v3 import V3Api
@@ -141,11 +143,27 @@ def make_app(v2: V2Api, v3: V3Api, records: V3Records) -> Any:
                                                        HTTPException: _http_error, Exception: _unexpected})
 
 
+class _TlsConfig(HypercornConfig):
+    """Hypercorn's config with a TLS context made elsewhere (from the broker's PEM settings)."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        super().__init__()
+        self._context = context
+
+    @property
+    def ssl_enabled(self) -> bool:
+        return True
+
+    def create_ssl_context(self) -> ssl.SSLContext | None:
+        return self._context
+
+
 async def serve_rest(sock: socket.socket, client: dict[str, Any], settings: RestSettings,
-                     sasl: SaslSettings | None = None,
+                     sasl: SaslSettings | None = None, tls: ssl.SSLContext | None = None,
                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Answer on ``sock`` until cancelled (``sock`` is closed either way), as a Kafka client
-    configured by ``client``; with ``sasl``, each caller as the user its Basic credentials name."""
+    configured by ``client``; with ``sasl``, each caller as the user its Basic credentials name;
+    with ``tls``, over HTTPS."""
     address = sock.getsockname()
     clients = ClientsOfCaller(client, sasl)
     try:
@@ -164,13 +182,13 @@ async def serve_rest(sock: socket.socket, client: dict[str, Any], settings: Rest
     async with trio.open_nursery() as nursery:
         nursery.start_soon(clients.close_idle)
         nursery.start_soon(instances.expire)
-        config = HypercornConfig()
+        config = HypercornConfig() if tls is None else _TlsConfig(tls)
         config.bind = [f"fd://{sock.detach()}"]
         config.accesslog = None
         config.errorlog = log
         config.graceful_timeout = 1.0
         await nursery.start(serve, app, config)
-        log.info("rest proxy: serving on http://%s:%d%s", address[0], address[1],
+        log.info("rest proxy: serving on %s://%s:%d%s", "https" if tls else "http", address[0], address[1],
                  " (HTTP Basic credentials passed on to the cluster)" if sasl is not None else "")
         task_status.started()
 
@@ -206,6 +224,13 @@ async def serve_in_broker(sock: socket.socket, config: BrokerConfig, access: Reg
     client = broker_client(config)
     sasl = broker_sasl(config, access) if access is not None else None
     problem = None
+    tls = None
+    listener = parse_http_listener(config["rest.listener"])
+    if listener is not None and listener[0]:
+        try:
+            tls = server_context(config)
+        except ConfigError as e:
+            problem = f"rest.listener is https, but the broker's TLS settings do not make a server context: {e}"
     if client is None:
         problem = "rest.listener needs a PLAINTEXT listener in listeners to reach the broker"
     elif access is not None and sasl is None:
@@ -220,4 +245,4 @@ async def serve_in_broker(sock: socket.socket, config: BrokerConfig, access: Reg
         host, port = config["schema.registry.listener"].removeprefix("http://").rsplit(":", 1)
         host = "127.0.0.1" if host in ("", "0.0.0.0") else ("[::1]" if host in ("::", "[::]") else host)
         settings.registry_url = f"http://{host}:{port}"
-    await serve_rest(sock, client, settings, sasl)
+    await serve_rest(sock, client, settings, sasl, tls)
