@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from compat_tests.broker_process import BrokerProcess, free_port
+from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
 from compat_tests.storage_support import wait_for
 
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret" '
@@ -176,3 +179,27 @@ def test_basic_credentials_are_plain_base64(secured: SecuredRest) -> None:
     header = "Basic " + base64.b64encode(b"alice:alice-secret").decode()
     assert httpx.get(secured.url + "/brokers", headers={"Authorization": header}).status_code == 200
     assert httpx.get(secured.url + "/brokers", headers={"Authorization": "Basic !!"}).status_code == 401
+
+
+def test_a_standalone_proxy_with_basic_auth_logs_each_caller_in_to_the_cluster(secured: SecuredRest,
+                                                                               tmp_path: Path) -> None:
+    """``pykafkad rest --basic-auth``: the caller's credentials are the SASL login; the cluster judges
+    them (a wrong password is refused by the broker, and answered 401)."""
+    port = free_port()
+    args = ["--bootstrap-server", f"127.0.0.1:{secured.sasl_port}", "--listener", f"http://127.0.0.1:{port}",
+            "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=PLAIN", "--basic-auth"]
+    log = tmp_path / "rest.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "rest", *args], cwd=REPO_ROOT,
+                                env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, stdout=out, stderr=out)
+        try:
+            alice = httpx.Client(base_url=f"http://127.0.0.1:{port}", auth=("alice", "alice-secret"), timeout=60)
+            wait_for("the standalone proxy answers alice", lambda: _status(alice, "/brokers") == 200, timeout=60)
+            assert httpx.get(f"http://127.0.0.1:{port}/brokers", timeout=30).status_code == 401
+            wrong = httpx.get(f"http://127.0.0.1:{port}/brokers", auth=("alice", "nope"), timeout=60)
+            assert (wrong.status_code, wrong.json()["error_code"]) == (401, 40101), wrong.text
+            alice.close()
+        finally:
+            proc.terminate()
+            assert proc.wait(30) == 0
+    assert b"Traceback" not in log.read_bytes(), log.read_text()[-3000:]

@@ -13,6 +13,7 @@ import base64
 import binascii
 import contextvars
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.cluster_admin import ClusterAdmin
@@ -94,7 +95,14 @@ class ClientsOfCaller:
         return self.sasl is not None
 
     async def start(self) -> None:
-        self._shared = await trio.to_thread.run_sync(KafkaClients.make, self.client, None)
+        """The shared clients made (without authentication; with it, each caller's come later).
+        ValueError, one line, if the client settings are refused."""
+        if self.authenticating:
+            return
+        try:
+            self._shared = await trio.to_thread.run_sync(KafkaClients.make, self.client, None)
+        except KafkaException as e:
+            raise ValueError(f"the Kafka client settings are refused: {e.args[0].str()}") from None
 
     def current(self) -> KafkaClients:
         """The clients of the request being served."""
@@ -124,7 +132,10 @@ class ClientsOfCaller:
                 refused.append(error)
 
         client = {**self.client, **settings, "error_cb": on_error}
-        clients = await trio.to_thread.run_sync(KafkaClients.make, client, f"User:{user}")
+        try:
+            clients = await trio.to_thread.run_sync(KafkaClients.make, client, f"User:{user}")
+        except KafkaException as e:
+            raise rest_errors.kafka_error(f"cannot make clients for User:{user}: {e.args[0].str()}") from None
         try:
             await trio.to_thread.run_sync(clients.view.cluster_id)
         except rest_errors.RestError:
@@ -175,17 +186,26 @@ class BasicAuthentication:
             return
         header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
         found = basic_credentials(header)
-        if found is None or not await self.clients.admit(*found):
-            error = rest_errors.unauthorized()
-            body = f'{{"error_code":{error.error_code},"message":"{error.message}"}}'.encode()
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(body)).encode()),
-                                    (b"www-authenticate", b'Basic realm="pykafkad REST proxy"')]})
-            await send({"type": "http.response.body", "body": body})
+        try:
+            admitted = found is not None and await self.clients.admit(*found)
+        except rest_errors.RestError as e:
+            # The cluster could not be asked (unreachable, timed out): say so rather than 401.
+            await _refuse(send, e, [])
+            return
+        if not admitted:
+            await _refuse(send, rest_errors.unauthorized(),
+                          [(b"www-authenticate", b'Basic realm="pykafkad REST proxy"')])
             return
         token = CALLER.set(Caller(found[0], found[1], header))
         try:
             await self.app(scope, receive, send)
         finally:
             CALLER.reset(token)
+
+
+async def _refuse(send: Any, error: rest_errors.RestError, headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps(error.body()).encode()
+    await send({"type": "http.response.start", "status": error.status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *headers]})
+    await send({"type": "http.response.body", "body": body})
