@@ -30,10 +30,13 @@ _BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": Config
 # pykafkad's own keys with no KafkaConfig counterpart (Kafka keeps its cluster id in
 # meta.properties, not in a config): read at start-up, but Kafka describes no such config.
 # super.users and allow.everyone.if.no.acl.found are the authorizer's own settings, which Kafka's
-# DescribeConfigs does not list either; metrics.listener, the registry's and the logging keys are pykafkad's own.
+# DescribeConfigs does not list either; metrics.listener, the registry's, the REST proxy's and the logging
+# keys are pykafkad's own.
 _NOT_KAFKA_CONFIGS = frozenset({
     "cluster.id", "super.users", "allow.everyone.if.no.acl.found", "metrics.listener", "metrics.console.enable",
     "schema.registry.listener", "schema.registry.topic", "schema.registry.max.request.bytes",
+    "rest.listener", "rest.schema.registry.url", "rest.max.request.bytes", "rest.producer.records.max",
+    "rest.consumer.instance.timeout.ms", "rest.consumer.instances.max",
     "log4j.rootLogger", "logging.format", "logging.file", "logging.file.max.bytes", "logging.file.backups",
     # Kafka's internal configs (defined with defineInternal): read, but never described.
     "producer.id.expiration.check.interval.ms"})
