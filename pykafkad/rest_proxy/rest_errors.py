@@ -31,10 +31,6 @@ def consumer_instance_not_found(group: str, instance: str) -> RestError:
                                  "expired; create it again with POST /consumers/{group}).")
 
 
-def leader_not_available(topic: str, partition: int) -> RestError:
-    return RestError(404, 40404, f"Leader not available for {topic}-{partition}.")
-
-
 def not_found(what: str) -> RestError:
     return RestError(404, 404, f"HTTP 404 Not Found: {what}")
 
@@ -42,10 +38,6 @@ def not_found(what: str) -> RestError:
 def consumer_format_mismatch(instance_format: str, accepted: str) -> RestError:
     return RestError(406, 40601, f"The requested embedded data format ({accepted}) does not match the "
                                  f"deserializer for this consumer instance ({instance_format}).")
-
-
-def not_acceptable(accept: str, wanted: str) -> RestError:
-    return RestError(406, 406, f"HTTP 406 Not Acceptable: {accept}; accept {wanted}")
 
 
 def consumer_already_subscribed() -> RestError:
