@@ -1,7 +1,8 @@
 """The REST proxy on three brokers (issue 30): a v2 consumer instance in broker 1's proxy keeps
 reading while the leader of its partition (broker 2) is killed -9.  Its librdkafka consumer finds
 the new leader; every acknowledged record, written before and after the kill, comes through HTTP
-once and in order.
+once and in order.  Records produced through the proxy just after the kill are answered once the
+proxy's producer has found the new leader, with the offsets they have there.
 
 Three brokers on a real ZooKeeper; the proxy is reached with plain HTTP (httpx).  Every wait is on
 an answer (records read, a partition's state znode), never a fixed sleep.
@@ -43,7 +44,10 @@ def test_a_consumer_instance_keeps_reading_while_its_partitions_leader_is_killed
         admin.create_topics([NewTopic(topic, 1, replica_assignment=[[2, 1, 3]])])[topic].result(30)
         view.wait_data(STATE.format(topic=topic, partition=0),
                        lambda s: s is not None and s["leader"] == leader and len(s["isr"]) == 3)
-        produce(cluster.bootstrap, topic, list(range(100)))
+        first = http.post(f"/topics/{topic}", headers={"Content-Type": JSON_RECORDS},
+                          json={"records": [{"value": n} for n in range(100)]})
+        assert first.status_code == 200, first.text
+        assert [o["offset"] for o in first.json()["offsets"]] == list(range(100))
 
         made = http.post("/consumers/failover", headers={"Content-Type": V2},
                          json={"name": "reader", "format": "json", "auto.offset.reset": "earliest",
@@ -63,13 +67,20 @@ def test_a_consumer_instance_keeps_reading_while_its_partitions_leader_is_killed
 
         wait_for("the first records through HTTP", lambda: read(1), timeout=60, interval=0)
         cluster.brokers[leader].kill9()
+        # The proxy's producer still has broker 2 as the leader: its connection fails, and it retries
+        # on the leader that fresh metadata names.
+        after = http.post(f"/topics/{topic}", headers={"Content-Type": JSON_RECORDS},
+                          json={"records": [{"value": n} for n in range(100, 150)]})
+        assert after.status_code == 200, after.text
+        assert [(o["offset"], o["error_code"]) for o in after.json()["offsets"]] == [
+            (n, None) for n in range(100, 150)]
         view.wait_data(STATE.format(topic=topic, partition=0),
                        lambda s: s is not None and s["leader"] not in (-1, leader))
         produce(",".join(cluster.brokers[n].bootstrap for n in (1, 2, 3) if n != leader), topic,
-                list(range(100, 200)))
-        wait_for("200 records through HTTP", lambda: read(200), timeout=120, interval=0)
-        assert [r["offset"] for r in got] == list(range(200))
-        assert [r["value"] for r in got] == list(range(200))
+                list(range(150, 250)))
+        wait_for("250 records through HTTP", lambda: read(250), timeout=120, interval=0)
+        assert [r["offset"] for r in got] == list(range(250))
+        assert [r["value"] for r in got] == list(range(250))
         assert http.delete(base).status_code == 204
     finally:
         http.close()

@@ -375,3 +375,9 @@ def schema_id_problems(
     field, in record order; null keys and values pass; control batches are skipped.
     The GIL is released while checking. Malformed batches raise ``LogError`` (2).
     """
+
+# --- Kafka's default partitioner (crate module ``partitioner``) ------------------------
+
+def partition_of_key(key: bytes, partitions: int) -> int:
+    """The partition Kafka's default partitioner gives a record with this key among ``partitions``
+    (``toPositive(murmur2(key)) % partitions``); ValueError for fewer than 1 partition."""

@@ -105,7 +105,7 @@ class ProtocolClient:
         if link is not None:
             return link
         if node is None:
-            addresses = [_host_port(a) for a in str(self.settings["bootstrap.servers"]).split(",") if a.strip()]
+            addresses = [host_port(a) for a in str(self.settings["bootstrap.servers"]).split(",") if a.strip()]
         elif node in self.brokers:
             addresses = [(self.brokers[node].host, self.brokers[node].port)]
         else:
@@ -114,11 +114,11 @@ class ProtocolClient:
         for host, port in addresses:
             try:
                 link = await BrokerLink.connect(host, port, str(self.settings.get("client.id", CLIENT_ID)),
-                                                TIMEOUT_S, _tls(self.settings), _sasl(self.settings))
+                                                TIMEOUT_S, tls_context(self.settings), sasl_client(self.settings))
                 answer = await link.request(API_VERSIONS, 3, {"client_software_name": "pykafkad-cli",
                                                               "client_software_version": "1"}, TIMEOUT_S)
             except BrokerLinkError as e:
-                problems.append(f"{host}:{port} ({_reason(e)})")
+                problems.append(f"{host}:{port} ({connect_reason(e)})")
                 continue
             if answer["error_code"] != 0:
                 await link.aclose()
@@ -130,7 +130,7 @@ class ProtocolClient:
         raise CommandError(f"cannot reach {', '.join(problems)}; {UNREACHABLE}")
 
 
-def _reason(error: BaseException) -> str:
+def connect_reason(error: BaseException) -> str:
     """The first OS-level reason in a failure's chain (trio wraps each connect attempt's error)."""
     seen: BaseException | None = error
     while seen is not None:
@@ -143,14 +143,14 @@ def _reason(error: BaseException) -> str:
     return str(error)
 
 
-def _host_port(address: str) -> tuple[str, int]:
+def host_port(address: str) -> tuple[str, int]:
     host, sep, port = address.strip().rpartition(":")
     if not sep or not port.isdigit():
         raise CommandError(f"--bootstrap-server {address!r}: expected HOST:PORT")
     return host.strip("[]"), int(port)
 
 
-def _tls(settings: dict[str, Any]) -> ssl.SSLContext | None:
+def tls_context(settings: dict[str, Any]) -> ssl.SSLContext | None:
     protocol = str(settings.get("security.protocol", "PLAINTEXT")).upper()
     if protocol not in ("SSL", "SASL_SSL"):
         return None
@@ -166,7 +166,7 @@ def _tls(settings: dict[str, Any]) -> ssl.SSLContext | None:
     return context
 
 
-def _sasl(settings: dict[str, Any]) -> SaslClient | None:
+def sasl_client(settings: dict[str, Any]) -> SaslClient | None:
     protocol = str(settings.get("security.protocol", "PLAINTEXT")).upper()
     if protocol not in ("SASL_PLAINTEXT", "SASL_SSL"):
         return None

@@ -59,6 +59,11 @@ class BrokerLink:
                 raise BrokerLinkError(f"authenticating to {host}:{port} failed: {e}") from e
         return link
 
+    @property
+    def stream(self) -> trio.abc.Stream:
+        """The link's stream, for a caller that takes its requests over once it is set up."""
+        return self._stream
+
     async def request(self, api_key: int, version: int, body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         correlation_id = next(self._correlation)
         frame = wire.encode_request(api_key, version, correlation_id, self._client_id, body)

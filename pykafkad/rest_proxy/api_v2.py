@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import trio
-from confluent_kafka import KafkaError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -33,7 +32,7 @@ class V2Response(JSONResponse):
     media_type = V2_JSON
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, separators=(",", ":"), ensure_ascii=False).encode()
+        return embedded_format.json_bytes(content)
 
 
 def _media(request: Request) -> str:
@@ -116,7 +115,7 @@ class V2Api:
                 return empty
             raise rest_errors.bad_request("the request needs a JSON body")
         try:
-            return json.loads(raw)
+            return embedded_format.parse_json(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise rest_errors.bad_request(f"the body is not JSON: {e}") from None
 
@@ -186,7 +185,7 @@ class V2Api:
         if len(records) > self.max_records:
             raise rest_errors.unprocessable(f"{len(records)} records in one request; at most "
                                             f"{self.max_records} (rest.producer.records.max)")
-        partitions = await self._partitions_for_produce(topic)
+        partitions = await self.clients.current().partitions_for_produce(topic)
         if fixed is not None and fixed not in partitions:
             raise rest_errors.partition_not_found(topic, fixed)
         encoder = await self.schemas.encoder(fmt, topic, body)
@@ -206,27 +205,13 @@ class V2Api:
                 offsets.append({"partition": outcome.partition, "offset": outcome.offset,
                                 "error_code": None, "error": None})
                 continue
-            code = record_error_code(outcome.error)
+            code = outcome.error.rest_code
             if code in (40101, 40301) and status == 200:
                 status = code // 100  # as Confluent's proxy: the first refusal decides
-            offsets.append({"partition": None, "offset": None, "error_code": code, "error": outcome.error.str()})
+            offsets.append({"partition": None, "offset": None, "error_code": code, "error": str(outcome.error)})
         RECORDS_PRODUCED.labels(topic).inc(sum(1 for o in outcomes if o.error is None))
         return V2Response({"key_schema_id": encoder.key_schema_id, "value_schema_id": encoder.value_schema_id,
                            "offsets": offsets}, status_code=status)
-
-    async def _partitions_for_produce(self, topic: str) -> set[int]:
-        """The topic's partitions; a topic not there is created first where the cluster creates
-        topics on first use, else 40403."""
-        found = await trio.to_thread.run_sync(self.producer.partitions, topic)
-        if found is None and await trio.to_thread.run_sync(self.view.auto_create, topic):
-            with trio.move_on_after(10):
-                while found is None:
-                    found = await trio.to_thread.run_sync(self.producer.partitions, topic)
-                    if found is None:
-                        await trio.sleep(0.1)
-        if found is None:
-            raise rest_errors.topic_not_found(topic)
-        return found
 
     # -- consumer instances ------------------------------------------------------------------------
 
@@ -369,16 +354,6 @@ class V2Api:
             offsets = [(t, p, o + 1, m) for t, p, o, m in _offsets(body)]
         await trio.to_thread.run_sync(instance.commit, offsets)
         return V2Response([])
-
-
-def record_error_code(error: KafkaError) -> int:
-    """The error_code of one record's failure, as Confluent's proxy gives it."""
-    if error.code() in (KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._AUTHENTICATION):
-        return 40101
-    if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-                        KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED):
-        return 40301
-    return 50003 if error.retriable() else 50002
 
 
 def _query_int(request: Request, name: str, default: int) -> int:

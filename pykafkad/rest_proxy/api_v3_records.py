@@ -26,9 +26,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pykafkad.rest_proxy import rest_errors
-from pykafkad.rest_proxy.api_v2 import record_error_code
 from pykafkad.rest_proxy.api_v3 import V3Api
-from pykafkad.rest_proxy.embedded_format import json_bytes
+from pykafkad.rest_proxy.embedded_format import json_bytes, parse_json
 from pykafkad.rest_proxy.record_producer import OutgoingRecord, RecordProducer
 from pykafkad.rest_proxy.rest_metrics import RECORDS_PRODUCED
 from pykafkad.rest_proxy.schema_formats import MAGIC, RegistryLink, writer_for
@@ -182,11 +181,40 @@ def _plain(field: str, kind: str, data: Any) -> bytes | None:
 
 async def _objects(request: Request, max_bytes: int) -> AsyncIterator[list[Any]]:
     """The JSON objects of the body, a chunk's worth at a time, as they arrive; an object that is
-    not JSON ends the stream with a RestError (400)."""
+    not JSON ends the stream with a RestError (400).  A body of one object per line (as clients
+    stream it) is read line by line with orjson; any other layout, by the general parser."""
     decoder = json.JSONDecoder()
+    by_lines = True
+    lines_left = b""
     buffer = ""
     pending = b""
     async for chunk in request.stream():
+        if by_lines:
+            lines_left += chunk
+            cut = lines_left.rfind(b"\n")
+            found = []
+            if cut >= 0:
+                lines, lines_left = lines_left[:cut], lines_left[cut + 1:]
+                try:
+                    found = [parse_json(line) for line in lines.split(b"\n") if line.strip()]
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    # Not one object per line: the general parser takes over, from these lines on.
+                    by_lines = False
+                    chunk, lines_left = lines + b"\n" + lines_left, b""
+            if by_lines:
+                if lines_left.rstrip().endswith(b"}"):
+                    # Perhaps a whole object, its newline not sent yet: a client writing records
+                    # over time waits for each one's answer.
+                    try:
+                        found.append(parse_json(lines_left))
+                        lines_left = b""
+                    except (UnicodeDecodeError, json.JSONDecodeError):
+                        pass
+                if len(lines_left) > max_bytes:
+                    raise rest_errors.too_large("rest.max.request.bytes", max_bytes)
+                if found:
+                    yield found
+                continue
         pending += chunk
         try:
             text = pending.decode()
@@ -209,11 +237,26 @@ async def _objects(request: Request, max_bytes: int) -> AsyncIterator[list[Any]]
             raise rest_errors.too_large("rest.max.request.bytes", max_bytes)
         if found:
             yield found
-    if buffer.strip() or pending:
+    found = []
+    if lines_left.strip():
         try:
-            decoder.raw_decode(buffer.strip())
+            found.append(parse_json(lines_left))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            buffer += lines_left.decode(errors="replace")
+    if pending:
+        raise rest_errors.bad_request("Error processing message: the body ends inside a UTF-8 character")
+    rest = buffer.strip()
+    while rest:
+        try:
+            value, end = decoder.raw_decode(rest)
         except json.JSONDecodeError as e:
+            if found:
+                yield found  # the objects before the broken one are produced, as they would be mid-stream
             raise rest_errors.bad_request(f"Error processing message: {e}") from None
+        found.append(value)
+        rest = rest[end:].lstrip()
+    if found:
+        yield found
 
 
 class V3Records:
@@ -237,7 +280,7 @@ class V3Records:
         if kind not in ("application/json", ""):
             raise rest_errors.unsupported_media_type(kind, "application/json")
         topic = request.path_params["topic"]
-        partitions = await self.v3_partitions(topic)
+        partitions = await self.v3.clients.current().partitions_for_produce(topic)
         writer = RecordWriter(topic, self.link)
 
         async def write_all(write: Writer) -> None:
@@ -278,17 +321,6 @@ class V3Records:
 
         return RecordStream(write_all)
 
-    async def v3_partitions(self, topic: str) -> set[int]:
-        found = await trio.to_thread.run_sync(self.producer.partitions, topic)
-        if found is None and await trio.to_thread.run_sync(self.v3.view.auto_create, topic):
-            with trio.move_on_after(10):
-                while found is None:
-                    await trio.sleep(0.1)
-                    found = await trio.to_thread.run_sync(self.producer.partitions, topic)
-        if found is None:
-            raise rest_errors.topic_not_found(topic)
-        return found
-
     async def _send(self, cluster_id: str, topic: str, partitions: set[int], writer: RecordWriter,
                     objects: list[Any], pending: Pending, nursery: trio.Nursery) -> None:
         """Each object encoded and handed to the producer, in order; ``pending`` gets their answers
@@ -319,7 +351,7 @@ class V3Records:
             outcomes = await delivery.outcomes()
             for (at, key_part, value_part), outcome in zip(parts, outcomes, strict=True):
                 if outcome.error is not None:
-                    answers[at] = {"error_code": record_error_code(outcome.error), "message": outcome.error.str()}
+                    answers[at] = {"error_code": outcome.error.rest_code, "message": str(outcome.error)}
                     continue
                 done: dict[str, Any] = {"error_code": 200, "cluster_id": cluster_id, "topic_name": topic,
                                         "partition_id": outcome.partition, "offset": outcome.offset,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaException
 
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.cluster_admin import ClusterAdmin
@@ -42,6 +42,8 @@ class KafkaClients:
     producer: RecordProducer
     admin: ClusterAdmin
     last_used: float = field(default_factory=time.monotonic)
+    # Cancelled when the clients close: it stops their producer.
+    producer_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     @classmethod
     def make(cls, client: dict[str, Any], principal: str | None) -> KafkaClients:
@@ -51,6 +53,23 @@ class KafkaClients:
     def close(self) -> None:
         self.producer.close()
         self.view.close()
+
+    async def partitions_for_produce(self, topic: str) -> set[int]:
+        """The topic's partitions; a topic not there is created first where the cluster creates
+        topics on first use, else 40403."""
+        found = self.producer.known_partitions(topic)
+        if found is not None:
+            return found
+        found = await self.producer.partitions(topic)
+        if found is None and await trio.to_thread.run_sync(self.view.auto_create, topic):
+            with trio.move_on_after(10):
+                while found is None:
+                    found = await self.producer.partitions(topic)
+                    if found is None:
+                        await trio.sleep(0.1)
+        if found is None:
+            raise rest_errors.topic_not_found(topic)
+        return found
 
 
 @dataclass(frozen=True)
@@ -89,6 +108,7 @@ class ClientsOfCaller:
         self.sasl = sasl
         self._shared: KafkaClients | None = None
         self._by_caller: dict[tuple[str, str], KafkaClients] = {}
+        self._nursery: trio.Nursery | None = None
 
     @property
     def authenticating(self) -> bool:
@@ -125,41 +145,54 @@ class ClientsOfCaller:
         settings = await trio.to_thread.run_sync(self.sasl, user, password)
         if settings is None:
             return False
-        refused: list[KafkaError] = []
-
-        def on_error(error: KafkaError) -> None:
-            if error.code() in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED):
-                refused.append(error)
-
-        client = {**self.client, **settings, "error_cb": on_error}
+        client = {**self.client, **settings}
         try:
             clients = await trio.to_thread.run_sync(KafkaClients.make, client, f"User:{user}")
-        except KafkaException as e:
-            raise rest_errors.kafka_error(f"cannot make clients for User:{user}: {e.args[0].str()}") from None
+        except (KafkaException, ValueError) as e:
+            detail = e.args[0].str() if isinstance(e, KafkaException) else str(e)
+            raise rest_errors.kafka_error(f"cannot make clients for User:{user}: {detail}") from None
+        await self._start_producer(clients)
         try:
-            await trio.to_thread.run_sync(clients.view.cluster_id)
-        except rest_errors.RestError:
-            if refused:
-                await trio.to_thread.run_sync(clients.close)
-                return False
+            admitted = await clients.producer.check_login()
+        except BaseException:
+            await self._close(clients)
             raise
-        if key in self._by_caller:  # made meanwhile by another request of this caller
-            await trio.to_thread.run_sync(clients.close)
-        else:
-            self._by_caller[key] = clients
-            log.info("rest proxy: clients for User:%s made", user)
+        if not admitted or key in self._by_caller:  # refused, or made meanwhile by another request
+            await self._close(clients)
+            return admitted
+        self._by_caller[key] = clients
+        log.info("rest proxy: clients for User:%s made", user)
         return True
 
-    async def close_idle(self) -> None:
-        """Close callers' clients idle for a while, until cancelled; then close them all."""
+    @staticmethod
+    async def _close(clients: KafkaClients) -> None:
+        clients.producer_scope.cancel()
+        await trio.to_thread.run_sync(clients.close)
+
+    async def _start_producer(self, clients: KafkaClients) -> None:
+        assert self._nursery is not None, "run() serves the clients"
+
+        async def produce(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+            with clients.producer_scope:
+                await clients.producer.run(task_status=task_status)
+        await self._nursery.start(produce)
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run the producers, and close callers' clients idle for a while, until cancelled; then
+        close them all."""
         try:
-            while True:
-                await trio.sleep(30)
-                now = time.monotonic()
-                for key, clients in list(self._by_caller.items()):
-                    if now - clients.last_used > IDLE_CLOSE_S:
-                        del self._by_caller[key]
-                        await trio.to_thread.run_sync(clients.close)
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                if self._shared is not None:
+                    await self._start_producer(self._shared)
+                task_status.started()
+                while True:
+                    await trio.sleep(30)
+                    now = time.monotonic()
+                    for key, clients in list(self._by_caller.items()):
+                        if now - clients.last_used > IDLE_CLOSE_S:
+                            del self._by_caller[key]
+                            await self._close(clients)
         finally:
             with trio.CancelScope(shield=True):
                 for clients in [*self._by_caller.values(), *([self._shared] if self._shared else [])]:

@@ -180,7 +180,7 @@ async def serve_rest(sock: socket.socket, client: dict[str, Any], settings: Rest
     if sasl is None and address[0] in ("127.0.0.1", "::1"):
         app = LoopbackOnly(app, "proxy", "application/vnd.kafka.v2+json")
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(clients.close_idle)
+        await nursery.start(clients.run)
         nursery.start_soon(instances.expire)
         config = HypercornConfig() if tls is None else _TlsConfig(tls)
         config.bind = [f"fd://{sock.detach()}"]

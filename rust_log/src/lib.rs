@@ -16,6 +16,7 @@ pub mod leader_epoch;
 pub mod log_config;
 pub mod offset_checkpoint;
 pub mod offset_index;
+pub mod partitioner;
 pub mod partition_log;
 pub mod producer_state;
 pub mod recompress;

@@ -466,6 +466,10 @@ fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(
+        crate::partitioner::py::partition_of_key,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(
         crate::schema_id::py::schema_id_problems,
         m
     )?)?;
