@@ -232,6 +232,30 @@ def test_binary_and_json_records_go_both_ways_between_http_and_native_clients(re
         assert rest.http.delete(instance).status_code == 204
 
 
+def test_records_land_on_the_partitions_a_java_producer_picks(rest: RestBroker) -> None:
+    """Keyed records over HTTP land where librdkafka's Java-compatible murmur2 partitioner puts the
+    same keys; keyless ones stick to one partition for a batch's worth (16 KiB), then move on."""
+    _create(rest.broker.bootstrap, "placed", 7)
+    keys = [f"customer-{n}".encode() for n in range(40)] + [b"", bytes(range(256))]
+    answer = rest.http.post("/topics/placed", headers={"Content-Type": fmt_type("binary")}, json={"records": [
+        {"key": base64.b64encode(k).decode(), "value": "eA=="} for k in keys]})
+    assert answer.status_code == 200, answer.text
+    over_http = [o["partition"] for o in answer.json()["offsets"]]
+    native: dict[int, int] = {}
+    producer = Producer({"bootstrap.servers": rest.broker.bootstrap, "partitioner": "murmur2_random"})
+    for i, key in enumerate(keys):
+        producer.produce("placed", b"x", key, on_delivery=lambda err, msg, i=i: native.__setitem__(i, msg.partition()))
+    assert producer.flush(30) == 0
+    assert over_http == [native[i] for i in range(len(keys))]
+    assert len(set(over_http)) > 3
+
+    keyless = rest.http.post("/topics/placed", headers={"Content-Type": fmt_type("binary")}, json={"records": [
+        {"value": base64.b64encode(b"v" * 1000).decode()} for _ in range(40)]}).json()["offsets"]
+    partitions = [o["partition"] for o in keyless]
+    runs = [p for n, p in enumerate(partitions) if n == 0 or partitions[n - 1] != p]
+    assert 2 <= len(runs) <= 4 and len(set(runs)) == len(runs), partitions
+
+
 def test_avro_and_json_schema_records_are_registered_and_read_by_confluents_deserializers(rest: RestBroker) -> None:
     _create(rest.broker.bootstrap, "orders-avro")
     answer = rest.http.post("/topics/orders-avro", headers={"Content-Type": fmt_type("avro")}, json={
