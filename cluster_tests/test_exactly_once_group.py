@@ -41,8 +41,11 @@ from compat_tests.java_tools import java_classpath, java_executable
 PROGRAM = REPO_ROOT / "compat_tests" / "java" / "ExactlyOnceGroup.java"
 PARTITIONS = 10
 BATCH = 300
+# No initial rebalance delay: the first members' joins are not held back 3 s (the schedule changes the
+# group at every step anyway).
 SETTINGS = {"transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",
-            "min.insync.replicas": "2", "offsets.topic.replication.factor": "3"}
+            "min.insync.replicas": "2", "offsets.topic.replication.factor": "3",
+            "group.initial.rebalance.delay.ms": "0"}
 # Each step changes the group, then writes one more batch of input.  ``crash`` halts a member's JVM
 # in the middle of a transaction (its offsets sent, not committed); the next ``start`` of that name
 # (the same transactional.id, and group.instance.id when static) fences and aborts what it left open.
@@ -66,10 +69,8 @@ class Group:
     collected as they come."""
 
     def __init__(self, bootstrap: str, source: str, target: str, group: str, strategy: str, static: bool,
-                 work: Path) -> None:
-        self.classes = work / "classes"
-        subprocess.run([str(Path(java_executable()).with_name("javac")), "-d", str(self.classes), "-cp",
-                        java_classpath(), str(PROGRAM)], check=True, capture_output=True, timeout=120)
+                 work: Path, classes: Path) -> None:
+        self.classes = classes
         self.args = [bootstrap, source, target, group, strategy, str(static).lower()]
         self.work = work
         self.events: list[list[str]] = []
@@ -138,13 +139,21 @@ class Group:
                 proc.wait(30)
 
 
+@pytest.fixture(scope="module")
+def member_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``ExactlyOnceGroup.java`` compiled once for every variant."""
+    classes = tmp_path_factory.mktemp("exactly-once-group") / "classes"
+    subprocess.run([str(Path(java_executable()).with_name("javac")), "-d", str(classes), "-cp",
+                    java_classpath(), str(PROGRAM)], check=True, capture_output=True, timeout=120)
+    return classes
+
 
 @pytest.mark.cluster_timeout(600)
 @pytest.mark.parametrize(("strategy", "static"), [("range", False), ("cooperative-sticky", False),
                                                   ("cooperative-sticky", True)],
                          ids=["range", "cooperative-sticky", "static"])
-def test_exactly_once_copy_while_members_join_and_leave(cluster: Cluster, tmp_path: Path, strategy: str,
-                                                        static: bool) -> None:
+def test_exactly_once_copy_while_members_join_and_leave(cluster: Cluster, tmp_path: Path, member_classes: Path,
+                                                        strategy: str, static: bool) -> None:
     for node_id in (1, 2, 3):
         cluster.start_broker(node_id, SETTINGS)
     view = ZooKeeperView(cluster.zk_connect)
@@ -155,7 +164,8 @@ def test_exactly_once_copy_while_members_join_and_leave(cluster: Cluster, tmp_pa
     source, target = "eos-in", "eos-out"
     create_topic(cluster, source, PARTITIONS)
     create_topic(cluster, target, PARTITIONS)
-    group = Group(cluster.bootstrap, source, target, f"eos-{strategy}-{static}", strategy, static, tmp_path)
+    group = Group(cluster.bootstrap, source, target, f"eos-{strategy}-{static}", strategy, static, tmp_path,
+                  member_classes)
     written = 0
     try:
         for step in SCHEDULE:

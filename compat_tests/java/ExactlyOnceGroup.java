@@ -75,7 +75,9 @@ public class ExactlyOnceGroup {
             c.put("enable.auto.commit", "false");
             c.put("auto.offset.reset", "earliest");
             c.put("max.poll.records", "50");
-            c.put("session.timeout.ms", "10000");
+            // The broker's lowest allowed (group.min.session.timeout.ms): a crashed member, or a
+            // static one that stopped (it sends no LeaveGroup), is given up on after 6 s.
+            c.put("session.timeout.ms", "6000");
             c.put("heartbeat.interval.ms", "1000");
             c.put("partition.assignment.strategy", strategy.equals("range")
                     ? "org.apache.kafka.clients.consumer.RangeAssignor"
