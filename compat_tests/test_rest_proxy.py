@@ -234,7 +234,8 @@ def test_binary_and_json_records_go_both_ways_between_http_and_native_clients(re
 
 def test_records_land_on_the_partitions_a_java_producer_picks(rest: RestBroker) -> None:
     """Keyed records over HTTP land where librdkafka's Java-compatible murmur2 partitioner puts the
-    same keys; keyless ones stick to one partition for a batch's worth (16 KiB), then move on."""
+    same keys; keyless ones stick to one partition for a batch's worth (librdkafka's 1 MB), and the
+    next request's go to another."""
     _create(rest.broker.bootstrap, "placed", 7)
     keys = [f"customer-{n}".encode() for n in range(40)] + [b"", bytes(range(256))]
     answer = rest.http.post("/topics/placed", headers={"Content-Type": fmt_type("binary")}, json={"records": [
@@ -249,11 +250,37 @@ def test_records_land_on_the_partitions_a_java_producer_picks(rest: RestBroker) 
     assert over_http == [native[i] for i in range(len(keys))]
     assert len(set(over_http)) > 3
 
-    keyless = rest.http.post("/topics/placed", headers={"Content-Type": fmt_type("binary")}, json={"records": [
-        {"value": base64.b64encode(b"v" * 1000).decode()} for _ in range(40)]}).json()["offsets"]
-    partitions = [o["partition"] for o in keyless]
-    runs = [p for n, p in enumerate(partitions) if n == 0 or partitions[n - 1] != p]
-    assert 2 <= len(runs) <= 4 and len(set(runs)) == len(runs), partitions
+    def keyless(size: int, count: int) -> list[int]:
+        answer = rest.http.post("/topics/placed", headers={"Content-Type": fmt_type("binary")}, json={"records": [
+            {"value": base64.b64encode(b"v" * size).decode()} for _ in range(count)]})
+        assert answer.status_code == 200, answer.text
+        return [o["partition"] for o in answer.json()["offsets"]]
+
+    first, second = keyless(1000, 40), keyless(1000, 40)
+    assert len(set(first)) == 1 and len(set(second)) == 1 and first[0] != second[0]
+    # 1.5 MB: the first 1 MB on one partition, the rest on the next.
+    runs = keyless(100_000, 15)
+    assert [p for n, p in enumerate(runs) if n == 0 or runs[n - 1] != p] == [runs[0], runs[-1]], runs
+
+
+def test_a_batch_too_large_for_the_topic_is_split_and_only_an_oversized_record_fails(rest: RestBroker) -> None:
+    """A topic taking at most 20 KB per batch: a request of 12 records of 5 KB is split until each
+    batch fits, and all are produced, in order; a 30 KB record among them alone fails, with
+    MESSAGE_TOO_LARGE (50002), and the records around it are produced."""
+    admin = AdminClient({"bootstrap.servers": rest.broker.bootstrap})
+    admin.create_topics([NewTopic("narrow", 1, 1, config={"max.message.bytes": "20000"})])["narrow"].result(30)
+    small = base64.b64encode(b"s" * 5000).decode()
+    answer = rest.http.post("/topics/narrow", headers={"Content-Type": fmt_type("binary")},
+                            json={"records": [{"value": small} for _ in range(12)]})
+    assert answer.status_code == 200, answer.text
+    assert [(o["offset"], o["error_code"]) for o in answer.json()["offsets"]] == [(n, None) for n in range(12)]
+
+    big = base64.b64encode(b"B" * 30_000).decode()
+    mixed = rest.http.post("/topics/narrow", headers={"Content-Type": fmt_type("binary")},
+                           json={"records": [{"value": small}, {"value": big}, {"value": small}]}).json()["offsets"]
+    assert [o["error_code"] for o in mixed] == [None, 50002, None], mixed
+    assert "MESSAGE_TOO_LARGE" in mixed[1]["error"]
+    assert [m.value() for m in _read_native(rest.broker.bootstrap, "narrow", 14)] == [b"s" * 5000] * 14
 
 
 def test_avro_and_json_schema_records_are_registered_and_read_by_confluents_deserializers(rest: RestBroker) -> None:

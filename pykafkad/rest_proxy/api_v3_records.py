@@ -62,6 +62,26 @@ class RecordStream(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+# Handovers of a stream's records to the producer that may await Kafka's answer at once.
+STREAM_IN_FLIGHT = 2
+# Records of a stream parsed and waiting for their handover, beyond which reading pauses.
+STREAM_INBOX_RECORDS = 10_000
+
+
+class _Signal:
+    """Wakes one waiting task; a ``set`` while nobody waits wakes the next ``wait`` at once."""
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+        self._event = trio.Event()
+
+
 @dataclass
 class Pending:
     """One chunk's records on their way: its answers once ``done``."""
@@ -103,21 +123,31 @@ class RecordWriter:
         self.topic = topic
         self.link = link
 
-    async def encode(self, field: str, spec: Any) -> tuple[bytes | None, dict[str, Any] | None]:
-        """The bytes of a key or value, and its part of the answer (None when the record had none)."""
+    def encode_plain(self, field: str, spec: Any) -> tuple[bytes | None, dict[str, Any] | None] | None:
+        """``encode`` of a key or value that needs no schema, without waiting; None when it needs one."""
         if spec is None:
             return None, None
         if not isinstance(spec, dict):
             raise rest_errors.bad_request(f"{field} must be an object with type and data")
         kind = spec.get("type")
-        data = spec.get("data")
         kind = kind.upper() if isinstance(kind, str) else kind
-        if kind in PLAIN_TYPES:
+        if kind not in PLAIN_TYPES:
+            return None
+        if len(spec) > 2:
             given = [f for f in SCHEMA_FIELDS if spec.get(f) is not None]
             if given:
                 raise rest_errors.bad_request(f"{field}: {', '.join(given)} cannot be given with type {kind}")
-            raw = _plain(field, kind, data)
-            return raw, {"type": kind, "size": -1 if raw is None else len(raw)}
+        raw = _plain(field, kind, spec.get("data"))
+        return raw, {"type": kind, "size": -1 if raw is None else len(raw)}
+
+    async def encode(self, field: str, spec: Any) -> tuple[bytes | None, dict[str, Any] | None]:
+        """The bytes of a key or value, and its part of the answer (None when the record had none)."""
+        plain = self.encode_plain(field, spec)
+        if plain is not None:
+            return plain
+        kind = spec.get("type")
+        data = spec.get("data")
+        kind = kind.upper() if isinstance(kind, str) else kind
         if kind is not None and kind not in SCHEMA_TYPES:
             raise rest_errors.bad_request(f"{field}.type must be one of BINARY, STRING, JSON, AVRO, JSONSCHEMA, "
                                           f"PROTOBUF (got {kind!r})")
@@ -179,6 +209,17 @@ def _plain(field: str, kind: str, data: Any) -> bytes | None:
     return json_bytes(data)
 
 
+def _parse_lines(lines: bytes) -> list[Any]:
+    """The JSON document on each non-blank line: parsed as one array, one call for them all."""
+    rows = [line for line in lines.split(b"\n") if line.strip()]
+    if not rows:
+        return []
+    found = parse_json(b"[" + b",".join(rows) + b"]")
+    if len(found) != len(rows):  # a line held more than one document (or none): not one per line
+        raise json.JSONDecodeError("not one document per line", "", 0)
+    return found
+
+
 async def _objects(request: Request, max_bytes: int) -> AsyncIterator[list[Any]]:
     """The JSON objects of the body, a chunk's worth at a time, as they arrive; an object that is
     not JSON ends the stream with a RestError (400).  A body of one object per line (as clients
@@ -196,7 +237,7 @@ async def _objects(request: Request, max_bytes: int) -> AsyncIterator[list[Any]]
             if cut >= 0:
                 lines, lines_left = lines_left[:cut], lines_left[cut + 1:]
                 try:
-                    found = [parse_json(line) for line in lines.split(b"\n") if line.strip()]
+                    found = _parse_lines(lines)
                 except (UnicodeDecodeError, json.JSONDecodeError):
                     # Not one object per line: the general parser takes over, from these lines on.
                     by_lines = False
@@ -284,35 +325,66 @@ class V3Records:
         writer = RecordWriter(topic, self.link)
 
         async def write_all(write: Writer) -> None:
-            # Chunks are parsed and handed to the producer in order as they come; while Kafka takes
-            # one, the next is read, and each is answered, in order, once done.  Reading never waits
-            # for the answers to be sent: a client that writes its whole body before it reads (curl,
-            # httpx) would otherwise deadlock with the proxy once the answers fill the socket's
-            # buffers.  The producer's own queue bounds the records in flight.
+            # Records are read and parsed as they come, and handed to the producer in order: all
+            # that arrived meanwhile together, once fewer than STREAM_IN_FLIGHT handovers await
+            # Kafka's answer, so a fast stream becomes few large Produce requests and a slow one
+            # is answered record by record.  Each handover is answered, in order, once done.
+            # Neither reading nor handing over ever waits for the answers to be sent: a client
+            # that writes its whole body before it reads (curl, httpx) would otherwise deadlock
+            # with the proxy once the answers fill the socket's buffers.  Reading pauses while
+            # STREAM_INBOX_RECORDS records wait for their handover.
             send, receive = trio.open_memory_channel[Pending](math.inf)
+            inbox: list[Any] = []
+            arrived, taken = _Signal(), _Signal()
+            ended: list[rest_errors.RestError | None] = []
+            in_flight = trio.Semaphore(STREAM_IN_FLIGHT)
 
-            async def feed(nursery: trio.Nursery) -> None:
+            async def read() -> None:
+                error = None
+                try:
+                    async for objects in _objects(request, self.max_request_bytes):
+                        inbox.extend(objects)
+                        arrived.set()
+                        while len(inbox) >= STREAM_INBOX_RECORDS:
+                            await taken.wait()
+                except rest_errors.RestError as e:
+                    error = e
+                finally:
+                    ended.append(error)
+                    arrived.set()
+
+            async def answered(pending: Pending) -> None:
+                await pending.done.wait()
+                in_flight.release()
+
+            async def hand_over(nursery: trio.Nursery) -> None:
                 seen = False
                 async with send:
-                    try:
-                        async for objects in _objects(request, self.max_request_bytes):
-                            seen = True
-                            pending = Pending()
-                            await send.send(pending)
-                            await self._send(urls.cluster_id, topic, partitions, writer, objects, pending, nursery)
-                    except rest_errors.RestError as e:
-                        pending = Pending([{"error_code": e.error_code, "message": e.message}])
-                        pending.done.set()
+                    while True:
+                        while not inbox and not ended:
+                            await arrived.wait()
+                        if not inbox:
+                            break
+                        await in_flight.acquire()
+                        objects = inbox[:]
+                        inbox.clear()
+                        taken.set()
+                        seen = True
+                        pending = Pending()
                         await send.send(pending)
-                        return
-                    if not seen:
-                        pending = Pending([{"error_code": 42206, "message": "Payload error. Request body is empty. "
-                                                                            "Data is required."}])
+                        nursery.start_soon(answered, pending)
+                        await self._send(urls.cluster_id, topic, partitions, writer, objects, pending, nursery)
+                    error = ended[0]
+                    if error is None and not seen:
+                        error = rest_errors.payload("Request body is empty. Data is required.")
+                    if error is not None:
+                        pending = Pending([{"error_code": error.error_code, "message": error.message}])
                         pending.done.set()
                         await send.send(pending)
 
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(feed, nursery)
+                nursery.start_soon(read)
+                nursery.start_soon(hand_over, nursery)
                 async with receive:
                     async for pending in receive:
                         await pending.done.wait()
@@ -335,8 +407,10 @@ class V3Records:
                 partition = record.get("partition_id")
                 if partition is not None and (not isinstance(partition, int) or partition not in partitions):
                     raise rest_errors.RestError(404, 40402, f"Partition not found: {topic}-{partition}.")
-                key, key_part = await writer.encode("key", record.get("key"))
-                value, value_part = await writer.encode("value", record.get("value"))
+                key_spec, value_spec = record.get("key"), record.get("value")
+                key, key_part = writer.encode_plain("key", key_spec) or await writer.encode("key", key_spec)
+                value, value_part = (writer.encode_plain("value", value_spec)
+                                     or await writer.encode("value", value_spec))
                 headers = _headers(record.get("headers"))
                 timestamp = _timestamp_ms(record.get("timestamp"))
             except rest_errors.RestError as e:

@@ -1,11 +1,12 @@
 """The proxy's producer: records produced over HTTP go through it to the partitions' leaders, over
 the project's own protocol client (``network_client``), acks=all.  A request's records for one
 partition become one record batch, encoded in Rust, so a request of records costs one Produce
-request per leader rather than a Python call per record.  Partitions are chosen as the Java
-producer chooses them: a key's by Kafka's murmur2, keyless records sticking to one partition for a
-batch's worth of bytes.  Retriable errors (a leader moved, too few in-sync replicas, a connection
-lost) are retried with fresh metadata until ``DELIVERY_TIMEOUT_S``, as a producer's
-``delivery.timeout.ms``; a batch the broker finds too large is split and sent again.
+request per leader rather than a Python call per record.  Partitions are chosen as the Java and
+librdkafka producers choose them: a key's by Kafka's murmur2, keyless records sticking to one
+partition for a batch's worth of bytes (librdkafka's batch.size).  Retriable errors (a leader
+moved, too few in-sync replicas, a connection lost) are retried with fresh metadata until
+``DELIVERY_TIMEOUT_S``, as a producer's ``delivery.timeout.ms``; a batch the broker finds too large
+is split and sent again.
 
 Within one ``send`` the records keep their order per partition, and the Produce requests of
 successive ``send`` calls are written in call order on one connection per broker, which the broker
@@ -38,8 +39,9 @@ METADATA_TIMEOUT_S = 10.0
 RETRY_BACKOFF_S = 0.1
 # A batch holds at most this much (librdkafka's batch.size); a larger record goes alone.
 BATCH_BYTES = 1_000_000
-# Keyless records stay on one partition for this many bytes (the Java producer's batch.size).
-STICKY_BYTES = 16_384
+# Keyless records stay on one partition for a batch's worth of bytes, as librdkafka's sticky
+# partitioner keeps them for its batch; the next request's go to the next partition.
+STICKY_BYTES = BATCH_BYTES
 # Records handed over but not yet answered; beyond this, ``send`` waits (librdkafka's queue bound).
 MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024
 _RECORD_OVERHEAD = 24
