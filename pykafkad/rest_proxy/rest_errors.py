@@ -3,18 +3,11 @@
 
 from __future__ import annotations
 
+from pykafkad.http_error import ConfluentError
 
-class RestError(Exception):
+
+class RestError(ConfluentError):
     """An answer other than success, in Confluent's shape."""
-
-    def __init__(self, status: int, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error_code = error_code
-        self.message = message
-
-    def body(self) -> dict[str, object]:
-        return {"error_code": self.error_code, "message": self.message}
 
 
 def topic_not_found(topic: str) -> RestError:

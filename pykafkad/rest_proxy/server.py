@@ -22,6 +22,7 @@ from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
 from pykafkad.config import BrokerConfig, ConfigError, parse_http_listener
+from pykafkad.http_route_metrics import RouteMetrics
 from pykafkad.network.tls import server_context
 from pykafkad.rest_proxy import rest_errors
 from pykafkad.rest_proxy.api_v2 import V2Api
@@ -29,7 +30,7 @@ from pykafkad.rest_proxy.api_v3 import V3Api
 from pykafkad.rest_proxy.api_v3_records import V3Records
 from pykafkad.rest_proxy.consumer_instances import ConsumerInstances
 from pykafkad.rest_proxy.kafka_clients import BasicAuthentication, ClientsOfCaller, SaslSettings
-from pykafkad.rest_proxy.rest_metrics import RequestMetrics
+from pykafkad.rest_proxy.rest_metrics import LATENCY, REQUESTS
 from pykafkad.rest_proxy.schema_formats import SchemaFormats
 from pykafkad.schema_registry.registry_access import RegistryAccess
 from pykafkad.schema_registry.server import LoopbackOnly, bind
@@ -176,7 +177,7 @@ async def serve_rest(sock: socket.socket, client: dict[str, Any], settings: Rest
     v2 = V2Api(clients, instances, schemas, settings.max_request_bytes, settings.max_records)
     v3 = V3Api(clients, settings.max_request_bytes)
     records = V3Records(v3, schemas.link, settings.max_request_bytes)
-    app: Any = RequestMetrics(BasicAuthentication(make_app(v2, v3, records), clients))
+    app: Any = RouteMetrics(BasicAuthentication(make_app(v2, v3, records), clients), REQUESTS, LATENCY)
     if sasl is None and address[0] in ("127.0.0.1", "::1"):
         app = LoopbackOnly(app, "proxy", "application/vnd.kafka.v2+json")
     async with trio.open_nursery() as nursery:

@@ -3,18 +3,11 @@ clients parse them (``{"error_code": 40401, "message": "Subject 'x' not found."}
 
 from __future__ import annotations
 
+from pykafkad.http_error import ConfluentError
 
-class RegistryError(Exception):
+
+class RegistryError(ConfluentError):
     """An answer other than success, in Confluent's shape."""
-
-    def __init__(self, status: int, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error_code = error_code
-        self.message = message
-
-    def body(self) -> dict[str, object]:
-        return {"error_code": self.error_code, "message": self.message}
 
 
 def subject_not_found(subject: str) -> RegistryError:

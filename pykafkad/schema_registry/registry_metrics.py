@@ -23,31 +23,6 @@ FORWARDED = Counter("pykafkad_schema_registry_forwarded_requests",
                     "Writes this instance forwarded to the primary (primary_election)")
 
 
-class RequestCounter:
-    """ASGI middleware: each HTTP request counted once, under its route's path template."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        status = [500]
-
-        async def sending(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            route = scope.get("route")
-            endpoint = getattr(route, "path", None) or "unmatched"
-            REQUESTS.labels(scope["method"], endpoint, str(status[0])).inc()
-
-
 class StateCollector(Collector):
     """Gauges read from the registry's state at each scrape."""
 

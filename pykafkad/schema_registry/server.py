@@ -14,13 +14,14 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
 from pykafkad.config import BrokerConfig
+from pykafkad.http_route_metrics import RouteMetrics
 from pykafkad.observability.http_endpoint import loopback_host
 from pykafkad.schema_registry.api import make_app
 from pykafkad.schema_registry.primary_election import PrimaryElection
 from pykafkad.schema_registry.registry import Registry
 from pykafkad.schema_registry.registry_access import RegistryAccess
 from pykafkad.schema_registry.registry_metrics import (
-    RequestCounter,
+    REQUESTS,
     StateCollector,
     register_collector,
     unregister_collector,
@@ -88,7 +89,7 @@ async def serve_registry(sock: socket.socket, client: dict[str, Any], topic: str
     state = RegistryState()
     schemas = SchemasTopic(client, topic, state, replication_factor)
     election = PrimaryElection(client, topic, url or advertised_url(sock))
-    app = RequestCounter(make_app(Registry(state, schemas), max_request_bytes, election, access))
+    app = RouteMetrics(make_app(Registry(state, schemas), max_request_bytes, election, access), REQUESTS)
     if access is None and sock.getsockname()[0] in ("127.0.0.1", "::1"):
         app = LoopbackOnly(app)
     address = sock.getsockname()
