@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import signal
 import ssl
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +26,8 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
+from compat_tests.broker_process import BrokerProcess, free_port
+from compat_tests.service_process import ServiceProcess
 from compat_tests.storage_support import wait_for
 from compat_tests.test_schema_registry import _compiled_module
 
@@ -68,32 +65,28 @@ class RestBroker:
         self.broker.close()
 
 
-class StandaloneRest:
+class StandaloneRest(ServiceProcess):
     """``pykafkad rest`` as a process, against ``bootstrap``."""
+    service = "rest"
 
     def __init__(self, bootstrap: str, log_path: Path, *args: str, scheme: str = "http",
                  verify: ssl.SSLContext | bool = True) -> None:
-        self.url = f"{scheme}://127.0.0.1:{free_port()}"
-        self.log_path = log_path
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "rest", "--bootstrap-server", bootstrap,
-                                      "--listener", self.url, *args],
-                                     cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-                                     stdout=self._log, stderr=self._log)
-        self.http = httpx.Client(base_url=self.url, timeout=60, verify=verify)
-        wait_for("the standalone proxy answers", lambda: self.proc.poll() is None and _answers(self.http), timeout=60)
+        self._verify = verify
+        self._http: httpx.Client | None = None
+        super().__init__(bootstrap, log_path, args, scheme)
+
+    @property
+    def http(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(base_url=self.url, timeout=60, verify=self._verify)
+        return self._http
+
+    def answers(self) -> bool:
+        return _answers(self.http)
 
     def stop(self) -> int:
         self.http.close()
-        try:
-            self.proc.send_signal(signal.SIGTERM)
-            return self.proc.wait(30)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            self._log.close()
-            assert b"Traceback" not in self.log_path.read_bytes(), self.log_path.read_text()[-3000:]
+        return super().stop()
 
 
 def _answers(http: httpx.Client) -> bool:

@@ -14,7 +14,6 @@ import importlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -35,6 +34,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
+from compat_tests.service_process import ServiceProcess
 from compat_tests.storage_support import wait_for
 from pykafkad.coordinator.transaction.coordinator import HOLD_MARKERS_ENV
 
@@ -392,29 +392,15 @@ def test_a_restart_and_a_kill_9_rebuild_the_registry_from_its_topic(tmp_path: Pa
         own.broker.close()
 
 
-class StandaloneRegistry:
+class StandaloneRegistry(ServiceProcess):
     """``pykafkad registry`` as a process, against ``bootstrap``."""
+    service = "registry"
 
     def __init__(self, bootstrap: str, log_path: Path, topic: str = "_schemas") -> None:
-        self.url = f"http://127.0.0.1:{free_port()}"
-        self.log_path = log_path
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "registry", "--bootstrap-server", bootstrap,
-                                      "--listener", self.url, "--topic", topic],
-                                     cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-                                     stdout=self._log, stderr=self._log)
-        wait_for("the standalone registry answers", lambda: self.proc.poll() is None and _up(self.url), timeout=60)
+        super().__init__(bootstrap, log_path, ["--topic", topic])
 
-    def stop(self) -> int:
-        try:
-            self.proc.send_signal(signal.SIGTERM)
-            return self.proc.wait(30)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            self._log.close()
-            assert b"Traceback" not in self.log_path.read_bytes(), self.log_path.read_text()[-3000:]
+    def answers(self) -> bool:
+        return _up(self.url)
 
 
 def test_two_instances_on_one_topic_never_hand_out_one_id_twice(registry: RegistryBroker, tmp_path: Path) -> None:
