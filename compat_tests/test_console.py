@@ -246,3 +246,5 @@ def test_decoding_without_a_registry_says_so(browser: webdriver.Chrome, console:
     assert browser.find_element(By.ID, "error").text.startswith("no schema registry has written to _schemas")
     browser.get(console.url(f"/topics/{console.topic}"))
     assert "no schema registry has written to _schemas" in browser.find_element(By.ID, "subjects-none").text
+    # No rest.listener here either: the page says so instead of linking to a proxy.
+    assert browser.find_element(By.ID, "rest-none").text == "The REST proxy is off here (rest.listener)."

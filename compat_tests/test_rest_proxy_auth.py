@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka import Producer
 
 from compat_tests.broker_process import REPO_ROOT, BrokerProcess, free_port
 from compat_tests.storage_support import wait_for
@@ -203,3 +204,26 @@ def test_a_standalone_proxy_with_basic_auth_logs_each_caller_in_to_the_cluster(s
             proc.terminate()
             assert proc.wait(30) == 0
     assert b"Traceback" not in log.read_bytes(), log.read_text()[-3000:]
+
+
+def test_with_an_authorizer_and_no_sasl_listener_the_proxy_stays_off_and_says_why(tmp_path: Path) -> None:
+    """Callers of the proxy of a broker with an authorizer log in on its SASL_PLAINTEXT listener;
+    without one, the proxy does not start (it would serve every caller as nobody), the broker says
+    why in one line, and goes on serving Kafka."""
+    rest_port = free_port()
+    broker = BrokerProcess(tmp_path / "logs", {
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS", "offsets.topic.replication.factor": "1",
+        "rest.listener": f"http://127.0.0.1:{rest_port}"}, name="rest-no-sasl")
+    broker.start()
+    try:
+        wait_for("the reason in the log", lambda: "rest proxy: not started: with an authorizer, rest.listener needs "
+                 "a SASL_PLAINTEXT listener" in broker.stderr_text(), timeout=30)
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"http://127.0.0.1:{rest_port}/topics", timeout=5)
+        producer = Producer({"bootstrap.servers": broker.bootstrap})
+        producer.produce("still-served", b"v")
+        assert producer.flush(30) == 0
+        assert "Traceback" not in broker.stderr_text()
+    finally:
+        broker.close()
