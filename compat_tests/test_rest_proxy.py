@@ -29,7 +29,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.service_process import ServiceProcess
 from compat_tests.storage_support import wait_for
-from compat_tests.test_schema_registry import _compiled_module
+from compat_tests.test_schema_registry import StandaloneRegistry, _compiled_module
 
 V2 = "application/vnd.kafka.v2+json"
 ORDER = {"type": "record", "name": "Order", "namespace": "shop",
@@ -331,6 +331,32 @@ message Parcel {
   google.protobuf.Timestamp sent = 3;
 }
 """
+
+
+def test_the_proxy_uses_the_registry_rest_schema_registry_url_names(tmp_path: Path) -> None:
+    """With ``rest.schema.registry.url``, the broker's proxy registers and looks up schemas in that
+    registry (here a standalone one on its own topic), not in a registry of its own."""
+    broker = BrokerProcess(tmp_path / "logs", {"offsets.topic.replication.factor": "1"}, name="rest-elsewhere")
+    broker.start()
+    registry = StandaloneRegistry(broker.bootstrap, tmp_path / "registry.log", "_schemas_elsewhere")
+    rest_port = free_port()
+    broker.overrides.update({"rest.listener": f"http://127.0.0.1:{rest_port}",
+                             "rest.schema.registry.url": registry.url})
+    broker.restart()
+    http = httpx.Client(base_url=f"http://127.0.0.1:{rest_port}", timeout=60)
+    try:
+        wait_for("the proxy answers", lambda: _answers(http), timeout=60)
+        _create(broker.bootstrap, "elsewhere")
+        answer = http.post("/topics/elsewhere", headers={"Content-Type": fmt_type("avro")},
+                           json={"value_schema": json.dumps(ORDER), "records": [{"value": {"id": 1, "note": None}}]})
+        assert answer.status_code == 200, answer.text
+        schema_id = answer.json()["value_schema_id"]
+        assert httpx.get(f"{registry.url}/subjects", timeout=30).json() == ["elsewhere-value"]
+        assert json.loads(httpx.get(f"{registry.url}/schemas/ids/{schema_id}", timeout=30).json()["schema"]) == ORDER
+    finally:
+        http.close()
+        assert registry.stop() == 0
+        broker.close()
 
 
 def test_protobuf_records_are_written_from_their_json_mapping_and_read_back(rest: RestBroker,
