@@ -284,7 +284,9 @@ class RecordProducer:
             return []
         # leader -> requests, each a partition -> batch
         requests: dict[int, list[dict[int, _Batch]]] = {}
-        for batch in attempt.batches:
+        # Taken out first: the batches that must wait go back in as they are met.
+        batches, attempt.batches = attempt.batches, []
+        for batch in batches:
             leader = layout.leaders.get(batch.partition, -1)
             if batch.partition not in layout.leaders and layout.leaders:
                 attempt.fail(batch, kafka_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -301,7 +303,6 @@ class RecordProducer:
                     break
             else:
                 queue.append({batch.partition: batch})
-        attempt.batches = []
         written = []
         for leader, queue in requests.items():
             for request in queue:
