@@ -87,7 +87,7 @@ def kafka_error(code: int, detail: str | None = None) -> ProduceError:
     return ProduceError(code, f"{name}: {detail}" if detail else name)
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """One record's answer: where it went, or why not."""
     partition: int | None = None
@@ -96,7 +96,7 @@ class Outcome:
     error: ProduceError | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class OutgoingRecord:
     partition: int | None
     key: bytes | None
