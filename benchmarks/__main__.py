@@ -67,13 +67,14 @@ PROFILES: dict[str, dict[str, Any]] = {
         Latency("librdkafka", 1024, 1000, 4.0, "1"),
         Scale(200, 200, 2.0),
     ]},
-    # Tiny sizes for the harness's own smoke test: does every path run and report.
+    # Tiny sizes for the harness's own smoke test: does every path run and report (the latency
+    # warm-ups too, but short: their figures mean nothing here).
     "smoke": {"rounds": 1, "out": REPO_ROOT / ".cache" / "bench" / "smoke", "workloads": [
         Throughput("java", 100, 2, "all", "none", 2000, consumer_config=(("isolation.level", "read_committed"),),
                    transaction_ms=100),
         Throughput("librdkafka", 1024, 2, "all", "lz4", 1000, consumer_config=(("fetch.queue.backoff.ms", "10"),)),
-        Latency("librdkafka", 100, 200, 1.0, "1"),
-        Latency("java", 100, 50, 1.0, "1"),
+        Latency("librdkafka", 100, 200, 1.0, "1", warmup_s=0.5),
+        Latency("java", 100, 50, 1.0, "1", warmup_s=0.5),
         Scale(20, 20, 0.5),
     ]},
 }

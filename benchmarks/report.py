@@ -286,7 +286,8 @@ def _workload_sentence(d: dict[str, Any]) -> str:
                     "warm-up run on another topic.")
         return (f"librdkafka producer at a fixed {d['rate']:,} records/s for {d['seconds']:g} s, {size} stamped "
                 f"with CLOCK_MONOTONIC, acks={d['acks']}, linger.ms=0; a consumer in the same process reads them "
-                "back; latency = receive time − send time. An unmeasured 5 s warm-up on another topic comes first "
+                "back; latency = receive time − send time. An unmeasured "
+                f"{d.get('warmup_s', 5.0):g} s warm-up on another topic comes first "
                 "(a fresh JVM answers its first seconds hundreds of milliseconds late), and the first second of "
                 "the measured run is dropped too.")
     return (f"Create one topic of {d['partitions']:,} partitions, write one record to each, then open "

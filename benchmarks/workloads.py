@@ -258,6 +258,8 @@ class Latency:
     seconds: float
     acks: str = "1"
     kind: str = "latency"
+    # the unmeasured warm-up on another topic first: seconds (librdkafka), or rate * warmup_s records (java)
+    warmup_s: float = LATENCY_WARMUP_S
 
     @property
     def key(self) -> str:
@@ -277,7 +279,7 @@ class Latency:
     def run(self, broker: BrokerUnderTest, lib: Path) -> dict[str, Any]:
         # A fresh JVM answers its first seconds of requests hundreds of milliseconds late (JIT):
         # an unmeasured warm-up on another topic comes first, for both brokers.
-        self._measure(broker, lib, "latency-warmup", LATENCY_WARMUP_S)
+        self._measure(broker, lib, "latency-warmup", self.warmup_s)
         with ProcessWatch(broker.pid) as watch:
             lat = self._measure(broker, lib, "latency", self.seconds)
         return {"p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"], "p999_ms": lat["p999_ms"],
