@@ -249,6 +249,30 @@ def test_the_standalone_proxy_speaks_v3_to_apache_kafka(reference_kafka: BrokerP
         wait_for("the topic's configs", lambda: proxy.http.get(f"{base}/topics/v3-on-kafka/configs/cleanup.policy")
                  .status_code == 200)
         assert proxy.http.get(f"{base}/brokers").json()["data"][0]["broker_id"] == 1
+        configs = f"{base}/topics/v3-on-kafka/configs"
+        assert proxy.http.post(f"{configs}:alter", headers=JSON, json={"data": [
+            {"name": "retention.ms", "value": "3600000"}]}).status_code == 204
+        assert {c["name"]: c["value"] for c in proxy.http.get(configs).json()["data"]}["retention.ms"] == "3600000"
+        grown = proxy.http.patch(f"{base}/topics/v3-on-kafka", headers=JSON, json={"partitions_count": 3})
+        assert grown.status_code == 200, grown.text
+        wait_for("3 partitions", lambda: [p["partition_id"] for p in proxy.http.get(
+            f"{base}/topics/v3-on-kafka/partitions").json()["data"]] == [0, 1, 2])
+
+        consumer = Consumer({"bootstrap.servers": reference_kafka.bootstrap, "group.id": "v3-kafka-readers",
+                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        consumer.assign([TopicPartition("v3-on-kafka", 1, 0)])
+        try:
+            read: list[Any] = []
+            wait_for("a record", lambda: read.extend(m for m in consumer.consume(1, 0.5) if m.error() is None)
+                     or len(read) >= 1)
+            consumer.commit(asynchronous=False)
+        finally:
+            consumer.close()
+        wait_for("the group", lambda: "v3-kafka-readers" in [
+            g["consumer_group_id"] for g in proxy.http.get(f"{base}/consumer-groups").json()["data"]])
+        lags = {(x["partition_id"], x["lag"]) for x in
+                proxy.http.get(f"{base}/consumer-groups/v3-kafka-readers/lags").json()["data"]}
+        assert (1, 2) in lags, lags
         assert proxy.http.delete(f"{base}/topics/v3-on-kafka").status_code == 204
     finally:
         assert proxy.stop() == 0
