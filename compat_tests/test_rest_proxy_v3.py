@@ -115,8 +115,16 @@ def test_topics_are_created_configured_grown_and_deleted(rest: RestBroker) -> No
     assert rest.http.delete(f"{configs}/cleanup.policy").status_code == 204
     assert rest.http.get(f"{configs}/cleanup.policy").json()["value"] == "delete"
 
+    def produce_to(partition: int) -> int:
+        record = {"value": {"type": "JSON", "data": partition}, "partition_id": partition}
+        return _lines(rest.http.post(f"{base}/v3-orders/records", headers=JSON,
+                                     content=json.dumps(record).encode()))[0]["error_code"]
+
+    assert produce_to(1) == 200
     grown = rest.http.patch(f"{base}/v3-orders", headers=JSON, json={"partitions_count": 3})
     assert grown.status_code == 200 and grown.json()["partitions_count"] == 3, grown.text
+    # The proxy's producer knew 2 partitions: within seconds it takes records for the third.
+    wait_for("records for the new partition", lambda: produce_to(2) == 200, timeout=20)
     partitions = rest.http.get(f"{base}/v3-orders/partitions").json()
     assert [p["partition_id"] for p in partitions["data"]] == [0, 1, 2]
     assert partitions["data"][2]["leader"] == {"related": f"{rest.url}{base}/v3-orders/partitions/2/replicas/1"}

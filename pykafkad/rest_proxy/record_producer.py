@@ -36,6 +36,8 @@ PRODUCE_MAX_VERSION = 12
 DELIVERY_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
 METADATA_TIMEOUT_S = 10.0
+# How long the partitions a request is checked against are trusted before the cluster is asked again.
+PARTITIONS_FRESH_S = 5.0
 RETRY_BACKOFF_S = 0.1
 # A batch holds at most this much (librdkafka's batch.size); a larger record goes alone.
 BATCH_BYTES = 1_000_000
@@ -157,9 +159,12 @@ class RecordProducer:
     # -- metadata ----------------------------------------------------------------------------------
 
     def known_partitions(self, topic: str) -> set[int] | None:
-        """The topic's partitions if a recent answer is at hand (no waiting); None if not."""
+        """The topic's partitions if an answer of the last few seconds is at hand (no waiting);
+        None if not.  A request naming a partition just added finds it after these seconds."""
         layout = self._network.layout(topic)
-        return set(layout.leaders) if layout is not None and layout.error == 0 else None
+        if layout is None or layout.error != 0 or time.monotonic() - layout.at > PARTITIONS_FRESH_S:
+            return None
+        return set(layout.leaders)
 
     async def partitions(self, topic: str) -> set[int] | None:
         """The topic's partitions, asked of the cluster; None if there is no such topic."""
