@@ -54,6 +54,11 @@ class _Fenced(Exception):
     """Another instance started writing since this one's producer did: decide again."""
 
 
+# What a partition's leader answers for a topic it has not made yet.
+_NOT_THERE_YET = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC,
+                  KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+
+
 class StoreStartError(Exception):
     """The registry cannot use its topic: one line saying why and what to do."""
 
@@ -152,11 +157,17 @@ class SchemasTopic:
         # then (an id handed out twice in test_two_instances_on_one_topic_never_hand_out_one_id_twice).
         consumer = Consumer({**self.client, "group.id": "pykafkad-schema-registry", "enable.auto.commit": False,
                              "isolation.level": "read_committed"})
+        deadline = time.monotonic() + INIT_TIMEOUT_S
         try:
-            # read_committed: the high end answered is the last stable offset.
-            return consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=INIT_TIMEOUT_S)[1]
-        except KafkaException as e:
-            raise StoreStartError(f"cannot read the end of {self.topic}: {e.args[0].str()}") from None
+            while True:
+                try:
+                    # read_committed: the high end answered is the last stable offset.
+                    return consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=INIT_TIMEOUT_S)[1]
+                except KafkaException as e:
+                    # A topic just created: its leader may not have made the partition yet.
+                    if e.args[0].code() not in _NOT_THERE_YET or time.monotonic() > deadline:
+                        raise StoreStartError(f"cannot read the end of {self.topic}: {e.args[0].str()}") from None
+                time.sleep(0.1)
         finally:
             consumer.close()
 
