@@ -24,7 +24,7 @@ from compat_tests.clients import create_topic, unique_topic
 from compat_tests.java_copier import run_transactional_copier
 
 PARTITIONS = 3
-RECORDS = 9000
+RECORDS = 3000
 KILLS = 3
 
 
