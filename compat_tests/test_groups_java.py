@@ -10,6 +10,7 @@ to ``__consumer_offsets``.
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from compat_tests.clients import create_topic, unique_topic
 from compat_tests.groups_support import GROUP_BROKER_OVERRIDES, produce_spread
@@ -26,6 +27,14 @@ def _console_consume(bootstrap: str, topic: str, group: str, count: int) -> list
         "--consumer-property", "session.timeout.ms=6000",
     ])
     return result.stdout.split()
+
+
+def _end_offset(bootstrap: str, topic: str, partition: int) -> int:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "offsets-probe", "enable.auto.commit": False})
+    try:
+        return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=15)[1]
+    finally:
+        c.close()
 
 
 def _describe_rows(bootstrap: str, group: str) -> dict[int, list[str]]:
@@ -74,12 +83,14 @@ def test_console_consumer_group_resumes_and_consumer_groups_tool(broker_factory)
     assert sorted(again) == sorted(values)
 
     # Kafka's own formatters read the group's records in __consumer_offsets (Kafka's key/value schemas).
-    partition = str(partition_for(group, 50))
+    # Each run stops once it has read the partition up to its end offset (or after 5 s without a record).
+    partition = partition_for(group, 50)
+    records = _end_offset(broker.bootstrap, "__consumer_offsets", partition)
     for formatter, expected in (("OffsetsMessageFormatter", f'"topic":"{topic}"'),
                                 ("GroupMetadataMessageFormatter", '"protocolType":"consumer"')):
         out = run_tool("kafka-console-consumer", [
-            "--bootstrap-server", broker.bootstrap, "--topic", "__consumer_offsets", "--partition", partition,
-            "--offset", "earliest", "--timeout-ms", "5000",
+            "--bootstrap-server", broker.bootstrap, "--topic", "__consumer_offsets", "--partition", str(partition),
+            "--offset", "earliest", "--max-messages", str(records), "--timeout-ms", "5000",
             "--formatter", f"org.apache.kafka.tools.consumer.{formatter}"], check=False).stdout
         assert f'"group":"{group}"' in out and expected in out, (formatter, out[-2000:])
 
