@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import create_topic
+from compat_tests.conftest import SHARED_OVERRIDES, BrokerFactory
 from compat_tests.connect_worker import ConnectWorker
 
 WAIT_S = 120.0
@@ -32,12 +32,16 @@ def _lines(path: Path) -> list[str]:
 
 @pytest.mark.compat_timeout(300)
 def test_file_connectors_through_a_topic_across_worker_restart_and_rebalance(
-        broker: BrokerProcess, tmp_path: Path) -> None:
+        broker_factory: BrokerFactory, tmp_path: Path) -> None:
+    # A broker of its own, as the shared one but with no initial rebalance delay: the workers' group
+    # and the sink's consumer group each start empty three times here (first start, restart, the
+    # sink task moving), and each time Kafka's default would hold the first join 3 s.
+    broker = broker_factory("connect", {**SHARED_OVERRIDES, "group.initial.rebalance.delay.ms": "0"})
     suffix = uuid.uuid4().hex[:8]
     group, topic = f"connect-{suffix}", f"file-lines-{suffix}"
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
     source_file.write_text("".join(f"line {n}\n" for n in range(500)))
-    # The shared broker does not create topics on first use (auto.create.topics.enable=false).
+    # The broker does not create topics on first use (auto.create.topics.enable=false).
     create_topic(broker.bootstrap, topic, 2)
     first = ConnectWorker(broker.bootstrap, group, tmp_path, "w1").start()
     second = None
