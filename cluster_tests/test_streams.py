@@ -22,7 +22,8 @@ PARTITIONS = 3
 def test_word_count_exactly_once_on_a_cluster(cluster: Cluster, tmp_path: Path) -> None:
     for node_id in (1, 2, 3):
         cluster.start_broker(node_id, {"transaction.state.log.replication.factor": "3",
-                                       "transaction.state.log.min.isr": "2", "min.insync.replicas": "2"})
+                                       "transaction.state.log.min.isr": "2", "min.insync.replicas": "2",
+                                       "group.initial.rebalance.delay.ms": "0"})
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])

@@ -4,7 +4,12 @@ them.  Used on one broker (``test_streams.py``) and on a cluster (``cluster_test
 
 from __future__ import annotations
 
+import atexit
+import functools
+import os
+import shutil
 import subprocess
+import tempfile
 import threading
 from collections import Counter
 from pathlib import Path
@@ -16,6 +21,17 @@ from compat_tests.java_tools import java_classpath, java_executable, stop_java
 
 WORD_COUNT_JAVA = REPO_ROOT / "compat_tests" / "java" / "WordCount.java"
 VOCABULARY = [f"w{i}" for i in range(40)]
+
+
+@functools.cache
+def word_count_classes() -> Path:
+    """WordCount.java compiled once per test process (launched as a source file, every instance
+    compiled it again at start: seconds of CPU each)."""
+    classes = Path(tempfile.mkdtemp(prefix="word-count-classes-"))
+    atexit.register(shutil.rmtree, classes, True)
+    subprocess.run([str(Path(java_executable()).with_name("javac")), "-d", str(classes), "-cp", java_classpath(),
+                    str(WORD_COUNT_JAVA)], check=True, capture_output=True, timeout=120)
+    return classes
 
 
 def lines(first: int, count: int) -> list[str]:
@@ -42,8 +58,8 @@ class WordCountApp:
         self._changed = threading.Condition()
         self.proc = subprocess.Popen(
             [java_executable(), "-Xmx384m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
-             java_classpath(), str(WORD_COUNT_JAVA), bootstrap, app_id, input_topic, output_topic, str(state_dir),
-             str(replication_factor)],
+             f"{word_count_classes()}{os.pathsep}{java_classpath()}", "WordCount", bootstrap, app_id, input_topic,
+             output_topic, str(state_dir), str(replication_factor)],
             stdout=subprocess.PIPE, stderr=self.stderr_path.open("w"), stdin=subprocess.DEVNULL, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

@@ -4,6 +4,7 @@
 //
 // Run as a single-file program: java -cp <jars> WordCount.java <bootstrap> <application.id>
 //   <input topic> <output topic> <state dir> <replication factor>
+// (compat_tests/streams_app.py compiles it once with javac and runs the class: java -cp <classes>:<jars> WordCount ...)
 // It prints "STATE <new state>" on each state change and exits when its input closes or on SIGTERM.
 
 import java.time.Duration;
