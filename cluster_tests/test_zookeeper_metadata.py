@@ -30,6 +30,8 @@ from compat_tests.raw_kafka import RawConnection
 RECORDS = 200
 INIT_PRODUCER_ID = 22
 IDEMPOTENT = {"enable.idempotence": True, "linger.ms": 5}
+# A new group's first join is not held back Kafka's default 3 s.
+NO_JOIN_DELAY = {"group.initial.rebalance.delay.ms": "0"}
 
 
 def _consume_all(bootstrap: str, topic: str, count: int) -> dict[int, tuple[int, int]]:
@@ -69,7 +71,7 @@ def _wait_metadata(bootstrap: str, controller: int, brokers: list[int], timeout:
 
 @pytest.mark.cluster_timeout(240)
 def test_a_broker_keeps_its_cluster_in_zookeeper_and_reads_it_back_after_kill9(cluster: Cluster) -> None:
-    broker = cluster.start_broker(1)
+    broker = cluster.start_broker(1, NO_JOIN_DELAY)
     view = ZooKeeperView(cluster.zk_connect)
     try:
         # Registration and controller, as an operator sees them with ZooKeeper's shell.
@@ -119,8 +121,8 @@ def _state(view: ZooKeeperView, topic: str, partition: int) -> dict:
 
 @pytest.mark.cluster_timeout(240)
 def test_two_brokers_share_topics_and_the_survivor_becomes_controller(cluster: Cluster) -> None:
-    first = cluster.start_broker(1)
-    second = cluster.start_broker(2)
+    first = cluster.start_broker(1, NO_JOIN_DELAY)
+    second = cluster.start_broker(2, NO_JOIN_DELAY)
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2"])
