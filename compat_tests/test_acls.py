@@ -51,6 +51,8 @@ class AclBroker:
             "listeners": listeners, "advertised.listeners": listeners,
             "sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
             "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:admin",
+            # A consumer's first join to its new group is not held back Kafka's default 3 s.
+            "group.initial.rebalance.delay.ms": "0",
         })
         self.admin_properties = work / "admin.properties"
         self.admin_properties.write_text(

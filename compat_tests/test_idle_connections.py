@@ -26,8 +26,10 @@ class IdleBroker(MetricsBroker):
 
     def __init__(self, work: Path) -> None:
         self.http_port = free_port()
+        # No initial rebalance delay: the reconnecting consumer's new group is not held back 3 s.
         self.broker = BrokerProcess(work / "logs", {"connections.max.idle.ms": str(IDLE_MS),
-                                                    "metrics.listener": f"http://127.0.0.1:{self.http_port}"},
+                                                    "metrics.listener": f"http://127.0.0.1:{self.http_port}",
+                                                    "group.initial.rebalance.delay.ms": "0"},
                                     name="idle")
 
 
