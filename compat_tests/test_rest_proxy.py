@@ -550,10 +550,11 @@ def test_the_proxy_answers_over_tls_with_the_brokers_pem_settings(rest: RestBrok
 
     ca = Authority(tmp_path / "pki")
     key, cert, keystore = ca.issue("proxy", password=b"proxy-key-secret")
-    port = free_port()
+    port, console_port = free_port(), free_port()
     broker = BrokerProcess(tmp_path / "logs", {
         "rest.listener": f"https://127.0.0.1:{port}", "offsets.topic.replication.factor": "1",
-        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore), "ssl.key.password": "proxy-key-secret"},
+        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore), "ssl.key.password": "proxy-key-secret",
+        "metrics.listener": f"http://127.0.0.1:{console_port}", "metrics.console.enable": "true"},
         name="rest-tls")
     broker.start()
     try:
@@ -564,6 +565,10 @@ def test_the_proxy_answers_over_tls_with_the_brokers_pem_settings(rest: RestBrok
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{port}/brokers", timeout=10).json()
         assert "rest proxy: serving on https://127.0.0.1" in broker.stderr_text()
+        # The console links the topic to the proxy over https.
+        _create(broker.bootstrap, "over-tls")
+        page = httpx.get(f"http://127.0.0.1:{console_port}/topics/over-tls", timeout=30)
+        assert page.status_code == 200 and f'href="https://127.0.0.1:{port}/topics/over-tls"' in page.text
     finally:
         broker.close()
     plain_key, plain_cert, _ = ca.issue("standalone")

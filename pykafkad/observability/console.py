@@ -22,7 +22,7 @@ import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pykafkad.config import parse_metrics_listener
+from pykafkad.config import parse_http_listener
 from pykafkad.observability import admin_api
 from pykafkad.observability.history import History
 from pykafkad.observability.record_browser import FORMATS, BrowseError, read_page
@@ -131,13 +131,13 @@ async def topic_page(broker: Broker, history: History, name: str) -> bytes:
 
 def _rest_links(broker: Broker, topic: str) -> str:
     """The topic's URLs in this broker's REST proxy (rest.listener), for HTTP clients."""
-    address = parse_metrics_listener(broker.config["rest.listener"])
-    if address is None:
+    listener = parse_http_listener(broker.config["rest.listener"])
+    if listener is None:
         return "<p class=muted id=rest-none>The REST proxy is off here (rest.listener).</p>"
-    host = address[0]
+    tls, host, port = listener
     if host in ("", "0.0.0.0", "::"):
         host = broker.config.advertised_endpoint[0]
-    base = f"http://{f'[{host}]' if ':' in host else host}:{address[1]}"
+    base = f"{'https' if tls else 'http'}://{f'[{host}]' if ':' in host else host}:{port}"
     quoted = urllib.parse.quote(topic, safe="")
     v3 = f"{base}/v3/clusters/{urllib.parse.quote(broker.metadata.cluster_id, safe='')}/topics/{quoted}"
     rows = [["v3 topic", _link(v3, v3)], ["v3 records (POST)", _e(v3 + "/records")],
