@@ -113,21 +113,34 @@ class ProtocolClient:
         problems = []
         for host, port in addresses:
             try:
-                link = await BrokerLink.connect(host, port, str(self.settings.get("client.id", CLIENT_ID)),
-                                                TIMEOUT_S, tls_context(self.settings), sasl_client(self.settings))
-                answer = await link.request(API_VERSIONS, 3, {"client_software_name": "pykafkad-cli",
-                                                              "client_software_version": "1"}, TIMEOUT_S)
+                link, versions = await connect_with_versions(
+                    host, port, str(self.settings.get("client.id", CLIENT_ID)), TIMEOUT_S,
+                    tls_context(self.settings), sasl_client(self.settings))
             except BrokerLinkError as e:
                 problems.append(f"{host}:{port} ({connect_reason(e)})")
                 continue
-            if answer["error_code"] != 0:
-                await link.aclose()
-                problems.append(f"{host}:{port} answered ApiVersions with {error_name(answer['error_code'])}")
-                continue
-            self._versions[node] = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
+            self._versions[node] = versions
             self._links[node] = link
             return link
         raise CommandError(f"cannot reach {', '.join(problems)}; {UNREACHABLE}")
+
+
+async def connect_with_versions(host: str, port: int, client_id: str, timeout_s: float,
+                                ssl_context: ssl.SSLContext | None, sasl: SaslClient | None
+                                ) -> tuple[BrokerLink, dict[int, tuple[int, int]]]:
+    """A link to ``host:port`` and the (min, max) version of each API the broker serves, from
+    ApiVersions; BrokerLinkError if it cannot be made or the broker refuses ApiVersions."""
+    link = await BrokerLink.connect(host, port, client_id, timeout_s, ssl_context, sasl)
+    try:
+        answer = await link.request(API_VERSIONS, 3, {"client_software_name": client_id,
+                                                      "client_software_version": "1"}, timeout_s)
+    except BrokerLinkError:
+        await link.aclose()
+        raise
+    if answer["error_code"] != 0:
+        await link.aclose()
+        raise BrokerLinkError(f"ApiVersions answered {error_name(answer['error_code'])}")
+    return link, {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
 
 
 def connect_reason(error: BaseException) -> str:

@@ -70,10 +70,10 @@ class BrokerLink:
         try:
             with trio.fail_after(timeout_s):
                 await self._stream.send_all(frame)
-                size = _LENGTH.unpack(await self._read(4))[0]
+                size = _LENGTH.unpack(await self.read_exactly(4))[0]
                 if not 0 <= size <= MAX_RESPONSE_BYTES:
                     raise BrokerLinkError(f"response of {size} bytes")
-                answer = await self._read(size)
+                answer = await self.read_exactly(size)
             got, decoded = wire.decode_response(api_key, version, answer)
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError,
                 wire.DecodeError, BrokerLinkError) as e:
@@ -84,7 +84,8 @@ class BrokerLink:
             raise BrokerLinkError(f"response {got} to request {correlation_id}")
         return decoded
 
-    async def _read(self, n: int) -> bytes:
+    async def read_exactly(self, n: int) -> bytes:
+        """The next ``n`` bytes of the stream; BrokerLinkError if it closes first."""
         while len(self._buffer) < n:
             chunk = await self._stream.receive_some(max(65536, n - len(self._buffer)))
             if not chunk:

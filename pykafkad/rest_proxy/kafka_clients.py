@@ -51,7 +51,6 @@ class KafkaClients:
         return cls(client, principal, view, RecordProducer(client), ClusterAdmin(view.admin))
 
     def close(self) -> None:
-        self.producer.close()
         self.view.close()
 
     async def partitions_for_produce(self, topic: str) -> set[int]:

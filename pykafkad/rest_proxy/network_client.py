@@ -19,7 +19,13 @@ import trio
 
 import wire
 from pykafkad.commands.connection import CommandError
-from pykafkad.commands.protocol_client import connect_reason, host_port, sasl_client, tls_context
+from pykafkad.commands.protocol_client import (
+    connect_reason,
+    connect_with_versions,
+    host_port,
+    sasl_client,
+    tls_context,
+)
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
 from pykafkad.security.sasl_client import SaslClientError
 from wire.error_codes import ErrorCode
@@ -66,17 +72,15 @@ class BrokerConnection:
     """One connection to a broker, its requests pipelined; a reader task hands each answer to the
     request it answers.  Any failure closes it, failing every request still waiting."""
 
-    def __init__(self, link: BrokerLink, stream: trio.abc.Stream, versions: dict[int, tuple[int, int]],
-                 where: str) -> None:
+    def __init__(self, link: BrokerLink, versions: dict[int, tuple[int, int]], where: str) -> None:
         self._link = link
-        self._stream = stream
+        self._stream = link.stream
         self.versions = versions
         self.where = where
         self.closed = False
         self._correlation = 1_000_000
         self._waiting: collections.deque[_Pending] = collections.deque()
         self._send_lock = trio.Lock()
-        self._buffer = bytearray()
 
     def version(self, api_key: int) -> int:
         ours = wire.supported_versions(api_key)
@@ -84,9 +88,6 @@ class BrokerConnection:
         if theirs is None or max(ours[0], theirs[0]) > min(ours[1], theirs[1]):
             raise Unreachable(f"{self.where} does not support {wire.api_name(api_key)} {ours[0]}-{ours[1]}")
         return min(ours[1], theirs[1])
-
-    async def request(self, api_key: int, version: int, body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        return await self.answer(await self.write(api_key, version, body), api_key, version, timeout_s)
 
     async def write(self, api_key: int, version: int, body: dict[str, Any]) -> _Pending:
         """The request written; ``answer`` waits for its answer."""
@@ -127,10 +128,10 @@ class BrokerConnection:
         """Hand each answer to its request, until the connection fails or closes."""
         try:
             while True:
-                size = _LENGTH.unpack(await self._read(4))[0]
+                size = _LENGTH.unpack(await self._link.read_exactly(4))[0]
                 if not 4 <= size <= MAX_RESPONSE_BYTES:
                     raise BrokerLinkError(f"an answer of {size} bytes")
-                frame = await self._read(size)
+                frame = await self._link.read_exactly(size)
                 if not self._waiting:
                     raise BrokerLinkError("an answer to no request")
                 pending = self._waiting.popleft()
@@ -141,16 +142,6 @@ class BrokerConnection:
                 pending.done.set()
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, BrokerLinkError) as e:
             await self.close(f"the connection to {self.where} failed: {e}")
-
-    async def _read(self, n: int) -> bytes:
-        while len(self._buffer) < n:
-            chunk = await self._stream.receive_some(max(65536, n - len(self._buffer)))
-            if not chunk:
-                raise BrokerLinkError("closed by the broker")
-            self._buffer += chunk
-        out = bytes(self._buffer[:n])
-        del self._buffer[:n]
-        return out
 
     async def close(self, why: str = "closed") -> None:
         if not self.closed:
@@ -196,20 +187,15 @@ class NetworkClient:
                 for connection in list(self._connections.values()):
                     await connection.close()
 
-    async def request(self, node: int | None, api_key: int, body: dict[str, Any],
-                      timeout_s: float, max_version: int | None = None) -> dict[str, Any]:
-        """``body`` to broker ``node`` (None: any broker), at the highest version both support (at
-        most ``max_version``); Unreachable if it cannot be answered."""
-        connection = await self._connection(node)
-        version = connection.version(api_key)
-        if max_version is not None:
-            version = min(version, max_version)
-        return await connection.request(api_key, version, body, timeout_s)
+    async def request(self, node: int | None, api_key: int, body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """``body`` to broker ``node`` (None: any broker), answered; Unreachable if it cannot be."""
+        return await (await self.send(node, api_key, body, timeout_s=timeout_s))()
 
-    async def send(self, node: int, api_key: int, body: dict[str, Any], max_version: int | None = None,
+    async def send(self, node: int | None, api_key: int, body: dict[str, Any], max_version: int | None = None,
                    timeout_s: float = 30.0) -> Callable[[], Awaitable[dict[str, Any]]]:
-        """``body`` written to broker ``node`` now; the function returned waits for its answer.
-        Requests written one after another to a broker are answered in that order."""
+        """``body`` written to broker ``node`` (None: any broker) now, at the highest version both
+        support (at most ``max_version``); the function returned waits for its answer.  Requests
+        written one after another to a broker are answered in that order."""
         connection = await self._connection(node)
         version = connection.version(api_key)
         if max_version is not None:
@@ -276,21 +262,15 @@ class NetworkClient:
         for host, port in addresses:
             where = f"{host}:{port}" if node is None else f"broker {node} ({host}:{port})"
             try:
-                link = await BrokerLink.connect(host, port, CLIENT_ID, CONNECT_TIMEOUT_S, self._tls, self._sasl)
-                answer = await link.request(API_VERSIONS, 3, {"client_software_name": CLIENT_ID,
-                                                              "client_software_version": "1"}, CONNECT_TIMEOUT_S)
+                link, versions = await connect_with_versions(host, port, CLIENT_ID, CONNECT_TIMEOUT_S, self._tls,
+                                                             self._sasl)
             except BrokerLinkError as e:
                 if isinstance(e.__cause__, SaslClientError):
                     raise Unreachable(f"{where} refused the login: {e.__cause__}",
                                       ErrorCode.SASL_AUTHENTICATION_FAILED) from None
                 problems.append(f"{where}: {connect_reason(e)}")
                 continue
-            if answer["error_code"] != 0:
-                await link.aclose()
-                problems.append(f"{where} answered ApiVersions with error {answer['error_code']}")
-                continue
-            versions = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
-            connection = BrokerConnection(link, link.stream, versions, where)
+            connection = BrokerConnection(link, versions, where)
             self._nursery.start_soon(connection.read_answers)
             return connection
         raise Unreachable(f"cannot reach {', '.join(problems)}")

@@ -81,7 +81,7 @@ class ProduceError:
         return self.message
 
 
-def kafka_error(code: int, detail: str | None = None) -> ProduceError:
+def produce_error(code: int, detail: str | None = None) -> ProduceError:
     try:
         name = ErrorCode(code).name
     except ValueError:
@@ -153,9 +153,6 @@ class RecordProducer:
             finally:
                 self._nursery = None
 
-    def close(self) -> None:
-        """Nothing to release beyond what ``run`` closes when cancelled."""
-
     # -- metadata ----------------------------------------------------------------------------------
 
     def known_partitions(self, topic: str) -> set[int] | None:
@@ -177,7 +174,7 @@ class RecordProducer:
         if layout.error in AUTHORIZATION_FAILURES:
             raise rest_errors.forbidden(f"{ErrorCode(layout.error).name}: not authorized to access {topic}")
         if layout.error != 0 and not layout.leaders:
-            raise rest_errors.kafka_error(kafka_error(layout.error, topic).message, retriable=True)
+            raise rest_errors.kafka_error(produce_error(layout.error, topic).message, retriable=True)
         return set(layout.leaders)
 
     async def check_login(self) -> bool:
@@ -207,7 +204,7 @@ class RecordProducer:
             return delivery
         if self._nursery is None:
             for i in range(len(records)):
-                delivery.settle(i, Outcome(error=kafka_error(ErrorCode.NETWORK_EXCEPTION, "the proxy is stopping")))
+                delivery.settle(i, Outcome(error=produce_error(ErrorCode.NETWORK_EXCEPTION, "the proxy is stopping")))
             return delivery
         layout = self._network.layout(topic)
         if layout is None:
@@ -216,15 +213,16 @@ class RecordProducer:
             except Unreachable as e:
                 layout = TopicLayout(error=e.code)
         if not layout.leaders:
-            error = kafka_error(layout.error or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic)
+            error = produce_error(layout.error or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic)
             delivery.settle_rest(error)
             return delivery
-        size = sum(_size(r) for r in records)
+        sizes = [_size(r) for r in records]
+        size = sum(sizes)
         while self._in_flight > MAX_IN_FLIGHT_BYTES:
             await self._room.wait()
         self._in_flight += size
         try:
-            batches = self._batches(layout, records)
+            batches = self._batches(layout, records, sizes)
         except BaseException:
             self._release(size)
             raise
@@ -238,7 +236,7 @@ class RecordProducer:
         self._room.set()
         self._room = trio.Event()
 
-    def _batches(self, layout: TopicLayout, records: list[OutgoingRecord]) -> list[_Batch]:
+    def _batches(self, layout: TopicLayout, records: list[OutgoingRecord], sizes: list[int]) -> list[_Batch]:
         count = len(layout.leaders)
         # Keyless records go to partitions with a leader, as the Java producer's sticky partitioner.
         available = sorted(p for p, leader in layout.leaders.items() if leader >= 0) or sorted(layout.leaders)
@@ -249,7 +247,7 @@ class RecordProducer:
         filling: dict[int, tuple[list[int], list[OutgoingRecord], int, int]] = {}
         done: list[_Batch] = []
         for i, record in enumerate(records):
-            size = _size(record)
+            size = sizes[i]
             if record.partition is not None:
                 partition = record.partition
             elif record.key is not None:
@@ -282,10 +280,10 @@ class RecordProducer:
             try:
                 layout = await self._network.refresh(attempt.topic, METADATA_TIMEOUT_S)
             except Unreachable as e:
-                attempt.last_error = kafka_error(e.code, str(e))
+                attempt.last_error = produce_error(e.code, str(e))
                 layout = TopicLayout(error=e.code)
         if layout.error != 0 and layout.error not in RETRIABLE or layout.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-            attempt.fail_all(kafka_error(layout.error, attempt.topic))
+            attempt.fail_all(produce_error(layout.error, attempt.topic))
             return []
         # leader -> requests, each a partition -> batch
         requests: dict[int, list[dict[int, _Batch]]] = {}
@@ -294,11 +292,11 @@ class RecordProducer:
         for batch in batches:
             leader = layout.leaders.get(batch.partition, -1)
             if batch.partition not in layout.leaders and layout.leaders:
-                attempt.fail(batch, kafka_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                attempt.fail(batch, produce_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                                 f"{attempt.topic} has no partition {batch.partition}"))
                 continue
             if leader < 0:
-                attempt.retry(batch, kafka_error(ErrorCode.LEADER_NOT_AVAILABLE,
+                attempt.retry(batch, produce_error(ErrorCode.LEADER_NOT_AVAILABLE,
                                                  f"{attempt.topic}-{batch.partition} has no leader now"))
                 continue
             queue = requests.setdefault(leader, [])
@@ -320,9 +318,9 @@ class RecordProducer:
                     self._network.forget(attempt.topic)
                     for batch in request.values():
                         if e.code in RETRIABLE:
-                            attempt.retry(batch, kafka_error(e.code, str(e)))
+                            attempt.retry(batch, produce_error(e.code, str(e)))
                         else:
-                            attempt.fail(batch, kafka_error(e.code, str(e)))
+                            attempt.fail(batch, produce_error(e.code, str(e)))
                     continue
                 written.append(_Written(answer, request))
         return written
@@ -337,13 +335,13 @@ class RecordProducer:
                 if not attempt.batches:
                     return
                 if time.monotonic() >= attempt.deadline:
-                    attempt.fail_all(attempt.last_error or kafka_error(ErrorCode.REQUEST_TIMED_OUT))
+                    attempt.fail_all(attempt.last_error or produce_error(ErrorCode.REQUEST_TIMED_OUT))
                     return
                 await trio.sleep(RETRY_BACKOFF_S)
                 self._network.forget(attempt.topic)
                 written = await self._write(attempt)
         finally:
-            attempt.fail_all(kafka_error(ErrorCode.NETWORK_EXCEPTION, "the proxy stopped"))
+            attempt.fail_all(produce_error(ErrorCode.NETWORK_EXCEPTION, "the proxy stopped"))
             self._release(attempt.size)
 
     async def _settle(self, attempt: _Attempt, request: _Written) -> None:
@@ -352,13 +350,13 @@ class RecordProducer:
         except Unreachable as e:
             self._network.forget(attempt.topic)
             for batch in request.batches.values():
-                attempt.retry(batch, kafka_error(e.code, str(e)))
+                attempt.retry(batch, produce_error(e.code, str(e)))
             return
         results = {p["index"]: p for t in answer["responses"] for p in t["partition_responses"]}
         for partition, batch in request.batches.items():
             result = results.get(partition)
             if result is None:
-                attempt.retry(batch, kafka_error(ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for the partition"))
+                attempt.retry(batch, produce_error(ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for the partition"))
                 continue
             code = result["error_code"]
             if code == 0:
@@ -369,7 +367,7 @@ class RecordProducer:
                 continue
             detail = result.get("error_message") or (result.get("record_errors") or [{}])[0].get(
                 "batch_index_error_message")
-            error = kafka_error(code, detail)
+            error = produce_error(code, detail)
             if code == ErrorCode.MESSAGE_TOO_LARGE and len(batch.indexes) > 1:
                 attempt.batches.extend(batch.split())
             elif code in RETRIABLE:
@@ -447,4 +445,4 @@ def _unsettled(outcomes: Iterable[Outcome | None]) -> list[int]:
     return [i for i, o in enumerate(outcomes) if o is None]
 
 
-__all__ = ["METADATA", "Delivery", "OutgoingRecord", "Outcome", "ProduceError", "RecordProducer"]
+__all__ = ["Delivery", "OutgoingRecord", "Outcome", "ProduceError", "RecordProducer"]
