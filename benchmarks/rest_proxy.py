@@ -11,6 +11,9 @@ N JSON records of 1 KiB each, into a fresh 8-partition topic per workload and ro
 - ``native consume``: librdkafka reads the N records back;
 - ``v2 consume``: a v2 consumer instance (json format) reads them back, ``GET .../records`` in a loop.
 
+Beside the rates, the broker's CPU time per HTTP request, for a v2 produce of 100 records and for
+``GET /`` (an empty answer): the second is what the HTTP stack alone costs, the floor under the first.
+
     make bench-rest            # python -m benchmarks.rest_proxy --records 100000 --rounds 3
 
 It writes the "What the REST proxy costs" section of benchmarks/RESULTS.md.
@@ -32,7 +35,7 @@ import httpx
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from benchmarks.brokers import Pykafkad, free_port, install_cleanup
+from benchmarks.brokers import Pykafkad, cpu_seconds, free_port, install_cleanup
 from benchmarks.report import REST_BEGIN, REST_END, replace_section
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +78,20 @@ def _native_produce(bootstrap: str, topic: str, records: int) -> float:
                 producer.poll(0.01)
     assert producer.flush(600) == 0
     return records / (time.perf_counter() - began)
+
+
+def _empty_requests(url: str, requests: int) -> None:
+    """``GET /`` ``requests`` times from PRODUCER_THREADS threads: the HTTP stack with nothing behind it."""
+    def client(count: int) -> None:
+        with httpx.Client(base_url=url, timeout=120) as http:
+            for _ in range(count):
+                http.get("/").raise_for_status()
+
+    threads = [threading.Thread(target=client, args=(requests // PRODUCER_THREADS,)) for _ in range(PRODUCER_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def _v2_produce(url: str, topic: str, records: int) -> float:
@@ -160,13 +177,15 @@ def _v2_consume(url: str, topic: str, records: int) -> float:
     return rate
 
 
-def measure(records: int, rounds: int) -> tuple[dict[str, Workload], str]:
+def measure(records: int, rounds: int) -> tuple[dict[str, Workload], dict[str, float], str]:
     work = Path(tempfile.mkdtemp(prefix="bench-rest-"))
     broker = Pykafkad(work / "pykafkad")
     url = f"http://127.0.0.1:{free_port()}"
     broker.extra_settings = {"rest.listener": url, "offsets.topic.replication.factor": "1"}
     names = ["native produce", "v2 produce", "v3 streaming", "native consume", "v2 consume"]
     results = {n: Workload(n) for n in names}
+    # The broker's CPU milliseconds per HTTP request: "produce" (v2, BATCH records) and "empty" (GET /).
+    per_request: dict[str, list[float]] = {"produce": [], "empty": []}
     broker.start()
     try:
         deadline = time.monotonic() + 60
@@ -183,9 +202,16 @@ def measure(records: int, rounds: int) -> tuple[dict[str, Workload], str]:
             topics = {n: f"{n.replace(' ', '-')}-{r}" for n in ("native produce", "v2 produce", "v3 streaming")}
             for topic in topics.values():
                 _create(broker.bootstrap, topic)
+            native_produce = _native_produce(broker.bootstrap, topics["native produce"], records)
+            before = cpu_seconds(broker.pid)
+            v2_produce = _v2_produce(url, topics["v2 produce"], records)
+            per_request["produce"].append(1000 * (cpu_seconds(broker.pid) - before) / (records // BATCH))
+            before = cpu_seconds(broker.pid)
+            _empty_requests(url, 2000)
+            per_request["empty"].append(1000 * (cpu_seconds(broker.pid) - before) / 2000)
             rates = {
-                "native produce": _native_produce(broker.bootstrap, topics["native produce"], records),
-                "v2 produce": _v2_produce(url, topics["v2 produce"], records),
+                "native produce": native_produce,
+                "v2 produce": v2_produce,
                 "v3 streaming": _v3_streaming(url, cluster_id, topics["v3 streaming"], records),
                 "native consume": _native_consume(broker.bootstrap, topics["native produce"], records),
                 "v2 consume": _v2_consume(url, topics["native produce"], records),
@@ -196,10 +222,11 @@ def measure(records: int, rounds: int) -> tuple[dict[str, Workload], str]:
         version = f"pykafkad {broker.version()}"
     finally:
         broker.stop()
-    return results, version
+    return results, {k: statistics.median(v) for k, v in per_request.items()}, version
 
 
-def section(results: dict[str, Workload], records: int, rounds: int, version: str, command: str) -> str:
+def section(results: dict[str, Workload], per_request: dict[str, float], records: int, rounds: int, version: str,
+            command: str) -> str:
     native = {"produce": results["native produce"].median, "consume": results["native consume"].median}
     lines = [
         REST_BEGIN,
@@ -219,7 +246,9 @@ def section(results: dict[str, Workload], records: int, rounds: int, version: st
         kind = "consume" if "consume" in name else "produce"
         ratio = "1.00" if name.startswith("native") else f"{workload.median / native[kind]:.2f}"
         lines.append(f"| {name} | {workload.median:,.0f} | {ratio} |")
-    lines += ["", REST_END]
+    lines += ["", f"The broker's CPU time per HTTP request: {per_request['produce']:.2f} ms for a v2 produce of "
+              f"{BATCH} records, {per_request['empty']:.2f} ms for `GET /` (an empty answer, the HTTP stack alone).",
+              "", REST_END]
     return "\n".join(lines) + "\n"
 
 
@@ -230,9 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print, do not touch RESULTS.md")
     args = ap.parse_args(argv)
     install_cleanup()
-    results, version = measure(args.records, args.rounds)
+    results, per_request, version = measure(args.records, args.rounds)
     command = "python -m benchmarks.rest_proxy " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = section(results, args.records, args.rounds, version, command.strip())
+    text = section(results, per_request, args.records, args.rounds, version, command.strip())
     print(text)
     if not args.no_write:
         replace_section(RESULTS, text, REST_BEGIN, REST_END)
