@@ -69,6 +69,8 @@ class BrokerProcess:
         self.stderr_path = self.log_dir.parent / f"{self.log_dir.name}.stderr.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        # Variables added to the broker's environment (KAFKA_* for ``serve --from-env``).
+        self.environment: dict[str, str] = {}
 
     @property
     def bootstrap(self) -> str:
@@ -96,6 +98,7 @@ class BrokerProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env.update(self.environment)
         with open(self.stderr_path, "ab") as err:
             err.write(f"\n===== start #{self.starts}: {' '.join(self.command())}\n".encode())
             err.flush()

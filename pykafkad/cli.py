@@ -27,6 +27,12 @@ def _parser(with_commands: bool = True) -> argparse.ArgumentParser:
     serve.add_argument("config", nargs="?", type=Path, help="a server.properties file")
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                        help="set a config key, overriding the file (repeatable)")
+    serve.add_argument("--from-env", action="store_true",
+                       help="also take config keys from KAFKA_* environment variables, as Kafka's container "
+                            "images do (KAFKA_LOG_DIRS is log.dirs, __ stands for _); over the file, under "
+                            "--override")
+    serve.add_argument("--print-config", action="store_true",
+                       help="print every key's value at start-up, passwords hidden")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     if not with_commands:
         return parser
@@ -132,7 +138,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"pykafkad: config file {args.config} not found", file=sys.stderr)
             return 2
         try:
-            config = load_config(args.config, args.override)
+            environment = None
+            if args.from_env:
+                from pykafkad.config_environment import environment_config
+                environment = environment_config(os.environ)
+            config = load_config(args.config, args.override, environment)
         except ConfigError as e:
             print(f"pykafkad: bad configuration: {e}", file=sys.stderr)
             return 2
@@ -142,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"pykafkad: cannot start: logging.file={config['logging.file']}: {e.strerror or e}",
                   file=sys.stderr)
             return 1
-        if args.config is None:
+        if args.print_config:
+            print("pykafkad config values:\n" + "\n".join(f"\t{line}" for line in config.shown()), flush=True)
+        if args.config is None and environment is None:
             _report_defaults(config)
         for line in startup_warnings(config):
             log.warning("%s", line)

@@ -23,6 +23,21 @@ LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 
 
+# How a password's value is shown, as Kafka shows it (Password.toString).
+HIDDEN = "[hidden]"
+
+
+def render_value(value: object) -> str | None:
+    """A parsed value as Kafka writes it: booleans in lower case, lists comma-separated."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
 class ConfigError(Exception):
     """A configuration key or value the broker cannot start with."""
 
@@ -940,6 +955,20 @@ class BrokerConfig:
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
 
+    def shown(self) -> list[str]:
+        """Every key as ``key = value``, sorted, as Kafka logs its KafkaConfig at start-up: a
+        password (ssl.key.password, sasl.jaas.config, and the same under listener.name.*) as [hidden]."""
+        lines = []
+        for name in sorted(k for k in KEYS if not KEYS[k].internal):
+            value = render_value(self[name])
+            lines.append(f"{name} = {'null' if value is None else HIDDEN if KEYS[name].type == 'password' else value}")
+        secrets = [k for k, key in KEYS.items() if key.type == "password"]
+        for name, raw in sorted(self.listener_props.items()):
+            # listener.name.<listener>[.<mechanism>].<key>
+            secret = any(name.endswith("." + k) for k in secrets)
+            lines.append(f"{name} = {HIDDEN if secret else raw}")
+        return lines
+
     def _inter_broker_listener(self, values: dict[str, Any], explicit: set[str]) -> Listener:
         """The advertised listener other brokers reach this one on: ``inter.broker.listener.name``,
         or the listener named after ``security.inter.broker.protocol`` (Kafka's rule); a cluster of
@@ -1049,11 +1078,13 @@ def _check_ids(values: dict[str, Any], explicit: set[str], where: str) -> None:
                           f"broker.id={values['broker.id']}{where}).")
 
 
-def load_config(path: Path | None, overrides: Iterable[str] = ()) -> BrokerConfig:
-    """Read ``path`` (if given) and apply ``KEY=VALUE`` overrides, as kafka-server-start.sh does.
+def load_config(path: Path | None, overrides: Iterable[str] = (),
+                environment: dict[str, str] | None = None) -> BrokerConfig:
+    """Read ``path`` (if given), then the keys of ``environment`` (``serve --from-env``'s), then
+    ``KEY=VALUE`` overrides, each over the one before, as kafka-server-start.sh does.
 
-    An override of either id key replaces the file's value of both: ``--override broker.id=2``
-    on a file with ``node.id=1`` gives broker 2, not a conflict (nor broker 1)."""
+    An id key set by a later layer replaces the earlier layers' values of both: ``--override
+    broker.id=2`` on a file with ``node.id=1`` gives broker 2, not a conflict (nor broker 1)."""
     props = read_properties(path) if path is not None else {}
     given: dict[str, str] = {}
     for item in overrides:
@@ -1061,9 +1092,12 @@ def load_config(path: Path | None, overrides: Iterable[str] = ()) -> BrokerConfi
         if not sep or not name.strip():
             raise ConfigError(f"--override {item!r}: expected KEY=VALUE")
         given[name.strip()] = value.strip()
-    for source, layer in ((f" in {path}", props), (" given as --override", given)):
+    layers = ((f" in {path}", props), (" from the environment", environment or {}), (" given as --override", given))
+    merged: dict[str, str] = {}
+    for source, layer in layers:
         ids = {k: parse_value(k, layer[k]) for k in ID_KEYS if k in layer}
         _check_ids({**dict.fromkeys(ID_KEYS), **ids}, set(ids), source)
-    if any(k in given for k in ID_KEYS):
-        props = {k: v for k, v in props.items() if k not in ID_KEYS}
-    return build_config({**props, **given})
+        if ids:
+            merged = {k: v for k, v in merged.items() if k not in ID_KEYS}
+        merged.update(layer)
+    return build_config(merged)

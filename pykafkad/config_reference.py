@@ -33,6 +33,18 @@ Key names, types and defaults are Apache Kafka's. An override wins over the file
 different ids from one source are refused. Every value is checked at start-up: a bad one stops the
 broker with one line naming the key. An unknown key is logged as a warning and ignored.
 
+`pykafkad serve --from-env` also takes keys from `KAFKA_*` environment variables, as Kafka's
+container images do (the pykafkad image's entrypoint passes it): after the prefix, upper case
+becomes lower case, `_` stands for `.`, `__` for `_` and `___` for `-`, so
+`KAFKA_ADVERTISED_LISTENERS` is `advertised.listeners` and
+`KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG` is
+`listener.name.sasl_plaintext.plain.sasl.jaas.config`. They win over the file, and `--override`
+wins over them. A variable that names no key stops the start with one line (a typo in a
+container's environment would otherwise go unnoticed); the JVM settings of Kafka's scripts
+(`KAFKA_HEAP_OPTS`, `KAFKA_OPTS`...) and the variables Kubernetes sets for a Service named
+`kafka` (`KAFKA_PORT`, `KAFKA_SERVICE_HOST`...) are skipped. `--print-config` prints every key's
+value at start-up, as Kafka logs its KafkaConfig, with passwords shown as `[hidden]`.
+
 **Honoured** says which modules of `pykafkad/` act on a key. A key marked **accepted only** is
 taken so that Kafka configs start unchanged, but it has no effect in pykafkad: when it is set, the
 broker says so in one WARN line at start-up. **Dynamic** keys change at run time through

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from pykafkad.config import GZIP_LEVEL, KEYS, LONG_MAX, BrokerConfig, Check, between
+from pykafkad.config import GZIP_LEVEL, KEYS, LONG_MAX, BrokerConfig, Check, between, render_value
 
 
 class ConfigSource(IntEnum):
@@ -258,14 +258,6 @@ class EffectiveConfig:
     config_type: ConfigType
 
 
-def _render(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
 
 
 def _broker_value(broker: BrokerConfig, name: str, in_ms: bool) -> tuple[str | None, ConfigSource] | None:
@@ -275,7 +267,7 @@ def _broker_value(broker: BrokerConfig, name: str, in_ms: bool) -> tuple[str | N
         return None
     if in_ms and name in _BROKER_UNIT_MS:
         value = value * _BROKER_UNIT_MS[name]
-    return _render(value), ConfigSource[broker.source_of(name)]
+    return render_value(value), ConfigSource[broker.source_of(name)]
 
 
 def effective_topic_configs(overrides: dict[str, str], broker: BrokerConfig) -> list[EffectiveConfig]:
@@ -291,7 +283,7 @@ def effective_topic_configs(overrides: dict[str, str], broker: BrokerConfig) -> 
         # As Kafka, the broker layers from the first entry for the most specific broker key on:
         # log.retention.minutes=6000 alone shows no synonym under retention.ms.
         layers = broker.synonyms_of(key.broker_synonyms[0], key.broker_synonyms) if key.broker_synonyms else []
-        synonyms += [Synonym(name, _render(value), ConfigSource[source]) for source, name, value in layers]
+        synonyms += [Synonym(name, render_value(value), ConfigSource[source]) for source, name, value in layers]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
         result.append(EffectiveConfig(key.name, topic_setting(overrides, broker, key.name), source, synonyms,
                                       key.config_type))

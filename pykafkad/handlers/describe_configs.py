@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykafkad.config import KEYS
+from pykafkad.config import KEYS, render_value
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.topic_config import (
@@ -45,14 +45,6 @@ _NOT_KAFKA_CONFIGS = frozenset({
 _DYNAMIC_ONLY = frozenset({"leader.replication.throttled.rate", "follower.replication.throttled.rate"})
 
 
-def _render(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
 
 
 def _entry(c: EffectiveConfig, read_only: bool, synonyms: bool) -> dict[str, Any]:
@@ -76,10 +68,10 @@ def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
             layers = [layer for layer in layers if layer[0].startswith("DYNAMIC")]
             if not layers:
                 continue
-        synonyms = [Synonym(k, _render(v), ConfigSource[src]) for src, k, v in layers]
+        synonyms = [Synonym(k, render_value(v), ConfigSource[src]) for src, k, v in layers]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
         config_type = _BROKER_TYPES.get(key.type, ConfigType.UNKNOWN)
-        result.append(EffectiveConfig(name, _render(broker.config[name]), source, synonyms, config_type))
+        result.append(EffectiveConfig(name, render_value(broker.config[name]), source, synonyms, config_type))
     return result
 
 
