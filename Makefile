@@ -14,7 +14,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
 .PHONY: bench bench-quick bench-cluster bench-schema bench-rest bench-deps cluster
-.PHONY: docs faults faults-short
+.PHONY: docs faults faults-short wheel
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
 cluster: build tools
@@ -79,13 +79,20 @@ $(SPARK_JARS)/.done: spark_tests/pom.xml pyproject.toml $(VENV)/.created
 
 # Debian packages the tests drive: kcat (a client), strace (counts the broker's fsyncs), chromium and
 # chromium-driver (the console's browser tests), iproute2 and nftables (the fault injector's network
-# namespaces, partitions and slow links).
+# namespaces, partitions and slow links), podman, buildah, runc and mmdebstrap (the image built and
+# run without a Docker daemon, from a Debian base made here; deploy_tests/).
 system-deps:
 	@command -v kcat >/dev/null && command -v strace >/dev/null && command -v chromium >/dev/null \
 		&& command -v chromedriver >/dev/null && command -v ip >/dev/null && command -v tc >/dev/null \
-		&& command -v nft >/dev/null || \
+		&& command -v nft >/dev/null && command -v podman >/dev/null && command -v buildah >/dev/null \
+		&& command -v runc >/dev/null && command -v mmdebstrap >/dev/null || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace chromium chromium-driver \
-			iproute2 nftables; }
+			iproute2 nftables podman buildah runc mmdebstrap uidmap slirp4netns fuse-overlayfs netavark aardvark-dns; }
+
+# The wheel, with the Rust extension inside: `pip install dist/pykafkad-*.whl` (docs/deploy.md).
+WHEEL_DIR ?= dist
+wheel: $(VENV)/.created
+	$(VENV)/bin/maturin build --release --locked --out $(WHEEL_DIR)
 
 test: build java-deps tools spark-deps zookeeper-deps system-deps test-rust test-python
 
@@ -174,4 +181,4 @@ faults: build java-deps zookeeper-deps system-deps
 	$(PY) -m cluster_tests.faults report; exit $$status
 
 clean:
-	rm -rf $(VENV) target $(CACHE)
+	rm -rf $(VENV) target $(CACHE) dist
