@@ -48,8 +48,11 @@ def test_the_installed_wheel_serves_a_round_trip(installed: Path, tmp_path: Path
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     stderr = open(tmp_path / "broker.log", "w")
-    broker = subprocess.Popen([str(installed / "pykafkad"), "serve", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
-                               "--override", f"log.dirs={tmp_path / 'data'}"],
+    # No config file: Kafka's defaults, but for the offsets topic's replication factor (3), which one
+    # broker cannot give its consumer group.
+    overrides = [f"listeners=PLAINTEXT://127.0.0.1:{port}", f"log.dirs={tmp_path / 'data'}",
+                 "offsets.topic.replication.factor=1"]
+    broker = subprocess.Popen([str(installed / "pykafkad"), "serve", *(f"--override={o}" for o in overrides)],
                               cwd=tmp_path, env=_clean_environment(), stdout=stderr, stderr=stderr)
     try:
         deadline = time.monotonic() + 60
@@ -66,6 +69,7 @@ def test_the_installed_wheel_serves_a_round_trip(installed: Path, tmp_path: Path
         for i in range(20):
             producer.produce("wheel", f"r{i}".encode())
         assert producer.flush(60) == 0
+        del producer
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "wheel", "auto.offset.reset": "earliest"})
         consumer.subscribe(["wheel"])
         got: list[bytes] = []
