@@ -14,7 +14,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
 .PHONY: bench bench-quick bench-cluster bench-schema bench-rest bench-deps cluster
-.PHONY: docs faults faults-short wheel
+.PHONY: docs faults faults-short wheel helm-deps kubernetes
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
 cluster: build tools
@@ -89,12 +89,25 @@ system-deps:
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace chromium chromium-driver \
 			iproute2 nftables podman buildah runc mmdebstrap uidmap slirp4netns fuse-overlayfs netavark aardvark-dns; }
 
+# helm, built once from the Go module proxy (no release downloads reach this machine), for the
+# chart's tests (deploy_tests/test_helm.py) and `make kubernetes`.
+HELM_VERSION := v3.22.0
+HELM := $(CACHE)/helm/$(HELM_VERSION)/helm
+helm-deps: $(HELM)
+$(HELM):
+	@echo "go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) (a few minutes the first time)"
+	@GOBIN=$(abspath $(dir $(HELM))) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+# deploy/kubernetes/: the chart rendered with its defaults, for users without Helm.
+kubernetes: $(HELM)
+	$(HELM) template pykafkad deploy/helm/pykafkad --namespace default > deploy/kubernetes/pykafkad.yaml
+
 # The wheel, with the Rust extension inside: `pip install dist/pykafkad-*.whl` (docs/deploy.md).
 WHEEL_DIR ?= dist
 wheel: $(VENV)/.created
 	$(VENV)/bin/maturin build --release --locked --out $(WHEEL_DIR)
 
-test: build java-deps tools spark-deps zookeeper-deps system-deps test-rust test-python
+test: build java-deps tools spark-deps zookeeper-deps system-deps helm-deps test-rust test-python
 
 # The dev profile: its build from nothing takes about a minute where the release profile's takes
 # three and a half on 2 cores (the tests then run in seconds either way), and it checks overflows.
@@ -103,7 +116,7 @@ test-rust:
 
 test-python:
 	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
-		$(PY) -m pytest -q
+		HELM=$(abspath $(HELM)) $(PY) -m pytest -q
 
 # kafka-python's own integration tests (from its sdist, fetched into $(CACHE)/suites) against pykafkad;
 # fails if a test on compat_tests/suites/kafka_python/allowlist.txt does not pass.  Against Kafka
