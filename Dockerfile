@@ -16,7 +16,7 @@ RUN apt-get update \
     && rust=$(apt-cache show rustc-web >/dev/null 2>&1 && echo "rustc-web cargo-web" || echo "rustc cargo") \
     && apt-get install -y --no-install-recommends $rust python3 python3-venv python3-dev gcc libc6-dev \
        ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
+    && apt-get clean && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/maturin && /opt/maturin/bin/pip install --no-cache-dir "maturin>=1.5,<2"
 WORKDIR /src
 COPY pyproject.toml Cargo.toml Cargo.lock README.md LICENSE ./
@@ -32,7 +32,7 @@ RUN --mount=type=cache,target=/root/.cargo/registry --mount=type=cache,target=/s
 FROM ${BASE}
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 python3-venv tini ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
+    && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /dist /tmp/dist
 RUN python3 -m venv /opt/pykafkad \
     && /opt/pykafkad/bin/pip install --no-cache-dir /tmp/dist/pykafkad-*.whl \

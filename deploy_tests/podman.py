@@ -56,8 +56,12 @@ def _trust_files() -> list[Path]:
     return found + [p for p in (Path("/etc/pip.conf"),) if p.is_file()]
 
 
+# Bumped when ensure_base makes its image differently.
+RECIPE_VERSION = "2"
+
+
 def _recipe() -> str:
-    digest = hashlib.sha256("\n".join(DEBIAN_SOURCES).encode())
+    digest = hashlib.sha256("\n".join([RECIPE_VERSION, *DEBIAN_SOURCES]).encode())
     for path in _trust_files():
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -78,6 +82,9 @@ def ensure_base(env: dict[str, str]) -> str:
                   '--customize-hook=chroot "$1" update-ca-certificates']
     if Path("/etc/pip.conf").is_file():
         hooks.append("--customize-hook=copy-in /etc/pip.conf /etc/")
+    # As Debian's published images: no package cache or lists left behind.
+    hooks.append('--customize-hook=chroot "$1" apt-get clean')
+    hooks.append('--customize-hook=rm -rf "$1"/var/lib/apt/lists/*')
     print("deploy_tests: making the Debian base image with mmdebstrap (about a minute)", file=sys.stderr)
     strap = subprocess.Popen(["mmdebstrap", "--quiet", "--variant=minbase", "--include=ca-certificates", *hooks,
                               "bookworm", "-", *DEBIAN_SOURCES], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -120,7 +120,12 @@ def test_a_misspelt_variable_stops_the_container_with_one_line(podman_env: dict[
         "which is not a broker config key (docs/configuration.md lists them; _ is '.', __ is '_')"]
 
 
-def test_the_image_declares_its_ports_volume_user_and_health_check(podman_env: dict[str, str], image: str) -> None:
+# What the image adds to its Debian base: docs/deploy.md reports it beside apache/kafka's size.
+LAYERS_ABOVE_BASE_MAX = 200_000_000
+
+
+def test_the_image_declares_its_ports_volume_user_and_health_check(podman_env: dict[str, str], image: str,
+                                                                   base_image: str) -> None:
     config = containers.podman(podman_env, "image", "inspect", image).stdout
     described = json.loads(config)[0]
     settings = described["Config"]
@@ -129,3 +134,5 @@ def test_the_image_declares_its_ports_volume_user_and_health_check(podman_env: d
     assert set(settings["Volumes"]) == {"/var/lib/pykafkad"}
     assert settings["Entrypoint"][:2] == ["tini", "--"]
     assert "/readyz" in " ".join(described["Healthcheck"]["Test"])
+    base = json.loads(containers.podman(podman_env, "image", "inspect", base_image).stdout)[0]
+    assert described["Size"] - base["Size"] < LAYERS_ABOVE_BASE_MAX
