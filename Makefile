@@ -85,9 +85,10 @@ system-deps:
 	@command -v kcat >/dev/null && command -v strace >/dev/null && command -v chromium >/dev/null \
 		&& command -v chromedriver >/dev/null && command -v ip >/dev/null && command -v tc >/dev/null \
 		&& command -v nft >/dev/null && command -v podman >/dev/null && command -v buildah >/dev/null \
-		&& command -v runc >/dev/null && command -v mmdebstrap >/dev/null || \
+		&& command -v runc >/dev/null && command -v mmdebstrap >/dev/null && command -v iptables >/dev/null || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat strace chromium chromium-driver \
-			iproute2 nftables podman buildah runc mmdebstrap uidmap slirp4netns fuse-overlayfs netavark aardvark-dns; }
+			iproute2 nftables podman buildah runc mmdebstrap uidmap slirp4netns fuse-overlayfs netavark aardvark-dns \
+			iptables; }
 
 # helm, built once from the Go module proxy (no release downloads reach this machine), for the
 # chart's tests (deploy_tests/test_helm.py) and `make kubernetes`.

@@ -1,7 +1,8 @@
-"""deploy/compose/cluster.yml started with podman-compose, the locally built images standing in for
-the public ones: three brokers on ZooKeeper; a client on the host produces with acks=all to a
+"""deploy/compose/ started with podman-compose, the locally built images standing in for the public
+ones.  cluster.yml: three brokers on ZooKeeper; a client on the host produces with acks=all to a
 replication-factor-3 topic, one broker container is killed, producing and consuming go on, and
-nothing acknowledged is lost.  The run ends with ``down``."""
+nothing acknowledged is lost.  single.yml: one broker whose Kafka listener, console, schema registry
+and REST proxy all answer from the host.  Each run ends with ``down``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -20,13 +22,15 @@ from deploy_tests import podman as containers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CLUSTER = REPO_ROOT / "deploy" / "compose" / "cluster.yml"
+SINGLE = REPO_ROOT / "deploy" / "compose" / "single.yml"
 BOOTSTRAP = "127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094"
 HOST_PORTS = (9092, 9093, 9094, 9644, 9645, 9646, 8081, 8082)
 BATCH = 300
 
 
-def _compose(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([sys.executable, "-m", "podman_compose", "-f", str(CLUSTER), *args], env=env,
+def _compose(env: dict[str, str], *args: str, timeout: float = 300,
+             file: Path = CLUSTER) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "podman_compose", "-f", str(file), *args], env=env,
                             capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         raise containers.PodmanError(f"podman-compose {' '.join(args)} exited {result.returncode}:\n"
@@ -106,3 +110,35 @@ def test_a_broker_killed_loses_nothing_acknowledged(cluster: dict[str, str]) -> 
     finally:
         consumer.close()
     assert sorted(got) == sorted(before + after)
+
+
+def test_the_single_broker_serves_kafka_console_registry_and_proxy(podman_env: dict[str, str], image: str) -> None:
+    busy = [p for p in (9092, 9644, 8081, 8082) if not _port_free(p)]
+    if busy:
+        pytest.fail(f"single.yml publishes 127.0.0.1:{busy[0]}, which is in use here")
+    env = {**podman_env, "PYKAFKAD_IMAGE": image}
+    _compose(env, "down", "-v", file=SINGLE)
+    _compose(env, "up", "-d", file=SINGLE)
+    try:
+        admin = AdminClient({"bootstrap.servers": "127.0.0.1:9092"})
+        _wait_for_brokers(admin, 1)
+        producer = Producer({"bootstrap.servers": "127.0.0.1:9092", "acks": "all"})
+        producer.produce("single", b"through the external listener")
+        assert producer.flush(60) == 0
+        del producer
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                topics = httpx.get("http://127.0.0.1:8082/topics", timeout=5)
+                if topics.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the REST proxy did not answer"
+            time.sleep(0.5)
+        assert "single" in topics.json()
+        assert httpx.get("http://127.0.0.1:8081/subjects", timeout=10).json() == []
+        assert httpx.get("http://127.0.0.1:9644/readyz", timeout=10).status_code == 200
+        assert "pykafkad" in httpx.get("http://127.0.0.1:9644/", timeout=10).text
+    finally:
+        _compose(env, "down", "-v", "-t", "30", file=SINGLE)
