@@ -21,17 +21,22 @@ from pathlib import Path
 
 import trio
 
-from pykafkad._rust_log import LogError, PartitionLog
+from pykafkad._rust_log import LogError, LogSlice, PartitionLog
 from pykafkad.errors import KafkaError
 from pykafkad.metadata.model import NO_LEADER
 from pykafkad.replica.watchers import Watchers, parked_on
 from wire.error_codes import ErrorCode
+from wire.primitives import DEFER_RECORDS_MIN
 
 log = logging.getLogger(__name__)
 
 NO_EPOCH = -1
 # Appends of more than this many bytes run on a worker thread (leader and follower alike).
 INLINE_APPEND_BYTES = 1 << 20
+# Record sets at least this large are sent from the segment file (sendfile) on a connection that can:
+# below it, one copy costs less than the extra system call.  Equal to the size from which the wire
+# codec leaves a record set out of the encoded response (DEFER_RECORDS_MIN), as a slice must be.
+ZERO_COPY_MIN_BYTES = DEFER_RECORDS_MIN
 # ListOffsets' special timestamps.
 LATEST = -1
 EARLIEST = -2
@@ -47,7 +52,8 @@ class FetchedData:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
-    records: bytes = b""
+    # A LogSlice (a range of a segment file, sent with sendfile) when the read was zero-copy.
+    records: bytes | LogSlice = b""
     # To a follower whose log diverges from the leader's: (epoch, end offset) to truncate to.
     diverging_epoch: tuple[int, int] | None = None
     # read_committed: the aborted transactions in the range read, as (producer id, first offset).
@@ -359,11 +365,16 @@ class Partition:
         return fetch_offset < self.log.active_segment_base_offset
 
     def read_records(self, fetch_offset: int, max_bytes: int, min_one: bool, allow_zstd: bool,
-                     follower: bool = False, read_committed: bool = False) -> FetchedData:
+                     follower: bool = False, read_committed: bool = False, zero_copy: bool = False,
+                     cold: bool = False) -> FetchedData:
         """A fetch's read of this partition (on the event loop or a worker): the watermarks are read
         once, so the records and the watermarks reported with them agree.  A consumer reads below the
         high watermark (``read_committed``: below the last stable offset, with the aborted
-        transactions of the range); a follower reads to the log end."""
+        transactions of the range); a follower reads to the log end.
+
+        ``zero_copy``: records of at least ZERO_COPY_MIN_BYTES come back as a LogSlice of the segment
+        file, for the connection to sendfile, instead of being read into memory; ``cold`` marks a
+        read below the active segment, which the connection then sends off the event loop."""
         high_watermark = self.high_watermark
         # Followers read to the log end and have no use for the last stable offset: replication
         # skips computing it.
@@ -371,7 +382,12 @@ class Partition:
         bound = None if follower else last_stable if read_committed else high_watermark
         aborted = None
         try:
-            data = self.log.read(fetch_offset, max_bytes, min_one=min_one, allow_zstd=allow_zstd, max_offset=bound)
+            if zero_copy:
+                data = self.log.read_slice(fetch_offset, max_bytes, min_one=min_one, allow_zstd=allow_zstd,
+                                           max_offset=bound, min_slice=ZERO_COPY_MIN_BYTES, cold=cold)
+            else:
+                data = self.log.read(fetch_offset, max_bytes, min_one=min_one, allow_zstd=allow_zstd,
+                                     max_offset=bound)
             if read_committed and not follower:
                 # Clients drop these transactions' records themselves (their batches carry the producer).
                 aborted = self.log.aborted_transactions(fetch_offset, last_stable) if data else []

@@ -674,13 +674,14 @@ class ReplicaManager:
 
     async def fetch_messages(self, entries: Sequence[FetchEntry], max_bytes: int, min_bytes: int,
                              max_wait_ms: int, allow_zstd: bool, replica_id: int = -1,
-                             read_committed: bool = False) -> list[FetchedData]:
+                             read_committed: bool = False, zero_copy: bool = False) -> list[FetchedData]:
         """A fetch: read every entry, and long-poll until ``min_bytes`` are there, a partition errors,
         or ``max_wait_ms`` passes; woken by the appends and high-watermark moves of the partitions
         asked for only.  A consumer reads below the high watermark (``read_committed``: below the
         last stable offset, with the aborted transactions of the range); a follower (``replica_id``)
         reads up to the log end, and its fetch offsets are its log end offsets, which move the high
-        watermark and may bring it back into the ISR."""
+        watermark and may bring it back into the ISR.  ``zero_copy``: large record sets come back as
+        LogSlices of the segment files, for a connection that sends them with sendfile."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
         watched = [self._shutdown] + [p.watchers for e in entries
                                       if (p := self._partitions.get((e.topic, e.index))) is not None]
@@ -698,9 +699,9 @@ class ReplicaManager:
                 if _read_may_block(targets):
                     with off_loop("read"):
                         results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
-                                                                       follower, read_committed)
+                                                                       follower, read_committed, zero_copy, True)
                 else:
-                    results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed)
+                    results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed, zero_copy)
                 for i in throttled:
                     self.leader_quota.record(len(results[i].records))
                 left = deadline - trio.current_time()
@@ -803,8 +804,8 @@ def _read_may_block(targets: list[tuple[Partition, FetchEntry] | FetchedData]) -
 
 
 def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_bytes: int,
-              allow_zstd: bool, follower: bool = False,
-              read_committed: bool = False) -> tuple[list[FetchedData], int]:
+              allow_zstd: bool, follower: bool = False, read_committed: bool = False,
+              zero_copy: bool = False, cold: bool = False) -> tuple[list[FetchedData], int]:
     """One pass over the fetch targets within the response's ``max_bytes`` (on the Trio thread or a
     worker); the first partition with records gets at least one batch, whatever its size."""
     remaining, total = max_bytes, 0
@@ -816,7 +817,7 @@ def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_byt
         partition, entry = target
         data = partition.read_records(entry.fetch_offset, max(0, min(entry.max_bytes, remaining)),
                                       min_one=(total == 0), allow_zstd=allow_zstd, follower=follower,
-                                      read_committed=read_committed)
+                                      read_committed=read_committed, zero_copy=zero_copy, cold=cold)
         total += len(data.records)
         remaining -= len(data.records)
         results.append(data)

@@ -38,6 +38,8 @@ pub mod validator;
 mod python;
 #[cfg(feature = "python")]
 mod python_config;
+#[cfg(feature = "python")]
+mod python_log_slice;
 
 pub use error::{LogError, Result};
 pub use partition_log::{AppendInfo, LogConfig, PartitionLog, ReadPlan};
