@@ -1113,7 +1113,11 @@ impl PartitionLog {
     /// next checkpoint write carries it, and a lost one is rebuilt on open.
     pub fn assign_leader_epoch(&mut self, epoch: i32) -> Result<bool> {
         self.ensure_open()?;
-        if self.epochs.latest_epoch().is_some_and(|latest| latest >= epoch) {
+        if self
+            .epochs
+            .latest_epoch()
+            .is_some_and(|latest| latest >= epoch)
+        {
             return Ok(false);
         }
         let leo = self.log_end_offset();

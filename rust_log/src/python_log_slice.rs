@@ -62,9 +62,9 @@ impl PyLogSlice {
     fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         PyBytes::new_with(py, self.len, |dst| {
             py.detach(|| {
-                self.file.read_exact_at(dst, self.pos).map_err(|e| {
-                    LogError::io(format!("reading log at position {}", self.pos), e)
-                })
+                self.file
+                    .read_exact_at(dst, self.pos)
+                    .map_err(|e| LogError::io(format!("reading log at position {}", self.pos), e))
             })
             .map_err(|e| to_py_err(py, e))
         })

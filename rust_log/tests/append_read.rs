@@ -362,8 +362,12 @@ fn a_whole_batch_read_ends_where_the_copying_read_trims_without_reading_the_rang
     // range is found from an indexed position, not from the range's start.
     let mut log = open(dir.path(), small_cfg(1 << 20, 300), true);
     for i in 0..60 {
-        log.append(simple(1 + i % 4, 1000 + i as i64, 40 + 17 * (i % 5)), 0, None)
-            .unwrap();
+        log.append(
+            simple(1 + i % 4, 1000 + i as i64, 40 + 17 * (i % 5)),
+            0,
+            None,
+        )
+        .unwrap();
     }
     let end = log.log_end_offset();
     for offset in [0, 7, 31, end - 2] {
@@ -377,7 +381,10 @@ fn a_whole_batch_read_ends_where_the_copying_read_trims_without_reading_the_rang
                     .read_plan_whole(offset, max_bytes, min_one, true, None)
                     .unwrap();
                 assert!(whole.exact, "offset {offset} max {max_bytes}");
-                assert_eq!(whole.len, n, "offset {offset} max {max_bytes} min_one {min_one}");
+                assert_eq!(
+                    whole.len, n,
+                    "offset {offset} max {max_bytes} min_one {min_one}"
+                );
                 let mut sent = vec![0u8; whole.len];
                 assert_eq!(whole.read_into(&mut sent).unwrap(), whole.len);
                 assert_eq!(sent, data);
