@@ -67,6 +67,13 @@ PROFILES: dict[str, dict[str, Any]] = {
         Latency("librdkafka", 1024, 1000, 4.0, "1"),
         Scale(200, 200, 2.0),
     ]},
+    # Consume as a new user tries it (issue 32): 300 MB of 1 KiB records on 4 partitions, 100-byte
+    # records, and the same read back from disk after the page cache is dropped (needs root).
+    "fetch": {"rounds": 3, "out": REPO_ROOT / ".cache" / "bench" / "fetch", "workloads": [
+        Throughput("java", 1024, 4, "1", "none", 300_000),
+        Throughput("java", 100, 4, "1", "none", 2_000_000),
+        Throughput("java", 1024, 4, "1", "none", 300_000, cold_reads=True),
+    ]},
     # Tiny sizes for the harness's own smoke test: does every path run and report (the latency
     # warm-ups too, but short: their figures mean nothing here).
     "smoke": {"rounds": 1, "out": REPO_ROOT / ".cache" / "bench" / "smoke", "workloads": [

@@ -17,6 +17,7 @@ Every external command runs with a timeout.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import struct
@@ -179,6 +180,8 @@ class Throughput:
     consumer_config: tuple[tuple[str, str], ...] = ()
     # Java only: produce in transactions committed every this many ms (0: no transactions)
     transaction_ms: int = 0
+    # Drop the page cache between produce and consume (needs root): the consumer reads from disk.
+    cold_reads: bool = False
 
     def __post_init__(self) -> None:
         if self.kind != "throughput":
@@ -194,6 +197,8 @@ class Throughput:
             key += f" transactions/{self.transaction_ms}ms"
         if self.consumer_config:
             key += ", consumer " + " ".join(f"{k}={v}" for k, v in self.consumer_config)
+        if self.cold_reads:
+            key += ", read from disk"
         return key
 
     def describe(self) -> dict[str, Any]:
@@ -219,6 +224,8 @@ class Throughput:
         })
         if "latency_p99_ms" in produced:
             result["produce_latency_p99_ms"] = produced["latency_p99_ms"]
+        if self.cold_reads:
+            drop_page_cache()
         with ProcessWatch(broker.pid) as watch:
             consumed = consume_records(self.client, broker.bootstrap, topic, self.records, self.record_size,
                                        self.partitions, dict(self.consumer_config), lib)
@@ -235,6 +242,15 @@ class Throughput:
         result["rss_peak_mb"] = max(result["produce_rss_peak_mb"], result["consume_rss_peak_mb"])
         result["cpu_s_per_gb"] = (result["produce_cpu_s_per_gb"] + result["consume_cpu_s_per_gb"]) / 2
         return result
+
+
+def drop_page_cache() -> None:
+    """Write every dirty page out and drop the page cache, so what is read next comes from disk."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as e:
+        raise WorkloadError(f"cannot drop the page cache (root needed): {e}") from None
 
 
 def measure_latency(client: str, bootstrap: str, topic: str, rate: int, seconds: float, record_size: int,

@@ -10,6 +10,18 @@ instances may be used from several threads (an internal mutex serialises them).
 import os
 from typing import Literal
 
+class LogSlice:
+    """A range of a segment file (whole batches), held open until this object goes: sent to a socket
+    with ``os.sendfile(sock, fileno(), position, len())``, or copied with ``read()``."""
+
+    position: int
+    cold: bool
+
+    def fileno(self) -> int: ...
+    def __len__(self) -> int: ...
+    def read(self) -> bytes: ...
+
+
 class LogError(Exception):
     """A log failure carrying a Kafka protocol error code.
 
@@ -119,6 +131,12 @@ class PartitionLog:
         The bytes are in the OS page cache when this returns (no fsync).
         Raises ``LogError`` (see its codes); nothing is written on error.
         """
+
+    def read_slice(self, offset: int, max_bytes: int, min_one: bool = True, allow_zstd: bool = True,
+                   max_offset: int | None = None, min_slice: int = 0, cold: bool = False) -> bytes | LogSlice:
+        """``read`` for a zero-copy send: the same whole batches, as a :class:`LogSlice` of the segment
+        file when they are at least ``min_slice`` bytes, else as bytes.  ``cold`` marks a range read
+        below the active segment (it may not be in the page cache)."""
 
     def read(self, offset: int, max_bytes: int, min_one: bool = True, allow_zstd: bool = True) -> bytes:
         """Batch-aligned bytes starting at the batch that contains ``offset``.

@@ -207,6 +207,9 @@ def bytes_writer(compact: bool, nullable: bool) -> Writer:
 class SegmentedBuffer(bytearray):
     """An output buffer that may leave large record sets out of itself, to be sent as they are.
 
+    A record set may also be an object with ``len()`` and ``read()`` that is not a buffer (the
+    broker's range of a log file, sent from the file): deferred, it reaches the writer as it is.
+
     A records writer that meets a value of at least :data:`DEFER_RECORDS_MIN` bytes writes its
     length prefix and, instead of copying the value in, notes ``(position, value)`` in
     ``deferred``: the encoded message is this buffer with each deferred value inserted at its
@@ -263,7 +266,11 @@ def records_writer(compact: bool, nullable: bool) -> Writer:
         if n >= DEFER_RECORDS_MIN and type(out) is SegmentedBuffer:
             out.deferred.append((len(out), value))
         else:
-            out += value
+            try:
+                out += value
+            except TypeError:
+                # A record set that is not a buffer (a range of a log file: it has read()) is copied here.
+                out += value.read()
 
     return write
 

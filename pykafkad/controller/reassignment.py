@@ -196,7 +196,7 @@ class PartitionReassignments:
     def ongoing(self, wanted: list[TopicPartition] | None = None) -> list[OngoingReassignment]:
         """The partitions being reassigned, of ``wanted`` (all when None)."""
         if wanted is None:
-            candidates = [(t, p) for t in self.metadata.topics.values() for p in t.partitions]
+            candidates = [(t, p) for t in self.metadata.reassigning_topics() for p in t.partitions]
         else:
             candidates = []
             for name, index in wanted:
@@ -209,7 +209,7 @@ class PartitionReassignments:
     # -- completion, by the controller -----------------------------------------------------------
 
     def _complete(self) -> list[tuple[TopicInfo, PartitionInfo]]:
-        return [(t, p) for t in list(self.metadata.topics.values()) for p in t.partitions
+        return [(t, p) for t in self.metadata.reassigning_topics() for p in t.partitions
                 if p.reassigning and p.state_version >= 0 and all(r in p.isr for r in p.target_replicas)]
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:

@@ -31,6 +31,9 @@ class RequestContext:
     # Who is asking, as Kafka names principals: the SASL user, the TLS client certificate's mapped
     # subject, or User:ANONYMOUS.
     tls_principal: str | None = None
+    # Whether the connection can send record sets from the segment files (sendfile): a plain socket,
+    # not TLS.
+    zero_copy: bool = False
 
     @property
     def principal(self) -> str:

@@ -87,7 +87,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     results = await broker.replicas.fetch_messages(
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],
         0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id,
-        read_committed=body["isolation_level"] == 1)
+        read_committed=body["isolation_level"] == 1, zero_copy=ctx.zero_copy)
     responses = []
     hints = LeaderHints(broker, FETCH_HINTED, ctx.listener)
     for (entry, slots), wanted in zip(layout, body["topics"], strict=True):

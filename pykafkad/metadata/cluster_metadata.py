@@ -192,6 +192,13 @@ class ClusterMetadata:
         after each ``wake``)."""
         await self._events.wait_for(predicate)
 
+    def reassigning_topics(self) -> list[TopicInfo]:
+        """The shown topics with a partition being reassigned.  The controller's completion check
+        runs after every applied change; scanning every partition there made creating N partitions
+        cost N x (all partitions)."""
+        return [nodes.info for nodes in self._topic_nodes.values()
+                if (nodes.adding or nodes.removing) and nodes.info is not None]
+
     def wake(self) -> None:
         """Check every waiter's condition again: state outside the cache that conditions read changed."""
         self._events.wake()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import struct
 import time
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 import trio
 
 import wire
+from pykafkad._rust_log import LogSlice
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
@@ -46,7 +48,10 @@ _SIZE = struct.Struct(">i")
 SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY = 17, 36
 _SIZE_AND_KEY = struct.Struct(">ih")
 _IOV_MAX = 1024  # buffers per sendmsg (Linux's IOV_MAX)
-Buffer = bytes | bytearray | memoryview
+Buffer = bytes | bytearray | memoryview | LogSlice
+# A cold range of a log file (below the active segment: maybe not in the page cache) is sent in
+# pieces this large from a worker thread, so a disk read never stalls the event loop.
+_COLD_SENDFILE_CHUNK = 1024 * 1024
 PRODUCE_KEY = 0
 # Produce and Fetch count their partitions' errors as they answer (with each topic's failed requests).
 COUNTS_OWN_ERRORS = frozenset({0, 1})
@@ -105,6 +110,9 @@ class Connection:
         # The times of the requests whose responses wait in the send buffer (observed once sent).
         self._timings: list[RequestTiming] = []
         self.timed = bool(broker.config["metrics.listener"])
+        # A plain socket takes record sets straight from the segment files (sendfile); TLS cannot,
+        # it encrypts a copy.
+        self.zero_copy = getattr(stream, "socket", None) is not None
 
     def _idle_deadline(self) -> float:
         return self._last_active + self.max_idle_s
@@ -197,29 +205,67 @@ class Connection:
         return await self._receive_body(size)
 
     async def _send(self, buffers: list[Buffer]) -> None:
-        """Write ``buffers`` in order: one buffer with send_all, several with sendmsg (no joining copy)."""
+        """Write ``buffers`` in order: one buffer with send_all, several with sendmsg (no joining
+        copy), a LogSlice (records in a segment file) with sendfile, never through this process."""
         sock = getattr(self.stream, "socket", None)
-        if len(buffers) == 1 or sock is None:
+        if sock is None:
             for b in buffers:
-                await self.stream.send_all(b)
+                await self.stream.send_all(b.read() if isinstance(b, LogSlice) else b)
             return
-        views = [memoryview(b) for b in buffers]
+        if len(buffers) == 1 and not isinstance(buffers[0], LogSlice):
+            await self.stream.send_all(buffers[0])
+            return
         try:
-            while views:
-                sent = await sock.sendmsg(views[:_IOV_MAX])
-                self._touch()
-                while sent:
-                    head = views[0].nbytes
-                    if sent >= head:
-                        sent -= head
-                        views.pop(0)
-                    else:
-                        views[0] = views[0][sent:]
-                        sent = 0
-                while views and views[0].nbytes == 0:
-                    views.pop(0)
+            views: list[memoryview] = []
+            for b in buffers:
+                if isinstance(b, LogSlice):
+                    await self._send_views(sock, views)
+                    views = []
+                    await self._send_file_range(sock, b)
+                else:
+                    views.append(memoryview(b))
+            await self._send_views(sock, views)
         except OSError as e:
             raise trio.BrokenResourceError(str(e)) from e
+
+    async def _send_views(self, sock: trio.socket.SocketType, views: list[memoryview]) -> None:
+        while views:
+            sent = await sock.sendmsg(views[:_IOV_MAX])
+            self._touch()
+            while sent:
+                head = views[0].nbytes
+                if sent >= head:
+                    sent -= head
+                    views.pop(0)
+                else:
+                    views[0] = views[0][sent:]
+                    sent = 0
+            while views and views[0].nbytes == 0:
+                views.pop(0)
+
+    async def _send_file_range(self, sock: trio.socket.SocketType, piece: LogSlice) -> None:
+        """sendfile the range, waiting for the socket when its buffer is full; a cold range goes from
+        a worker thread.  A file that ends early (a follower's truncation raced the response) breaks
+        the connection: the frame's length is already sent, and the client reconnects."""
+        out_fd, in_fd = sock.fileno(), piece.fileno()
+        offset, left = piece.position, len(piece)
+        while left:
+            try:
+                if piece.cold:
+                    sent = await trio.to_thread.run_sync(os.sendfile, out_fd, in_fd, offset,
+                                                         min(left, _COLD_SENDFILE_CHUNK))
+                else:
+                    sent = os.sendfile(out_fd, in_fd, offset, left)
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+                continue
+            if sent == 0:
+                raise trio.BrokenResourceError(f"the log file ended {left} bytes short of a fetch response")
+            offset += sent
+            left -= sent
+            self._touch()
+        metrics.SENDFILE_BYTES.inc(len(piece))
+        await trio.lowlevel.checkpoint()
 
     def _produce_is_next(self) -> bool:
         """Whether a whole Produce request is already buffered, to be handled without waiting."""
@@ -366,7 +412,7 @@ class Connection:
             raise ConnectionClosed(f"{api.name} request after the SASL session of User:{self.sasl.principal} "
                                    "expired (connections.max.reauth.ms)")
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
-                             self.listener, self.sasl, self.tls_principal)
+                             self.listener, self.sasl, self.tls_principal, self.zero_copy)
         quotas = self.quotas
         timer = quotas.task_timer if quotas.enabled and quotas.times_requests() else None
         timed = timer.start() if timer is not None else None

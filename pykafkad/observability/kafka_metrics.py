@@ -65,6 +65,8 @@ SCHEMA_REFUSED = Counter("pykafkad_schema_validation_refused_records",
                          ["topic"])
 OFF_LOOP_SECONDS = Counter("pykafkad_rust_off_loop_seconds",
                            "Seconds the Rust log spent in worker threads, off the event loop", ["call"])
+SENDFILE_BYTES = Counter("pykafkad_network_sendfile_bytes",
+                         "Record bytes sent from log segment files straight to sockets (zero-copy fetch)")
 
 # Series that exist from the start (at 0), so dashboards and alerts see them before the first event.
 for _call in ("append", "read"):

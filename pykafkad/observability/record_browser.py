@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from pykafkad._rust_log import LogError, decode_batch_headers, decode_batches
+from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
-    from pykafkad.replica.partition import Partition
+    from pykafkad.replica.partition import FetchedData, Partition
     from pykafkad.schema_registry.registry_state import RegistryState
 
 log = logging.getLogger(__name__)
@@ -123,12 +124,13 @@ async def read_page(broker: Broker, topic: str, partition: int, offset: int | No
     found: list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = []
     position = start
     while len(found) < count and position < end:
-        try:
-            data = await trio.to_thread.run_sync(log.read, position, READ_BYTES, limiter=_BROWSE_LIMITER)
-            aborted = log.aborted_transactions(position, end)
-            decoded = await trio.to_thread.run_sync(_records, data, aborted, limiter=_BROWSE_LIMITER)
-        except LogError as e:
-            raise BrowseError(f"cannot read {topic}-{partition} at {position}: {e}") from None
+        fetched = await trio.to_thread.run_sync(_read_committed, replica, position, READ_BYTES,
+                                                limiter=_BROWSE_LIMITER)
+        if fetched.error != ErrorCode.NONE:
+            raise BrowseError(f"cannot read {topic}-{partition} at {position}: {ErrorCode(fetched.error).name}")
+        data = fetched.records
+        decoded = await trio.to_thread.run_sync(_records, data, fetched.aborted_transactions or [],
+                                                limiter=_BROWSE_LIMITER)
         if not data:
             break
         headers = decode_batch_headers(data)
@@ -247,11 +249,11 @@ class Searches:
             try:
                 while position < search.end and len(search.matches) < MAX_MATCHES:
                     found, next_position = await trio.to_thread.run_sync(
-                        _scan_chunk, search, replica.log, position, limiter=self.limiter)
+                        _scan_chunk, search, replica, position, limiter=self.limiter)
                     search.matches.extend(found[:MAX_MATCHES - len(search.matches)])
                     position = next_position
                     search.scanned_to = min(position, search.end)
-            except LogError as e:
+            except (LogError, BrowseError) as e:
                 search.error = f"cannot read at {position}: {e}"
             except Exception as e:  # noqa: BLE001 - a search must never take the broker down
                 log.exception("console search %d failed", search.id)
@@ -259,13 +261,21 @@ class Searches:
         search.done = True
 
 
-def _scan_chunk(search: Search, log_: Any, position: int) -> tuple[list[dict[str, Any]], int]:
+def _read_committed(replica: Partition, position: int, max_bytes: int) -> FetchedData:
+    """In a worker thread: what a read_committed consumer would be sent from ``position``."""
+    return replica.read_records(position, max_bytes, min_one=True, allow_zstd=True, read_committed=True)
+
+
+def _scan_chunk(search: Search, replica: Partition, position: int) -> tuple[list[dict[str, Any]], int]:
     """In a worker thread: read one chunk from ``position``, decode it and match its records; the
     matches and where the next chunk starts."""
-    data = log_.read(position, SEARCH_CHUNK_BYTES)
+    fetched = _read_committed(replica, position, SEARCH_CHUNK_BYTES)
+    if fetched.error != ErrorCode.NONE:
+        raise BrowseError(ErrorCode(fetched.error).name)
+    data = fetched.records
     if not data:
         return [], search.end
-    aborted = log_.aborted_transactions(position, search.end)
+    aborted = fetched.aborted_transactions or []
     found = [{"offset": o, "timestamp": ts, "key": render(key, "string"), "value": render(value, "string")}
              for o, ts, key, value, hdrs in _records(data, aborted)
              if search.start <= o < search.end and search.matches_record(key, value, hdrs)]

@@ -1,6 +1,11 @@
 """One partition replica on this broker: its log, its role (leader or follower) and leader epoch, its
 replica set and ISR, its high watermark, and the operations waiting on it.
 
+A Partition is the only door into its log for records: the leader's appends (produce and the
+coordinators alike), the follower's appends and truncations, and every fetch read go through it, as
+through Kafka's ``Partition.appendRecordsToLeader`` and ``fetchRecords``.  The replica manager
+batches across partitions and decides which work leaves the event loop; it asks partitions.
+
 The leader's high watermark is the smallest log end offset among the in-sync replicas: what every
 one of them has, so what survives the loss of any.  Consumers read only below it, and an
 ``acks=all`` produce is answered once it has passed the produced records.  It never moves back
@@ -12,25 +17,47 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import trio
 
-from pykafkad._rust_log import LogError, PartitionLog
+from pykafkad._rust_log import LogError, LogSlice, PartitionLog
 from pykafkad.errors import KafkaError
 from pykafkad.metadata.model import NO_LEADER
 from pykafkad.replica.watchers import Watchers, parked_on
 from wire.error_codes import ErrorCode
+from wire.primitives import DEFER_RECORDS_MIN
 
 log = logging.getLogger(__name__)
 
 NO_EPOCH = -1
 # Appends of more than this many bytes run on a worker thread (leader and follower alike).
 INLINE_APPEND_BYTES = 1 << 20
+# Record sets at least this large are sent from the segment file (sendfile) on a connection that can:
+# below it, one copy costs less than the extra system call.  Equal to the size from which the wire
+# codec leaves a record set out of the encoded response (DEFER_RECORDS_MIN), as a slice must be.
+ZERO_COPY_MIN_BYTES = DEFER_RECORDS_MIN
 # ListOffsets' special timestamps.
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3  # KIP-734
 EARLIEST_LOCAL = -4  # KIP-405; with no tiered storage, the log start
+
+
+@dataclass(frozen=True)
+class FetchedData:
+    """One partition's answer to a fetch: an error, or its watermarks and record bytes."""
+
+    error: ErrorCode | int
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    # A LogSlice (a range of a segment file, sent with sendfile) when the read was zero-copy.
+    records: bytes | LogSlice = b""
+    # To a follower whose log diverges from the leader's: (epoch, end offset) to truncate to.
+    diverging_epoch: tuple[int, int] | None = None
+    # read_committed: the aborted transactions in the range read, as (producer id, first offset).
+    aborted_transactions: list[tuple[int, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -193,9 +220,44 @@ class Partition:
             self.log.last_stable_offset(new)
         self.watchers.wake_all()
 
+    async def append_as_follower(self, records: bytes, leader_high_watermark: int) -> None:
+        """Append what the leader sent (its offsets kept), off the event loop when it is large, and
+        take the leader's high watermark.  LogError passes through."""
+        if records:
+            if len(records) > INLINE_APPEND_BYTES:
+                await trio.to_thread.run_sync(self.log.append_as_follower, records)
+            else:
+                self.log.append_as_follower(records)
+        self.follower_appended(leader_high_watermark)
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop everything from ``offset`` on (a follower's divergence from its leader); the new log
+        end, which the high watermark does not exceed."""
+        new_end = self.log.truncate_to(offset)
+        self.high_watermark = min(self.high_watermark, new_end)
+        return new_end
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and start it at ``offset`` (a follower behind the leader's log start)."""
+        self.log.truncate_fully_and_start_at(offset)
+
+    def last_fetched_epoch(self) -> int:
+        """The leader epoch of the last batch in the log, -1 for none: a follower's divergence check."""
+        epochs = self.log.leader_epochs()
+        return epochs[-1][0] if epochs else -1
+
     @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def log_dir(self) -> Path:
+        """The log dir (a ``log.dirs`` entry) holding this replica's log."""
+        return Path(self.log.dir).parent
 
     def check_leader(self, current_leader_epoch: int = NO_EPOCH) -> None:
         """Raise KafkaError unless this replica leads at the epoch the client knows."""
@@ -222,9 +284,15 @@ class Partition:
         transactional batches carry no sequence); LogError passes through with its Kafka code."""
         self.check_leader()
         self.check_min_isr(min_insync_replicas)
-        result = self.log.append(records, leader_epoch=self.leader_epoch, now_ms=now_ms,
-                                 from_coordinator=from_coordinator)
-        return self.appended(result)
+        return self.appended(self.write_to_log(records, self.leader_epoch, now_ms, from_coordinator))
+
+    def write_to_log(self, records: bytes | memoryview, leader_epoch: int, now_ms: int,
+                     from_coordinator: bool = False) -> tuple[int, int, int, bool]:
+        """The log half of a leader append, checked by the caller beforehand: it touches the log
+        only, so it may run on a worker thread; ``appended`` then accounts for it on the event loop.
+        LogError passes through with its Kafka code."""
+        return self.log.append(records, leader_epoch=leader_epoch, now_ms=now_ms,
+                               from_coordinator=from_coordinator)
 
     def write_marker(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> int:
         """Append a transaction marker as the leader; its offset.  LogError passes through
@@ -289,6 +357,50 @@ class Partition:
                              f"watermark {self.high_watermark}.")
         return self.log.delete_records(offset)
 
+    # -- reads -------------------------------------------------------------------------------
+
+    def read_may_block(self, fetch_offset: int) -> bool:
+        """Whether a read from ``fetch_offset`` reaches below the active segment, where the page cache
+        may not hold it."""
+        return fetch_offset < self.log.active_segment_base_offset
+
+    def read_records(self, fetch_offset: int, max_bytes: int, min_one: bool, allow_zstd: bool,
+                     follower: bool = False, read_committed: bool = False, zero_copy: bool = False,
+                     cold: bool = False) -> FetchedData:
+        """A fetch's read of this partition (on the event loop or a worker): the watermarks are read
+        once, so the records and the watermarks reported with them agree.  A consumer reads below the
+        high watermark (``read_committed``: below the last stable offset, with the aborted
+        transactions of the range); a follower reads to the log end.
+
+        ``zero_copy``: records of at least ZERO_COPY_MIN_BYTES come back as a LogSlice of the segment
+        file, for the connection to sendfile, instead of being read into memory; ``cold`` marks a
+        read below the active segment, which the connection then sends off the event loop."""
+        high_watermark = self.high_watermark
+        # Followers read to the log end and have no use for the last stable offset: replication
+        # skips computing it.
+        last_stable = high_watermark if follower else self.log.last_stable_offset(high_watermark)
+        bound = None if follower else last_stable if read_committed else high_watermark
+        aborted = None
+        try:
+            if zero_copy:
+                data = self.log.read_slice(fetch_offset, max_bytes, min_one=min_one, allow_zstd=allow_zstd,
+                                           max_offset=bound, min_slice=ZERO_COPY_MIN_BYTES, cold=cold)
+            else:
+                data = self.log.read(fetch_offset, max_bytes, min_one=min_one, allow_zstd=allow_zstd,
+                                     max_offset=bound)
+            if read_committed and not follower:
+                # Clients drop these transactions' records themselves (their batches carry the producer).
+                aborted = self.log.aborted_transactions(fetch_offset, last_stable) if data else []
+        except LogError as e:
+            return FetchedData(e.code)
+        return FetchedData(ErrorCode.NONE, high_watermark, last_stable, self.log.log_start_offset, data,
+                           aborted_transactions=aborted)
+
+    def nothing_read(self, diverging_epoch: tuple[int, int] | None = None) -> FetchedData:
+        """This partition's answer with no records: its watermarks only (and a follower's divergence)."""
+        hw = self.high_watermark
+        return FetchedData(ErrorCode.NONE, hw, hw, self.log.log_start_offset, b"", diverging_epoch=diverging_epoch)
+
     # -- lookups -------------------------------------------------------------------------------
 
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
@@ -296,6 +408,10 @@ class Partition:
         if leader_epoch == self.leader_epoch:
             # The current leader's epoch ends at the log end, as Kafka's leader answers.
             return self.leader_epoch, self.log.log_end_offset
+        return self.log.end_offset_for_epoch(leader_epoch)
+
+    def local_end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """What this replica's own log says of ``leader_epoch``: (the largest epoch <= it, where it ends)."""
         return self.log.end_offset_for_epoch(leader_epoch)
 
     @property

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -33,7 +32,7 @@ from pykafkad.log.dir_failures import LogDirFailures
 from pykafkad.metadata.model import BrokerInfo
 from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
-from pykafkad.replica.partition import INLINE_APPEND_BYTES, Partition
+from pykafkad.replica.partition import Partition
 from pykafkad.replica.replication_quota import ReplicationQuota
 from pykafkad.security.sasl_client import inter_broker_sasl
 from wire.error_codes import ErrorCode
@@ -153,16 +152,15 @@ class ReplicaFetcher:
                 if not asked:
                     return True
         epochs = {key: p.leader_epoch for key, p in asked.items()}
-        offsets = {key: p.log.log_end_offset for key, p in asked.items()}
+        offsets = {key: p.log_end_offset for key, p in asked.items()}
         topics: dict[str, list[dict[str, Any]]] = {}
         for (topic, index), partition in asked.items():
-            last = partition.log.leader_epochs()
             topics.setdefault(topic, []).append({
                 "partition": index,
                 "current_leader_epoch": partition.leader_epoch,
                 "fetch_offset": offsets[(topic, index)],
-                "last_fetched_epoch": last[-1][0] if last else -1,
-                "log_start_offset": partition.log.log_start_offset,
+                "last_fetched_epoch": partition.last_fetched_epoch(),
+                "log_start_offset": partition.log_start_offset,
                 "partition_max_bytes": self.config["replica.fetch.max.bytes"],
             })
         body = {
@@ -203,7 +201,6 @@ class ReplicaFetcher:
 
     async def _apply(self, partition: Partition, fetch_offset: int, answer: dict[str, Any]) -> None:
         error = answer["error_code"]
-        plog = partition.log
         key = (partition.topic, partition.index)
         if error not in NOT_YET_LEADING:
             self._not_yet.pop(key, None)
@@ -214,21 +211,17 @@ class ReplicaFetcher:
                     self._truncate_to_divergence(partition, diverging["epoch"], diverging["end_offset"])
                     return
                 records = answer["records"]
+                await partition.append_as_follower(records, answer["high_watermark"])
                 if records:
-                    if len(records) > INLINE_APPEND_BYTES:
-                        await trio.to_thread.run_sync(plog.append_as_follower, records)
-                    else:
-                        plog.append_as_follower(records)
                     if self._quota is not None and self._throttled(partition):
                         self._quota.record(len(records))
                     if self._dir_failures is not None and self._dir_failures.any_failed():
-                        self._dir_failures.write_succeeded(Path(plog.dir).parent)
-                partition.follower_appended(answer["high_watermark"])
+                        self._dir_failures.write_succeeded(partition.log_dir)
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 if fetch_offset < answer["log_start_offset"]:
                     log.info("%s-%d: fetch offset %d is below the leader's log start %d: starting over there",
                              partition.topic, partition.index, fetch_offset, answer["log_start_offset"])
-                    plog.truncate_fully_and_start_at(answer["log_start_offset"])
+                    partition.truncate_fully_and_start_at(answer["log_start_offset"])
                 else:
                     # Past the leader's log end: what this replica has beyond the leader's high watermark
                     # is not the leader's, whatever this replica's own (older) high watermark says.
@@ -255,7 +248,7 @@ class ReplicaFetcher:
                 # replication resumes by itself once there is room; the leader drops this replica from
                 # the ISR meanwhile, as it lags.
                 if self._dir_failures is not None:
-                    self._dir_failures.write_failed(Path(plog.dir).parent, e.message)
+                    self._dir_failures.write_failed(partition.log_dir, e.message)
                 self._delayed[key] = trio.current_time() + self.config["replica.fetch.backoff.ms"] / 1000
                 return
             log.error("%s-%d: replicating from broker %d failed: %s", partition.topic, partition.index,
@@ -268,18 +261,16 @@ class ReplicaFetcher:
                                                                                     partition.index)
 
     def _truncate_to(self, partition: Partition, offset: int, fetch_offset: int, why: str) -> None:
-        new_end = partition.log.truncate_to(min(offset, fetch_offset))
-        partition.high_watermark = min(partition.high_watermark, new_end)
+        new_end = partition.truncate_to(min(offset, fetch_offset))
         log.warning("%s-%d: %s (leader %d): truncated from %d to %d and fetching from there", partition.topic,
                     partition.index, why, self.leader_id, fetch_offset, new_end)
 
     def _truncate_to_divergence(self, partition: Partition, epoch: int, end_offset: int) -> None:
         """Truncate to where this log and the leader's part: the end of ``epoch`` on the leader, or on
         this replica if it ends sooner here."""
-        local_epoch, local_end = partition.log.end_offset_for_epoch(epoch)
+        local_epoch, local_end = partition.local_end_offset_for_epoch(epoch)
         target = min(end_offset, local_end) if local_epoch == epoch else end_offset
-        before = partition.log.log_end_offset
-        new_end = partition.log.truncate_to(target)
-        partition.high_watermark = min(partition.high_watermark, new_end)
+        before = partition.log_end_offset
+        new_end = partition.truncate_to(target)
         log.info("%s-%d: truncated from %d to %d, where it diverges from leader %d (epoch %d ends at %d)",
                  partition.topic, partition.index, before, new_end, self.leader_id, epoch, end_offset)

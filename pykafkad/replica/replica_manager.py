@@ -53,7 +53,7 @@ from pykafkad.observability.request_timing import off_loop, waiting_remotely
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.offline_replicas import OfflineReplicasReport
-from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, Partition, check_leader_epoch
+from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, FetchedData, Partition, check_leader_epoch
 from pykafkad.replica.replica_fetcher import ReplicaFetcher
 from pykafkad.replica.replication_quota import ReplicationQuota
 from pykafkad.replica.watchers import Watchers, parked_on
@@ -85,21 +85,6 @@ class FetchEntry:
     max_bytes: int
     # A follower's (Fetch v12+): the epoch of its last record, for the divergence check.
     last_fetched_epoch: int = -1
-
-
-@dataclass(frozen=True)
-class FetchedData:
-    """One partition's answer to a fetch: an error, or its watermarks and record bytes."""
-
-    error: ErrorCode | int
-    high_watermark: int = -1
-    last_stable_offset: int = -1
-    log_start_offset: int = -1
-    records: bytes = b""
-    # To a follower whose log diverges from the leader's: (epoch, end offset) to truncate to.
-    diverging_epoch: tuple[int, int] | None = None
-    # read_committed: the aborted transactions in the range read, as (producer id, first offset).
-    aborted_transactions: list[tuple[int, int]] | None = None
 
 
 AppendOutcome = AppendInfo | KafkaError | LogError
@@ -415,7 +400,7 @@ class ReplicaManager:
         return bool(self._offline_dirs) and self._log_dir(partition) in self._offline_dirs
 
     def _log_dir(self, partition: Partition) -> Path:
-        return self.logs.dir_failures.configured(Path(partition.log.dir).parent)
+        return self.logs.dir_failures.configured(partition.log_dir)
 
     def _log_dirs_changed(self) -> None:
         """A log dir failed or recovered (maybe told on a worker thread): wake ``_follow_log_dirs``."""
@@ -615,7 +600,7 @@ class ReplicaManager:
                 continue
             accepted.append((i, partition, entry))
         if accepted:
-            batches = [(p.log, e.records, p.leader_epoch) for _, p, e in accepted]
+            batches = [(p, e.records, p.leader_epoch) for _, p, e in accepted]
             if self._append_may_block(accepted):
                 with off_loop("append"):
                     results = await trio.to_thread.run_sync(_append_all, batches, now_ms)
@@ -637,7 +622,7 @@ class ReplicaManager:
         for (_, partition, _), result in zip(accepted, results, strict=True):
             failed = isinstance(result, LogError) and result.code == ErrorCode.KAFKA_STORAGE_ERROR
             if failed or failures.any_failed():
-                log_dir = Path(partition.log.dir).parent
+                log_dir = partition.log_dir
                 if failed:
                     failures.write_failed(log_dir, result.message)  # type: ignore[union-attr]
                 elif not isinstance(result, LogError):
@@ -689,13 +674,14 @@ class ReplicaManager:
 
     async def fetch_messages(self, entries: Sequence[FetchEntry], max_bytes: int, min_bytes: int,
                              max_wait_ms: int, allow_zstd: bool, replica_id: int = -1,
-                             read_committed: bool = False) -> list[FetchedData]:
+                             read_committed: bool = False, zero_copy: bool = False) -> list[FetchedData]:
         """A fetch: read every entry, and long-poll until ``min_bytes`` are there, a partition errors,
         or ``max_wait_ms`` passes; woken by the appends and high-watermark moves of the partitions
         asked for only.  A consumer reads below the high watermark (``read_committed``: below the
         last stable offset, with the aborted transactions of the range); a follower (``replica_id``)
         reads up to the log end, and its fetch offsets are its log end offsets, which move the high
-        watermark and may bring it back into the ISR."""
+        watermark and may bring it back into the ISR.  ``zero_copy``: large record sets come back as
+        LogSlices of the segment files, for a connection that sends them with sendfile."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
         watched = [self._shutdown] + [p.watchers for e in entries
                                       if (p := self._partitions.get((e.topic, e.index))) is not None]
@@ -713,9 +699,9 @@ class ReplicaManager:
                 if _read_may_block(targets):
                     with off_loop("read"):
                         results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
-                                                                       follower, read_committed)
+                                                                       follower, read_committed, zero_copy, True)
                 else:
-                    results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed)
+                    results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed, zero_copy)
                 for i in throttled:
                     self.leader_quota.record(len(results[i].records))
                 left = deadline - trio.current_time()
@@ -749,8 +735,7 @@ class ReplicaManager:
                 # The log is closed for a move between log dirs: this partition only, retriable.
                 return FetchedData(e.code)
             if epoch < entry.last_fetched_epoch or end < entry.fetch_offset:
-                return FetchedData(ErrorCode.NONE, partition.high_watermark, partition.high_watermark,
-                                   partition.log.log_start_offset, b"", diverging_epoch=(epoch, end))
+                return partition.nothing_read(diverging_epoch=(epoch, end))
         return partition, entry
 
     def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> None:
@@ -797,38 +782,32 @@ def fetcher_id(topic: str, index: int, fetchers: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % fetchers
 
 
-def _append_all(batches: list[tuple[object, bytes | memoryview, int]],
+def _append_all(batches: list[tuple[Partition, bytes | memoryview, int]],
                 now_ms: int) -> list[tuple[int, int, int, bool] | LogError]:
-    """Each batch appended to its log, or the LogError it failed with (on the Trio thread or a worker)."""
+    """Each batch written to its partition's log, or the LogError it failed with (on the Trio thread
+    or a worker)."""
     results: list[tuple[int, int, int, bool] | LogError] = []
-    for plog, records, epoch in batches:
+    for partition, records, epoch in batches:
         try:
-            results.append(plog.append(records, leader_epoch=epoch, now_ms=now_ms))  # type: ignore[attr-defined]
+            results.append(partition.write_to_log(records, epoch, now_ms))
         except LogError as e:
             results.append(e)
     return results
 
 
 def _nothing_read(target: tuple[Partition, FetchEntry] | FetchedData) -> FetchedData:
-    """A partition's answer with no records: its watermarks only."""
-    if isinstance(target, FetchedData):
-        return target
-    partition = target[0]
-    hw = partition.high_watermark
-    return FetchedData(ErrorCode.NONE, hw, hw, partition.log.log_start_offset, b"")
+    return target if isinstance(target, FetchedData) else target[0].nothing_read()
 
 
 def _read_may_block(targets: list[tuple[Partition, FetchEntry] | FetchedData]) -> bool:
-    """Whether a read reaches below the active segments, where the page cache may not hold it."""
-    return any(not isinstance(t, FetchedData) and t[1].fetch_offset < t[0].log.active_segment_base_offset
-               for t in targets)
+    return any(not isinstance(t, FetchedData) and t[0].read_may_block(t[1].fetch_offset) for t in targets)
 
 
 def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_bytes: int,
-              allow_zstd: bool, follower: bool = False,
-              read_committed: bool = False) -> tuple[list[FetchedData], int]:
+              allow_zstd: bool, follower: bool = False, read_committed: bool = False,
+              zero_copy: bool = False, cold: bool = False) -> tuple[list[FetchedData], int]:
     """One pass over the fetch targets within the response's ``max_bytes`` (on the Trio thread or a
-    worker): a target's watermarks are read once, so its records and reported watermarks agree."""
+    worker); the first partition with records gets at least one batch, whatever its size."""
     remaining, total = max_bytes, 0
     results = []
     for target in targets:
@@ -836,24 +815,10 @@ def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_byt
             results.append(target)
             continue
         partition, entry = target
-        limit = max(0, min(entry.max_bytes, remaining))
-        high_watermark = partition.high_watermark
-        # Followers read to the log end and have no use for the last stable offset: replication
-        # skips computing it.
-        last_stable = high_watermark if follower else partition.log.last_stable_offset(high_watermark)
-        bound = None if follower else last_stable if read_committed else high_watermark
-        aborted = None
-        try:
-            data = partition.log.read(entry.fetch_offset, limit, min_one=(total == 0), allow_zstd=allow_zstd,
-                                      max_offset=bound)
-            if read_committed and not follower:
-                # Clients drop these transactions' records themselves (their batches carry the producer).
-                aborted = partition.log.aborted_transactions(entry.fetch_offset, last_stable) if data else []
-        except LogError as e:
-            results.append(FetchedData(e.code))
-            continue
-        total += len(data)
-        remaining -= len(data)
-        results.append(FetchedData(ErrorCode.NONE, high_watermark, last_stable,
-                                   partition.log.log_start_offset, data, aborted_transactions=aborted))
+        data = partition.read_records(entry.fetch_offset, max(0, min(entry.max_bytes, remaining)),
+                                      min_one=(total == 0), allow_zstd=allow_zstd, follower=follower,
+                                      read_committed=read_committed, zero_copy=zero_copy, cold=cold)
+        total += len(data.records)
+        remaining -= len(data.records)
+        results.append(data)
     return results, total

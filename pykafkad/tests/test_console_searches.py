@@ -34,9 +34,9 @@ class _GatedLog:
         return b""
 
 
-def _chunk(search: Any, log: _GatedLog, position: int) -> tuple[list[dict[str, Any]], int]:
+def _chunk(search: Any, replica: Any, position: int) -> tuple[list[dict[str, Any]], int]:
     """A chunk of 100 offsets with nothing in them, read once the gate is open."""
-    log.read(position, 0)
+    replica.log.read(position, 0)
     return [], position + 100
 
     def aborted_transactions(self, start: int, end: int) -> list[Any]:

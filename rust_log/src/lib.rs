@@ -16,8 +16,8 @@ pub mod leader_epoch;
 pub mod log_config;
 pub mod offset_checkpoint;
 pub mod offset_index;
-pub mod partitioner;
 pub mod partition_log;
+pub mod partitioner;
 pub mod producer_state;
 pub mod recompress;
 pub mod record_batch;
@@ -38,6 +38,8 @@ pub mod validator;
 mod python;
 #[cfg(feature = "python")]
 mod python_config;
+#[cfg(feature = "python")]
+mod python_log_slice;
 
 pub use error::{LogError, Result};
 pub use partition_log::{AppendInfo, LogConfig, PartitionLog, ReadPlan};

@@ -134,6 +134,14 @@ impl OffsetIndex {
         }
     }
 
+    /// Largest indexed batch position <= `position` (0 if none): a batch
+    /// boundary from which a scan for the last whole batch below `position`
+    /// reads only the headers of the last index interval.
+    pub fn floor_position(&self, position: u32) -> u32 {
+        let n = self.entries.partition_point(|&(_, p)| p <= position);
+        if n == 0 { 0 } else { self.entries[n - 1].1 }
+    }
+
     /// Drops all entries (before a rebuild).
     pub fn reset(&mut self) -> Result<()> {
         self.entries.clear();

@@ -947,6 +947,32 @@ impl PartitionLog {
         allow_zstd: bool,
         max_offset: Option<i64>,
     ) -> Result<ReadPlan> {
+        self.plan_read(offset, max_bytes, min_one, allow_zstd, max_offset, false)
+    }
+
+    /// [`Self::read_plan_with`] whose range always ends on a batch boundary
+    /// (`exact`), found from the offset index and batch lengths rather than
+    /// by reading the range: for a range sent from the file as it is.
+    pub fn read_plan_whole(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+        allow_zstd: bool,
+        max_offset: Option<i64>,
+    ) -> Result<ReadPlan> {
+        self.plan_read(offset, max_bytes, min_one, allow_zstd, max_offset, true)
+    }
+
+    fn plan_read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+        allow_zstd: bool,
+        max_offset: Option<i64>,
+        whole: bool,
+    ) -> Result<ReadPlan> {
         self.ensure_open()?;
         let (start, end) = (self.log_start_offset(), self.log_end_offset());
         if offset < start || offset > end {
@@ -987,7 +1013,11 @@ impl PartitionLog {
                     (if min_one { first_size } else { 0 }, true)
                 } else {
                     let len = below_upper.min(max_bytes as u64) as usize;
-                    (len, len as u64 == below_upper)
+                    if whole && (len as u64) < below_upper {
+                        (seg.whole_batches_within(pos, len as u64)? as usize, true)
+                    } else {
+                        (len, len as u64 == below_upper)
+                    }
                 };
                 if !allow_zstd && len > first_size {
                     // Stop before the first zstd batch in range.
@@ -1002,7 +1032,8 @@ impl PartitionLog {
                     }
                     if cut < len {
                         len = cut;
-                        exact = false;
+                        // Whole batches were cut on a batch boundary.
+                        exact = whole && exact;
                     }
                 }
                 return Ok(ReadPlan {
@@ -1082,7 +1113,11 @@ impl PartitionLog {
     /// next checkpoint write carries it, and a lost one is rebuilt on open.
     pub fn assign_leader_epoch(&mut self, epoch: i32) -> Result<bool> {
         self.ensure_open()?;
-        if self.epochs.latest_epoch().is_some_and(|latest| latest >= epoch) {
+        if self
+            .epochs
+            .latest_epoch()
+            .is_some_and(|latest| latest >= epoch)
+        {
             return Ok(false);
         }
         let leo = self.log_end_offset();
@@ -1598,6 +1633,12 @@ pub struct ReadPlan {
 }
 
 impl ReadPlan {
+    /// The file range itself, `None` for an empty read: (file, position, length).
+    pub fn file_range(&self) -> Option<(Arc<File>, u64, usize)> {
+        let file = self.file.as_ref()?;
+        (self.len > 0).then(|| (Arc::clone(file), self.pos, self.len))
+    }
+
     /// Reads the range into `buf` (at least `len` bytes long) and returns
     /// how many leading bytes form whole batches.
     pub fn read_into(&self, buf: &mut [u8]) -> Result<usize> {

@@ -50,7 +50,9 @@ pub(crate) mod py {
     pub(crate) fn partition_of_key(key: &[u8], partitions: i64) -> PyResult<u32> {
         match u32::try_from(partitions) {
             Ok(n) if n > 0 => Ok(super::partition_of_key(key, n)),
-            _ => Err(PyValueError::new_err(format!("partitions must be at least 1, not {partitions}"))),
+            _ => Err(PyValueError::new_err(format!(
+                "partitions must be at least 1, not {partitions}"
+            ))),
         }
     }
 }
@@ -67,11 +69,19 @@ mod tests {
             (b"foobar", -790_332_482),
             (b"a-little-bit-long-string", -985_981_536),
             (b"a-little-bit-longer-string", -1_486_304_829),
-            (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58_897_971),
+            (
+                b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8",
+                -58_897_971,
+            ),
             (b"abc", 479_470_107),
         ];
         for (data, expected) in cases {
-            assert_eq!(murmur2(data), expected, "{:?}", String::from_utf8_lossy(data));
+            assert_eq!(
+                murmur2(data),
+                expected,
+                "{:?}",
+                String::from_utf8_lossy(data)
+            );
         }
     }
 

@@ -17,6 +17,7 @@ use crate::file_cache;
 use crate::partition_log::{LogConfig, PartitionLog as CoreLog};
 use crate::producer_state::ProducerSummary;
 use crate::python_config;
+use crate::python_log_slice::PyLogSlice;
 use crate::txn_marker::Marker;
 
 const ERROR_CLASS_SRC: &std::ffi::CStr = c"
@@ -205,6 +206,40 @@ impl PyPartitionLog {
                 })
                 .map_err(|e| to_py_err(py, e))?;
             Ok(PyBytes::new(py, &data))
+        }
+    }
+
+    /// [`read`](Self::read) for a zero-copy send: the range as a `LogSlice`
+    /// of the segment file when it is at least `min_slice` bytes (it then
+    /// always ends on a batch boundary), else as bytes. `cold` marks a range
+    /// read below the active segment.
+    #[pyo3(signature = (offset, max_bytes, min_one = true, allow_zstd = true, max_offset = None, min_slice = 0, cold = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn read_slice<'py>(
+        &self,
+        py: Python<'py>,
+        offset: i64,
+        max_bytes: i64,
+        min_one: bool,
+        allow_zstd: bool,
+        max_offset: Option<i64>,
+        min_slice: usize,
+        cold: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let max_bytes = usize::try_from(max_bytes.max(0)).unwrap_or(usize::MAX);
+        let plan = self.with_log(py, |l| {
+            l.read_plan_whole(offset, max_bytes, min_one, allow_zstd, max_offset)
+        })?;
+        match plan.file_range() {
+            Some((file, pos, len)) if len >= min_slice.max(1) => {
+                Ok(Bound::new(py, PyLogSlice::new(file, pos, len, cold))?.into_any())
+            }
+            _ => PyBytes::new_with(py, plan.len, |dst| {
+                py.detach(|| plan.read_into(dst))
+                    .map(|_| ())
+                    .map_err(|e| to_py_err(py, e))
+            })
+            .map(Bound::into_any),
         }
     }
 
@@ -458,6 +493,7 @@ fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("LogError", log_error_type(py)?)?;
     m.add_class::<PyPartitionLog>()?;
+    m.add_class::<PyLogSlice>()?;
     m.add_function(wrap_pyfunction!(set_max_open_files, m)?)?;
     m.add_function(wrap_pyfunction!(crate::batch_codec::py::encode_batch, m)?)?;
     m.add_function(wrap_pyfunction!(crate::batch_codec::py::decode_batches, m)?)?;

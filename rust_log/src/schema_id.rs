@@ -176,10 +176,17 @@ mod tests {
     #[test]
     fn keys_are_checked_only_when_asked_and_compressed_batches_are_read() {
         let b = batch(
-            &[(Some(b"k".to_vec()), Some(framed(1, b"v"))), (None, Some(framed(1, b"v")))],
+            &[
+                (Some(b"k".to_vec()), Some(framed(1, b"v"))),
+                (None, Some(framed(1, b"v"))),
+            ],
             crate::compression::ZSTD,
         );
-        assert!(schema_id_problems(&b, None, Some(&[1])).expect("decodes").is_empty());
+        assert!(
+            schema_id_problems(&b, None, Some(&[1]))
+                .expect("decodes")
+                .is_empty()
+        );
         let keys = schema_id_problems(&b, Some(&[1]), Some(&[1])).expect("decodes");
         assert_eq!(
             keys,

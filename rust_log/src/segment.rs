@@ -15,7 +15,7 @@ use crate::error::{LogError, Result};
 use crate::file_cache;
 use crate::index_file::IndexLoad;
 use crate::offset_index::OffsetIndex;
-use crate::record_batch::BatchHeader;
+use crate::record_batch::{BatchHeader, LOG_OVERHEAD};
 use crate::time_index::TimeIndex;
 use crate::transaction_index::TransactionIndex;
 use crate::validator::ValidatedBatch;
@@ -445,6 +445,37 @@ impl Segment {
             .read_exact_at(&mut out, pos)
             .map_err(|e| LogError::io(format!("reading {}", self.log_path.display()), e))?;
         Ok(out)
+    }
+
+    /// Bytes of the whole batches from `pos` (a batch start) that fit in
+    /// `limit` bytes. The scan starts at the indexed batch nearest below
+    /// `pos + limit`, so it reads a few batch lengths, not the records: a
+    /// zero-copy fetch needs the exact end without reading what it sends.
+    pub fn whole_batches_within(&self, pos: u64, limit: u64) -> Result<u64> {
+        let cap = pos.saturating_add(limit).min(self.size);
+        let indexed = self
+            .offset_index
+            .floor_position(u32::try_from(cap).unwrap_or(u32::MAX));
+        let file = self.file()?;
+        let mut at = u64::from(indexed).max(pos);
+        let mut overhead = [0u8; LOG_OVERHEAD];
+        while at + LOG_OVERHEAD as u64 <= cap {
+            file.read_exact_at(&mut overhead, at)
+                .map_err(|e| LogError::io(format!("reading {}", self.log_path.display()), e))?;
+            let (_, len) = BatchHeader::parse_overhead(&overhead)?;
+            let Ok(len) = u64::try_from(len) else {
+                return Err(LogError::corrupt(format!(
+                    "negative batch length at position {at} of {}",
+                    self.log_path.display()
+                )));
+            };
+            let end = at + LOG_OVERHEAD as u64 + len;
+            if end > cap {
+                break;
+            }
+            at = end;
+        }
+        Ok(at - pos)
     }
 
     /// Scanner over the segment's batches from `pos`.

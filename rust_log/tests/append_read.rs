@@ -354,3 +354,49 @@ fn a_read_below_a_high_watermark_stops_at_it() {
             .collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_whole_batch_read_ends_where_the_copying_read_trims_without_reading_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    // Batches of various sizes, index entries every 300 bytes: the end of a cut
+    // range is found from an indexed position, not from the range's start.
+    let mut log = open(dir.path(), small_cfg(1 << 20, 300), true);
+    for i in 0..60 {
+        log.append(
+            simple(1 + i % 4, 1000 + i as i64, 40 + 17 * (i % 5)),
+            0,
+            None,
+        )
+        .unwrap();
+    }
+    let end = log.log_end_offset();
+    for offset in [0, 7, 31, end - 2] {
+        for max_bytes in [1usize, 60, 200, 777, 1500, 4000, 1 << 20] {
+            for min_one in [true, false] {
+                let copied = log.read_plan(offset, max_bytes, min_one).unwrap();
+                let mut data = vec![0u8; copied.len];
+                let n = copied.read_into(&mut data).unwrap();
+                data.truncate(n);
+                let whole = log
+                    .read_plan_whole(offset, max_bytes, min_one, true, None)
+                    .unwrap();
+                assert!(whole.exact, "offset {offset} max {max_bytes}");
+                assert_eq!(
+                    whole.len, n,
+                    "offset {offset} max {max_bytes} min_one {min_one}"
+                );
+                let mut sent = vec![0u8; whole.len];
+                assert_eq!(whole.read_into(&mut sent).unwrap(), whole.len);
+                assert_eq!(sent, data);
+            }
+        }
+    }
+    // Under a high watermark too.
+    let upper = end / 2;
+    let whole = log
+        .read_plan_whole(0, 900, true, true, Some(upper))
+        .unwrap();
+    let mut sent = vec![0u8; whole.len];
+    whole.read_into(&mut sent).unwrap();
+    assert!(batches_in(&sent).iter().all(|b| b.1 < upper));
+}
