@@ -15,6 +15,7 @@ while this replica leads.  With an ISR of this broker alone, it follows each app
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -385,6 +386,10 @@ class Partition:
             if zero_copy:
                 data = self.log.read_slice(fetch_offset, max_bytes, min_one=min_one, allow_zstd=allow_zstd,
                                            max_offset=bound, min_slice=ZERO_COPY_MIN_BYTES, cold=cold)
+                if cold and isinstance(data, LogSlice):
+                    # The disk starts reading the whole range now, not a readahead window at a time
+                    # as sendfile asks for it.
+                    os.posix_fadvise(data.fileno(), data.position, len(data), os.POSIX_FADV_WILLNEED)
             else:
                 data = self.log.read(fetch_offset, max_bytes, min_one=min_one, allow_zstd=allow_zstd,
                                      max_offset=bound)
