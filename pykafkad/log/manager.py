@@ -41,11 +41,22 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 PARTITION_METADATA = "partition.metadata"
 
 
-def write_topic_id(path: Path, topic_id: uuid.UUID) -> None:
+def write_topic_id(path: Path | str, topic_id: uuid.UUID) -> None:
     """Kafka's ``partition.metadata``: the id of the topic a partition directory belongs to, so a
     directory left by a deleted topic is never taken for a new topic of the same name.  Not
     fsynced: a lost file only means the directory is judged by its name, as before."""
-    (path / PARTITION_METADATA).write_text(f"version: 0\ntopic_id: {kafka_uuid(topic_id)}\n")
+    _write_new_file(os.path.join(path, PARTITION_METADATA),
+                    f"version: 0\ntopic_id: {kafka_uuid(topic_id)}\n".encode())
+
+
+def _write_new_file(path: str, data: bytes) -> None:
+    # os-level calls: a topic of thousands of partitions writes one such file each, and pathlib's
+    # objects cost as much as the system calls.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def read_topic_id(path: Path) -> uuid.UUID | None:
@@ -264,25 +275,36 @@ class LogManager:
         return paths
 
     def open_new(self, paths: list[Path], settings: dict[str, object],
-                 topic_id: uuid.UUID | None = None) -> list[PartitionLog]:
+                 topic_id: uuid.UUID | None = None, leader_epoch: int | None = None) -> list[PartitionLog]:
         """Create the logs at ``paths``; reads no state that changes, so it may run on a worker thread.
 
         The partition directories are made here and their log dirs fsynced once each, so the new
         directories are durable before the creation is acknowledged at the cost of one fsync per
         log dir rather than one per partition; each log fsyncs its own directory on its first flush.
 
+        ``leader_epoch``: the partitions' first leader epoch (new partitions of a topic start at 0, on
+        every replica), recorded in each log's epoch cache.
+
         A failure closes what was opened and raises KafkaError(KAFKA_STORAGE_ERROR).
         """
         opened: list[PartitionLog] = []
         try:
             for path in paths:
-                path.mkdir(exist_ok=True)
+                try:
+                    os.mkdir(path)
+                except FileExistsError:
+                    pass
                 if topic_id is not None:
                     write_topic_id(path, topic_id)
             for parent in dict.fromkeys(path.parent for path in paths):
                 _fsync_dir(parent)
             for path in paths:
-                opened.append(self._open_log(path, settings))
+                plog = self._open_log(path, settings)
+                opened.append(plog)
+                if leader_epoch is not None:
+                    # The partition's first epoch, recorded here rather than by its first leader on the
+                    # event loop: one checkpoint file each, thousands for a large topic.
+                    plog.assign_leader_epoch(leader_epoch)
         except (LogError, OSError) as e:
             for plog in opened:
                 plog.close()
