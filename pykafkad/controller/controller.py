@@ -170,8 +170,7 @@ class Controller:
         result: list[list[PartitionLog]] = []
 
         async def open_logs() -> None:
-            result.append(await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic_id,
-                                                        FIRST_LEADER_EPOCH))
+            result.append(await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic_id))
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(open_logs)
@@ -334,8 +333,7 @@ class Controller:
             replicas = assignment.replicas + (assignments or self._more_replicas(existing, count - current))
             hosted = [i for i in range(current, count) if self.config.node_id in replicas[i]]
             paths = self.logs.plan_new(name, hosted)
-            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic.topic_id,
-                                                   FIRST_LEADER_EPOCH)
+            opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic.topic_id)
             self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
             # Holding the turn, nothing added partitions to or deleted this topic meanwhile; the
             # assignment is written only if nobody else changed it since it was read.

@@ -275,15 +275,12 @@ class LogManager:
         return paths
 
     def open_new(self, paths: list[Path], settings: dict[str, object],
-                 topic_id: uuid.UUID | None = None, leader_epoch: int | None = None) -> list[PartitionLog]:
+                 topic_id: uuid.UUID | None = None) -> list[PartitionLog]:
         """Create the logs at ``paths``; reads no state that changes, so it may run on a worker thread.
 
         The partition directories are made here and their log dirs fsynced once each, so the new
         directories are durable before the creation is acknowledged at the cost of one fsync per
         log dir rather than one per partition; each log fsyncs its own directory on its first flush.
-
-        ``leader_epoch``: the partitions' first leader epoch (new partitions of a topic start at 0, on
-        every replica), recorded in each log's epoch cache.
 
         A failure closes what was opened and raises KafkaError(KAFKA_STORAGE_ERROR).
         """
@@ -299,12 +296,7 @@ class LogManager:
             for parent in dict.fromkeys(path.parent for path in paths):
                 _fsync_dir(parent)
             for path in paths:
-                plog = self._open_log(path, settings)
-                opened.append(plog)
-                if leader_epoch is not None:
-                    # The partition's first epoch, recorded here rather than by its first leader on the
-                    # event loop: one checkpoint file each, thousands for a large topic.
-                    plog.assign_leader_epoch(leader_epoch)
+                opened.append(self._open_log(path, settings))
         except (LogError, OSError) as e:
             for plog in opened:
                 plog.close()
