@@ -74,6 +74,10 @@ PROFILES: dict[str, dict[str, Any]] = {
         Throughput("java", 100, 4, "1", "none", 2_000_000),
         Throughput("java", 1024, 4, "1", "none", 300_000, cold_reads=True),
     ]},
+    # Partitions at scale (issue 32): 10,000 on one broker, beside the 2,000 of the full profile.
+    "scale": {"rounds": 2, "out": REPO_ROOT / ".cache" / "bench" / "scale", "workloads": [
+        Scale(10000, 1000, 10.0),
+    ]},
     # Tiny sizes for the harness's own smoke test: does every path run and report (the latency
     # warm-ups too, but short: their figures mean nothing here).
     "smoke": {"rounds": 1, "out": REPO_ROOT / ".cache" / "bench" / "smoke", "workloads": [

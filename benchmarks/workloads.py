@@ -244,6 +244,9 @@ class Throughput:
         return result
 
 
+MAX_TOPIC_PARTITIONS = 2000
+
+
 def drop_page_cache() -> None:
     """Write every dirty page out and drop the page cache, so what is read next comes from disk."""
     os.sync()
@@ -356,11 +359,17 @@ class Scale:
         rss_before = ProcessWatch(broker.pid)
         with rss_before:
             pass
-        create_s = create_topic(broker.bootstrap, "many", self.partitions)
+        # Kafka's KRaft controller refuses one operation of more than 10,000 records
+        # (POLICY_VIOLATION, "excessively large batch operation"): more partitions than a topic of
+        # MAX_TOPIC_PARTITIONS are created as several topics, one after another, on both brokers.
+        topics = [(f"many-{i}" if i else "many", min(MAX_TOPIC_PARTITIONS, self.partitions - i * MAX_TOPIC_PARTITIONS))
+                  for i in range(-(-self.partitions // MAX_TOPIC_PARTITIONS))]
+        create_s = sum(create_topic(broker.bootstrap, name, count) for name, count in topics)
         t0 = time.monotonic()
         producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
-        for p in range(self.partitions):
-            producer.produce("many", b"one record per partition", partition=p)
+        for name, count in topics:
+            for p in range(count):
+                producer.produce(name, b"one record per partition", partition=p)
         if producer.flush(120):
             raise WorkloadError("records to every partition not acknowledged within 120s")
         write_s = time.monotonic() - t0
