@@ -5,11 +5,14 @@ transactions of the range; they drop those records themselves, as with Kafka.
 
 The bytes for each partition come from the Rust log in one buffer, never record by record.
 The first batch of the response is always returned whole, even when it is larger than
-the limits (KIP-74).  Fetch sessions (KIP-227) are not kept: every answer carries session
-id 0, which tells clients to send full fetch requests.  As in Kafka's FetchManager, a request with
-session epoch 0 (open a session) or -1 (FINAL_EPOCH: no session, as kafka-go's Client.Fetch sends
-it) is a full fetch whatever its session id, which only names a session to close; any other epoch
-is an incremental fetch on the session named, which pykafkad never has: FETCH_SESSION_ID_NOT_FOUND.
+the limits (KIP-74).  Fetch sessions (KIP-227) are kept for followers (``replica/fetch_session.py``):
+their epoch-0 fetch opens one, and their later fetches name and are answered only what changed.
+Clients' fetches are answered session id 0, which tells them to send full fetch requests.  As in
+Kafka's FetchManager, a request with session epoch 0 (open a session) or -1 (FINAL_EPOCH: no
+session, as kafka-go's Client.Fetch sends it) is a full fetch whatever its session id, which only
+names a session to close; any other epoch is an incremental fetch on the session named:
+FETCH_SESSION_ID_NOT_FOUND when there is none, INVALID_FETCH_SESSION_EPOCH when the epoch is not
+the one expected.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import count_partition_error
+from pykafkad.replica.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition, next_epoch
 from pykafkad.replica.replica_manager import FetchedData, FetchEntry
 from wire.error_codes import ErrorCode
 
@@ -32,7 +36,6 @@ TOPIC_IDS_FROM = 13
 REPLICA_STATE_FROM = 15
 ZSTD_FROM = 10  # older fetchers get UNSUPPORTED_COMPRESSION_TYPE for zstd batches, as from Kafka
 SESSIONS_FROM = 7
-INITIAL_EPOCH, FINAL_EPOCH = 0, -1  # Kafka's FetchMetadata: the epochs of a full fetch
 
 
 def _partition_entry(index: int, data: FetchedData) -> dict[str, Any]:
@@ -46,20 +49,83 @@ def _partition_entry(index: int, data: FetchedData) -> dict[str, Any]:
     return entry
 
 
+def _session_error(code: ErrorCode) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "session_id": 0, "responses": []}
+
+
+def _session_topics(session: FetchSession) -> list[dict[str, Any]]:
+    """Every partition of ``session`` as the topics of a full request."""
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for (name, index), p in session.partitions.items():
+        topics.setdefault(name, []).append({
+            "partition": index, "fetch_offset": p.fetch_offset, "current_leader_epoch": p.current_leader_epoch,
+            "last_fetched_epoch": p.last_fetched_epoch, "log_start_offset": -1, "partition_max_bytes": p.max_bytes})
+    return [{"topic": name, "partitions": parts} for name, parts in topics.items()]
+
+
+def _update_session(session: FetchSession, body: dict[str, Any]) -> None:
+    """An incremental request's partitions (changed or added) and forgotten ones, into its session."""
+    for wanted in body["topics"]:
+        for part in wanted["partitions"]:
+            key = (wanted["topic"], part["partition"])
+            known = session.partitions.get(key)
+            session.partitions[key] = SessionPartition(
+                part["fetch_offset"], part["current_leader_epoch"], part.get("last_fetched_epoch", -1),
+                part["partition_max_bytes"], sent=known.sent if known is not None else None)
+    for forgotten in body["forgotten_topics_data"]:
+        for index in forgotten["partitions"]:
+            session.partitions.pop((forgotten["topic"], index), None)
+
+
+def _news_only(session: FetchSession, responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The answer's partitions with something the session's follower was not told yet; each kept
+    one's watermarks recorded as told."""
+    kept = []
+    for entry in responses:
+        news = []
+        for answer in entry["partitions"]:
+            part = session.partitions.get((entry["topic"], answer["partition_index"]))
+            told = (answer["high_watermark"], answer["log_start_offset"])
+            if (answer["records"] or answer["error_code"] != ErrorCode.NONE or "diverging_epoch" in answer
+                    or part is None or part.sent != told):
+                news.append(answer)
+                if part is not None:
+                    part.sent = told if answer["error_code"] == ErrorCode.NONE else None
+        if news:
+            kept.append({**entry, "partitions": news})
+    return kept
+
+
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
-    if version >= SESSIONS_FROM and body["session_epoch"] not in (INITIAL_EPOCH, FINAL_EPOCH):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
-                "session_id": 0, "responses": []}
     by_id = version >= TOPIC_IDS_FROM
-    # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
-    layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
-    entries: list[FetchEntry] = []
-    unknown_topic = False
     # A broker's replica fetcher names itself (Kafka 4's consumers send -1).
     replica_id = body["replica_state"]["replica_id"] if version >= REPLICA_STATE_FROM else body["replica_id"]
     # Followers need CLUSTER_ACTION on the cluster, consumers READ on each topic.
     follower_denied = replica_id >= 0 and not cluster_allowed(broker, ctx, Operation.CLUSTER_ACTION)
+    # Sessions for the followers of this broker's own replication (topics by name).
+    sessions = broker.replicas.fetch_sessions if replica_id >= 0 and not by_id and not follower_denied else None
+    session: FetchSession | None = None
+    opening = False
+    if version >= SESSIONS_FROM:
+        epoch, session_id = body["session_epoch"], body["session_id"]
+        if epoch in (INITIAL_EPOCH, FINAL_EPOCH):
+            if session_id and sessions is not None:
+                sessions.close(session_id)
+            opening = epoch == INITIAL_EPOCH and sessions is not None
+        elif sessions is None:
+            return _session_error(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+        else:
+            found = sessions.incremental(session_id, epoch, replica_id)
+            if isinstance(found, ErrorCode):
+                return _session_error(found)
+            session = found
+            _update_session(session, body)
+            body = {**body, "topics": _session_topics(session)}
+    # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
+    layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
+    entries: list[FetchEntry] = []
+    unknown_topic = False
     for wanted in body["topics"]:
         topic = (broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id
                  else broker.topic(wanted["topic"]))
@@ -107,8 +173,18 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 answer["current_leader"] = leader
             entry["partitions"].append(answer)
         responses.append(entry)
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses,
-            "node_endpoints": hints.node_endpoints()}
+    answered_session = 0
+    if session is not None:
+        responses = _news_only(session, responses)
+        session.epoch = next_epoch(session.epoch)
+        answered_session = session.session_id
+    elif opening and sessions is not None:
+        session = sessions.open(replica_id)
+        _update_session(session, body)
+        _news_only(session, responses)  # records what this full answer told
+        answered_session = session.session_id
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": answered_session,
+            "responses": responses, "node_endpoints": hints.node_endpoints()}
 
 
 APIS = [Api(1, "Fetch", 4, 17, handle)]

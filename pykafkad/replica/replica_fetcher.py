@@ -32,6 +32,7 @@ from pykafkad.log.dir_failures import LogDirFailures
 from pykafkad.metadata.model import BrokerInfo
 from pykafkad.network.tls import inter_broker_context
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
+from pykafkad.replica.fetch_session import INITIAL_EPOCH, next_epoch
 from pykafkad.replica.partition import Partition
 from pykafkad.replica.replication_quota import ReplicationQuota
 from pykafkad.security.sasl_client import inter_broker_sasl
@@ -73,6 +74,17 @@ class ReplicaFetcher:
         # The long poll out now; cut short when a partition joins, so its first fetch is not parked
         # behind up to replica.fetch.wait.max.ms of waiting for the others.
         self._in_flight: trio.CancelScope | None = None
+        # The fetch session with the leader (KIP-227): its id (0: none), the epoch of the next
+        # incremental request, and what the leader was last told of each partition.
+        self._session_id = 0
+        self._session_epoch = INITIAL_EPOCH
+        self._session_sent: dict[tuple[str, int], tuple[int, int, int, int]] = {}
+
+    def reset_session(self) -> None:
+        """Back to full fetches: the next request opens a new session (and names the old one to close)."""
+        self._session_id = 0
+        self._session_epoch = INITIAL_EPOCH
+        self._session_sent = {}
 
     def add(self, partition: Partition) -> None:
         key = (partition.topic, partition.index)
@@ -112,6 +124,7 @@ class ReplicaFetcher:
                     continue
                 try:
                     if link is None:
+                        self.reset_session()  # a session lives on one link
                         link = await BrokerLink.connect(leader.host, leader.port,
                                                         f"replica-fetcher-{self.config.node_id}", 30,
                                                         inter_broker_context(self.config),
@@ -153,26 +166,37 @@ class ReplicaFetcher:
                     return True
         epochs = {key: p.leader_epoch for key, p in asked.items()}
         offsets = {key: p.log_end_offset for key, p in asked.items()}
+        positions = {key: (offsets[key], p.leader_epoch, p.last_fetched_epoch(), p.log_start_offset)
+                     for key, p in asked.items()}
+        # In the session (KIP-227), only what changed since the last request is named; the first
+        # request of a session (epoch 0) names every partition.
+        incremental = self._session_id != 0
         topics: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), partition in asked.items():
-            topics.setdefault(topic, []).append({
-                "partition": index,
-                "current_leader_epoch": partition.leader_epoch,
-                "fetch_offset": offsets[(topic, index)],
-                "last_fetched_epoch": partition.last_fetched_epoch(),
-                "log_start_offset": partition.log_start_offset,
+        for key, (fetch_offset, leader_epoch, last_epoch, log_start) in positions.items():
+            if incremental and self._session_sent.get(key) == positions[key]:
+                continue
+            topics.setdefault(key[0], []).append({
+                "partition": key[1],
+                "current_leader_epoch": leader_epoch,
+                "fetch_offset": fetch_offset,
+                "last_fetched_epoch": last_epoch,
+                "log_start_offset": log_start,
                 "partition_max_bytes": self.config["replica.fetch.max.bytes"],
             })
+        forgotten: dict[str, list[int]] = {}
+        if incremental:
+            for topic, index in self._session_sent.keys() - positions.keys():
+                forgotten.setdefault(topic, []).append(index)
         body = {
             "replica_id": self.config.node_id,
             "max_wait_ms": self.config["replica.fetch.wait.max.ms"],
             "min_bytes": self.config["replica.fetch.min.bytes"],
             "max_bytes": self.config["replica.fetch.response.max.bytes"],
             "isolation_level": 0,
-            "session_id": 0,
-            "session_epoch": -1,
+            "session_id": self._session_id,
+            "session_epoch": self._session_epoch if incremental else INITIAL_EPOCH,
             "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-            "forgotten_topics_data": [],
+            "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in forgotten.items()],
             "rack_id": "",
         }
         timeout_s = self.config["replica.fetch.wait.max.ms"] / 1000 + 30
@@ -188,8 +212,21 @@ class ReplicaFetcher:
                 self._in_flight = None
         if scope.cancelled_caught:
             return False
+        if response["error_code"] in (ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH):
+            # The leader lost the session (it restarted, or evicted it): start a new one at once.
+            log.info("fetch session %d with broker %d ended (%s); opening a new one", self._session_id,
+                     self.leader_id, ErrorCode(response["error_code"]).name)
+            self.reset_session()
+            return True
         if response["error_code"] != ErrorCode.NONE:
             raise BrokerLinkError(f"fetch answered {ErrorCode(response['error_code']).name}")
+        if incremental:
+            self._session_epoch = next_epoch(self._session_epoch)
+            self._session_sent = positions
+        else:
+            self._session_id = response.get("session_id", 0)
+            self._session_epoch = 1
+            self._session_sent = positions if self._session_id else {}
         for topic_entry in response["responses"]:
             for answer in topic_entry["partitions"]:
                 key = (topic_entry["topic"], answer["partition_index"])

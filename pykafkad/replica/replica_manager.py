@@ -50,6 +50,7 @@ from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import off_loop, waiting_remotely
+from pykafkad.replica.fetch_session import FetchSessions
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.offline_replicas import OfflineReplicasReport
@@ -102,6 +103,8 @@ class ReplicaManager:
         # Replication quotas (kafka-reassign-partitions --throttle): what this broker sends to
         # followers being moved, and what it copies as one.
         self.leader_quota = ReplicationQuota("leader", config, metadata.topics.get)
+        # The followers' fetch sessions (KIP-227) on this broker as their leader.
+        self.fetch_sessions = FetchSessions()
         self.follower_quota = ReplicationQuota("follower", config, metadata.topics.get)
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._nursery: trio.Nursery | None = None
