@@ -9,8 +9,9 @@ FETCH_SESSION_ID_NOT_FOUND with no topics, so the client reported "topic not fou
 
 Each combination goes to pykafkad and to a real Kafka 4.1.1 on the same connection after a
 produce, and the top-level error, the partitions answered and their records must match.  The only
-difference allowed: Kafka opens a session for epoch 0 and answers its id; pykafkad keeps no
-sessions and answers 0, which tells a client to go on with full fetches.
+difference allowed: Kafka opens a session for epoch 0 and answers its id; pykafkad keeps sessions
+for its followers only (cluster_tests/test_fetch_sessions.py) and answers a client 0, which tells
+it to go on with full fetches.
 """
 
 from __future__ import annotations

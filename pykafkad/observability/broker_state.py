@@ -41,6 +41,10 @@ _GAUGES = (
      "Partitions this broker leads whose ISR is below min.insync.replicas"),
     ("kafka_controller_kafkacontroller_activecontrollercount", "1 on the active controller"),
     ("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a live leader"),
+    ("kafka_server_fetchsessioncache_numincrementalfetchsessions",
+     "Fetch sessions (KIP-227) this broker holds for its followers"),
+    ("kafka_server_fetchsessioncache_numincrementalfetchpartitionscached",
+     "Partitions in the fetch sessions this broker holds"),
 )
 
 
@@ -73,7 +77,8 @@ class BrokerStateCollector(Collector):
         offline = sum(1 for t in md.topics.values() for p in t.partitions if p.leader not in md.brokers)
         values = (len(partitions), len(led), sum(1 for p in led if len(p.isr) < len(p.replicas)),
                   sum(1 for p in led if len(p.isr) < broker.replicas.min_insync_replicas(p)), int(controller),
-                  offline if controller else 0)
+                  offline if controller else 0, len(broker.replicas.fetch_sessions),
+                  broker.replicas.fetch_sessions.partitions_cached())
         self.snapshot = StateSnapshot(
             gauges=[(name, doc, value) for (name, doc), value in zip(_GAUGES, values, strict=True)],
             logs=[(p.topic, p.index, p.log.size_bytes(), p.log.log_start_offset, p.log_end_offset)

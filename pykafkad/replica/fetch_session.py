@@ -14,6 +14,7 @@ go on with full fetches.
 from __future__ import annotations
 
 import random
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -24,6 +25,9 @@ INT32_MAX = 2**31 - 1
 # Kafka's max.incremental.fetch.session.cache.slots default; here only followers hold sessions,
 # a few per broker, so the bound only matters against a misbehaving peer.
 MAX_SESSIONS = 1000
+# A follower uses its session every replica.fetch.wait.max.ms at most; one idle this long belongs to
+# a fetcher that is gone (its broker restarted, its link broke), and goes when a new one opens.
+IDLE_S = 60.0
 
 
 def next_epoch(epoch: int) -> int:
@@ -49,6 +53,7 @@ class FetchSession:
     replica_id: int
     # The epoch the next incremental request must carry.
     epoch: int = 1
+    last_used: float = field(default_factory=time.monotonic)
     partitions: dict[tuple[str, int], SessionPartition] = field(default_factory=dict)
 
 
@@ -62,9 +67,14 @@ class FetchSessions:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def partitions_cached(self) -> int:
+        return sum(len(s.partitions) for s in self._sessions.values())
+
     def open(self, replica_id: int) -> FetchSession:
         """A new session for follower ``replica_id`` (its partitions are added by the caller)."""
-        while len(self._sessions) >= self._max:
+        now = time.monotonic()
+        while self._sessions and (len(self._sessions) >= self._max
+                                  or next(iter(self._sessions.values())).last_used < now - IDLE_S):
             self._sessions.popitem(last=False)
         session_id = random.randint(1, INT32_MAX)
         while session_id in self._sessions:
@@ -83,4 +93,5 @@ class FetchSessions:
         if epoch != session.epoch:
             return ErrorCode.INVALID_FETCH_SESSION_EPOCH
         self._sessions.move_to_end(session_id)
+        session.last_used = time.monotonic()
         return session

@@ -9,6 +9,7 @@ from typing import Any
 import trio
 
 from pykafkad.observability.broker_state import BrokerStateCollector
+from pykafkad.replica.fetch_session import FetchSessions
 
 
 class _Untouchable:
@@ -31,7 +32,7 @@ def _broker() -> SimpleNamespace:
     return SimpleNamespace(
         groups=SimpleNamespace(group_ids=lambda: ["billing"], call=call),
         replicas=SimpleNamespace(partitions=lambda: partitions, min_insync_replicas=lambda p: 2,
-                                 get=lambda t, i: partitions[i]),
+                                 get=lambda t, i: partitions[i], fetch_sessions=FetchSessions()),
         metadata=SimpleNamespace(controller_id=1, brokers={1: None, 2: None},
                                  topics={"orders": SimpleNamespace(partitions=[SimpleNamespace(leader=1)] * 2)}),
         config=SimpleNamespace(node_id=1))

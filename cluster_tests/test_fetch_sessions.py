@@ -1,0 +1,76 @@
+"""Fetch sessions (KIP-227) between brokers: each follower's fetcher holds one session on each leader
+it fetches from, with the partitions it follows there, as Kafka's followers do.  Records replicate
+through them (acks=all with every replica in sync), and when a leader is killed and restarted its
+followers' sessions are gone: they open new ones and replication goes on, nothing acknowledged lost.
+The leaders' ``kafka_server_fetchsessioncache_*`` gauges show the sessions."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from cluster_tests.clients import create_topic, produce, read_everything
+from cluster_tests.conftest import Cluster
+from cluster_tests.znode_watch import ZooKeeperView
+from compat_tests.broker_process import free_port
+from compat_tests.java_tools import run_tool
+
+SESSIONS = "kafka_server_fetchsessioncache_numincrementalfetchsessions"
+CACHED = "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached"
+
+
+def _scrape(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
+
+
+def _until(port: int, check: str, wanted: float, timeout: float = 60) -> dict[str, float]:
+    deadline = time.monotonic() + timeout
+    while (seen := _scrape(port)).get(check) != wanted:
+        assert time.monotonic() < deadline, f"{check} is {seen.get(check)}, not {wanted}"
+        time.sleep(0.1)
+    return seen
+
+
+@pytest.mark.cluster_timeout(240)
+def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_restart(cluster: Cluster) -> None:
+    ports = {node_id: free_port() for node_id in (1, 2, 3)}
+    for node_id in (1, 2, 3):
+        cluster.start_broker(node_id, {"metrics.listener": f"http://127.0.0.1:{ports[node_id]}"})
+    view = ZooKeeperView(cluster.zk_connect)
+    try:
+        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
+        states = create_topic(cluster, "sessions", partitions=3, configs={"min.insync.replicas": "3"})
+        leaders = {s["leader"] for s in states}
+        acked = produce(cluster.bootstrap, "sessions", list(range(300)))
+        for leader in leaders:
+            # One session per follower, each caching the partitions that follower follows there.
+            seen = _until(ports[leader], SESSIONS, 2)
+            led = sum(1 for s in states if s["leader"] == leader)
+            assert seen[CACHED] >= 2 * led
+
+        # The leader of partition 0 killed and restarted: its sessions died with it.
+        restarted = states[0]["leader"]
+        cluster.brokers[restarted].kill9()
+        view.wait_children("/brokers/ids", lambda ids: str(restarted) not in ids)
+        acked.update(produce(cluster.bootstrap, "sessions", list(range(300, 600)), **{"acks": "1"}))
+        cluster.start_broker(restarted)
+        for partition in range(3):
+            view.wait_data(f"/brokers/topics/sessions/partitions/{partition}/state",
+                           lambda s: s is not None and sorted(s["isr"]) == [1, 2, 3])
+        # Back as partition 0's leader: the followers fetch from it again, in new sessions.
+        run_tool("kafka-leader-election", ["--bootstrap-server", cluster.bootstrap, "--election-type",
+                                           "preferred", "--all-topic-partitions"])
+        view.wait_data("/brokers/topics/sessions/partitions/0/state",
+                       lambda s: s is not None and s["leader"] == restarted)
+        acked.update(produce(cluster.bootstrap, "sessions", list(range(600, 900))))
+        _until(ports[restarted], SESSIONS, 2, timeout=120)
+        got = read_everything(cluster.bootstrap, "sessions", 3, len(acked))
+        assert sorted(v for v, _, _ in got) == sorted(acked)
+        assert {v: (p, o) for v, p, o in got} == acked
+    finally:
+        view.close()
