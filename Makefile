@@ -126,7 +126,7 @@ compat: build java-deps
 	JAVA_LIB=$(abspath $(JAVA_LIB)) $(PY) -m compat_tests.suites.kafka_python.run --broker pykafkad
 
 lint:
-	$(VENV)/bin/ruff check pykafkad wire compat_tests cluster_tests spark_tests benchmarks
+	$(VENV)/bin/ruff check pykafkad wire compat_tests cluster_tests spark_tests benchmarks deploy_tests
 	cargo clippy -q -p rust_log -- -D warnings
 
 # Regenerate wire/messages from the pinned kafka-clients jar.
