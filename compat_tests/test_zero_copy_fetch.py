@@ -83,29 +83,26 @@ def _crc(value: bytes | None) -> int:
     return zlib.crc32(value or b"")
 
 
-def _through_tls(zc: ZeroCopyBroker, topic: str) -> Seen:
-    ssl_settings = {"security.protocol": "SSL", "ssl.ca.location": str(zc.ca.cert_path)}
+def _per_partition(client: ConfluentClient | KafkaPythonClient, topic: str, **settings: Any) -> Seen:
+    """Every record, read partition by partition from the earliest offset."""
     seen: Seen = []
     for p in range(PARTITIONS):
-        got = ConfluentClient(zc.ssl_bootstrap).consume(topic, p, "earliest", RECORDS // PARTITIONS, **ssl_settings)
+        got = client.consume(topic, p, "earliest", RECORDS // PARTITIONS, **settings)
         seen += [(p, g.offset, g.key, _crc(g.value)) for g in got]
-    return sorted(seen)
+    return seen
+
+
+def _through_tls(zc: ZeroCopyBroker, topic: str) -> Seen:
+    return sorted(_per_partition(ConfluentClient(zc.ssl_bootstrap), topic, **{
+        "security.protocol": "SSL", "ssl.ca.location": str(zc.ca.cert_path)}))
 
 
 def _confluent(zc: ZeroCopyBroker, topic: str) -> Seen:
-    seen: Seen = []
-    for p in range(PARTITIONS):
-        got = ConfluentClient(zc.broker.bootstrap).consume(topic, p, "earliest", RECORDS // PARTITIONS)
-        seen += [(p, g.offset, g.key, _crc(g.value)) for g in got]
-    return seen
+    return _per_partition(ConfluentClient(zc.broker.bootstrap), topic)
 
 
 def _kafka_python(zc: ZeroCopyBroker, topic: str) -> Seen:
-    seen: Seen = []
-    for p in range(PARTITIONS):
-        got = KafkaPythonClient(zc.broker.bootstrap).consume(topic, p, "earliest", RECORDS // PARTITIONS)
-        seen += [(p, g.offset, g.key, _crc(g.value)) for g in got]
-    return seen
+    return _per_partition(KafkaPythonClient(zc.broker.bootstrap), topic)
 
 
 def _aiokafka(zc: ZeroCopyBroker, topic: str) -> Seen:

@@ -18,12 +18,9 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
 
 import trio
 
-from pykafkad._rust_log import PartitionLog
 from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import warn_accepted_only
 from pykafkad.controller.replica_placement import assign_replicas, manual_assignment_problem
@@ -48,20 +45,10 @@ from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-# A new partition's first leader epoch, on every replica.
-FIRST_LEADER_EPOCH = 0
 # How long a writer waits for this broker's cache to show its config write before answering anyway.
 CACHE_WAIT_S = 10.0
 
 TopicDeletedListener = Callable[[str], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class _OpenedLogs:
-    """New partition logs, and the metadata writes prepared while they were created."""
-
-    logs: list[PartitionLog]
-    prepared: list[Op]
 
 
 class Controller:
@@ -139,13 +126,11 @@ class Controller:
                 while topic_id in self.metadata.topics_by_id or topic_id.int == 0:
                     topic_id = uuid.uuid4()
                 paths = self.logs.plan_new(name, hosted)
-                opened = await self._open_logs_while(
-                    paths, settings, topic_id,
-                    lambda: self._new_topic_nodes(name, topic_id, replicas, clean_configs))
+                opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic_id)
                 self.logs.creating[name] = topic_id
-                self.logs.register(name, dict(zip(hosted, opened.logs, strict=True)), settings)
+                self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
                 try:
-                    await self.store.commit(opened.prepared)
+                    await self.store.commit(self._new_topic_nodes(name, topic_id, replicas, clean_configs))
                 except BaseException as e:
                     # The topic was not written: the new logs belong to nothing and must not stay open.
                     # (Another broker's topic of the name, written first, got logs of its own: see
@@ -162,21 +147,6 @@ class Controller:
                 return topic
         finally:
             self._topics_being_created.discard(name)
-
-    async def _open_logs_while(self, paths: list[Path], settings: dict[str, object], topic_id: uuid.UUID,
-                               prepare: Callable[[], list[Op]]) -> _OpenedLogs:
-        """Create the logs on a worker thread and meanwhile ``prepare`` the metadata writes on the event
-        loop (thousands of partition states to encode), as the thread spends its time in system calls."""
-        result: list[list[PartitionLog]] = []
-
-        async def open_logs() -> None:
-            result.append(await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic_id))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(open_logs)
-            await trio.lowlevel.checkpoint()  # the thread is started before the work below
-            prepared = prepare()
-        return _OpenedLogs(result[0], prepared)
 
     def _shows(self, name: str, topic_id: uuid.UUID) -> bool:
         topic = self.metadata.topics.get(name)
@@ -196,7 +166,7 @@ class Controller:
     def _new_partition_nodes(self, name: str, replicas: list[list[int]], first: int) -> list[Op]:
         ops: list[Op] = []
         for index, assigned in enumerate(replicas[first:], start=first):
-            state = PartitionState(leader=assigned[0], leader_epoch=FIRST_LEADER_EPOCH, isr=list(assigned),
+            state = PartitionState(leader=assigned[0], leader_epoch=0, isr=list(assigned),
                                    controller_epoch=self.metadata.controller_epoch)
             ops.append(Create(znodes.partition_path(name, index), b""))
             ops.append(Create(znodes.partition_state_path(name, index), znodes.encode_partition_state(state)))

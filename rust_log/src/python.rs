@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyType};
 use crate::cleaner;
 use crate::error::LogError;
 use crate::file_cache;
-use crate::partition_log::{LogConfig, PartitionLog as CoreLog};
+use crate::partition_log::{LogConfig, PartitionLog as CoreLog, ReadPlan};
 use crate::producer_state::ProducerSummary;
 use crate::python_config;
 use crate::python_log_slice::PyLogSlice;
@@ -190,12 +190,7 @@ impl PyPartitionLog {
             l.read_plan_with(offset, max_bytes, min_one, allow_zstd, max_offset)
         })?;
         if plan.exact {
-            // Single copy straight from the file into the bytes object.
-            PyBytes::new_with(py, plan.len, |dst| {
-                py.detach(|| plan.read_into(dst))
-                    .map(|_| ())
-                    .map_err(|e| to_py_err(py, e))
-            })
+            exact_bytes(py, &plan)
         } else {
             let data = py
                 .detach(|| -> Result<Vec<u8>, LogError> {
@@ -234,12 +229,7 @@ impl PyPartitionLog {
             Some((file, pos, len)) if len >= min_slice.max(1) => {
                 Ok(Bound::new(py, PyLogSlice::new(file, pos, len, cold))?.into_any())
             }
-            _ => PyBytes::new_with(py, plan.len, |dst| {
-                py.detach(|| plan.read_into(dst))
-                    .map(|_| ())
-                    .map_err(|e| to_py_err(py, e))
-            })
-            .map(Bound::into_any),
+            _ => exact_bytes(py, &plan).map(Bound::into_any),
         }
     }
 
@@ -488,6 +478,16 @@ fn set_max_open_files(n: usize) {
 }
 
 /// The `pykafkad._rust_log` extension module.
+/// The whole batches of an exact plan, copied once, straight from the file
+/// into the bytes object.
+fn exact_bytes<'py>(py: Python<'py>, plan: &ReadPlan) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, plan.len, |dst| {
+        py.detach(|| plan.read_into(dst))
+            .map(|_| ())
+            .map_err(|e| to_py_err(py, e))
+    })
+}
+
 #[pymodule]
 fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
