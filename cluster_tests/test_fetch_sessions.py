@@ -2,12 +2,20 @@
 it fetches from, with the partitions it follows there, as Kafka's followers do.  Records replicate
 through them (acks=all with every replica in sync), and when a leader is killed and restarted its
 followers' sessions are gone: they open new ones and replication goes on, nothing acknowledged lost.
-The leaders' ``kafka_server_fetchsessioncache_*`` gauges show the sessions."""
+The leaders' ``kafka_server_fetchsessioncache_*`` gauges show the sessions.
+
+A follower's request stops naming a partition it has caught up on, and the leader then answers it
+only when there is news: records, or a high watermark or log start offset other than the one it
+last sent.  Both must still reach every follower: after kafka-delete-records every replica's log
+starts at the new offset (followers kept the deleted records before they followed the leader's log
+start, as Kafka's do on each fetch), and the failover that follows does not bring them back."""
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -36,11 +44,31 @@ def _until(port: int, check: str, wanted: float, timeout: float = 60) -> dict[st
     return seen
 
 
+def _until_replicas_agree(ports: dict[int, int], topic: str, partitions: int, timeout: float = 60) -> None:
+    """Every broker's replica of each partition at the same log start offset and high watermark, which
+    is its log end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = {}
+        for node_id, port in ports.items():
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/topics/{topic}", timeout=10) as answer:
+                for p in json.load(answer)["partitions"]:
+                    seen[(node_id, p["partition"])] = (p["log_start_offset"], p["high_watermark"],
+                                                       p["log_end_offset"])
+        if all(len({seen[(n, i)] for n in ports}) == 1 and seen[(1, i)][1] == seen[(1, i)][2]
+               for i in range(partitions)):
+            return
+        assert time.monotonic() < deadline, f"replicas' (log start, high watermark, log end): {seen}"
+        time.sleep(0.1)
+
+
 @pytest.mark.cluster_timeout(240)
-def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_restart(cluster: Cluster) -> None:
+def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_restart(cluster: Cluster,
+                                                                                       tmp_path: Path) -> None:
     ports = {node_id: free_port() for node_id in (1, 2, 3)}
     for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, {"metrics.listener": f"http://127.0.0.1:{ports[node_id]}"})
+        cluster.start_broker(node_id, {"metrics.listener": f"http://127.0.0.1:{ports[node_id]}",
+                                       "metrics.console.enable": "true"})
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
@@ -52,6 +80,15 @@ def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_r
             seen = _until(ports[leader], SESSIONS, 2)
             led = sum(1 for s in states if s["leader"] == leader)
             assert seen[CACHED] >= 2 * led
+        # The followers learn each high watermark and log start offset through their sessions, though
+        # their requests no longer name a partition they are caught up on.
+        _until_replicas_agree(ports, "sessions", 3)
+        offsets = tmp_path / "delete.json"
+        offsets.write_text('{"partitions": [{"topic": "sessions", "partition": 0, "offset": 10}], "version": 1}')
+        run_tool("kafka-delete-records", ["--bootstrap-server", cluster.bootstrap, "--offset-json-file", str(offsets)])
+        _until_replicas_agree(ports, "sessions", 3)
+        # The followers deleted them too: after the failover below they stay deleted.
+        acked = {v: (p, o) for v, (p, o) in acked.items() if p != 0 or o >= 10}
 
         # The leader of partition 0 killed and restarted: its sessions died with it.
         restarted = states[0]["leader"]

@@ -25,7 +25,7 @@ from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import count_partition_error
 from pykafkad.replica.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition, next_epoch
-from pykafkad.replica.replica_manager import FetchedData, FetchEntry
+from pykafkad.replica.replica_manager import QUIET, FetchedData, FetchEntry
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -63,11 +63,14 @@ def _session_topics(session: FetchSession) -> list[dict[str, Any]]:
     return [{"topic": name, "partitions": parts} for name, parts in topics.items()]
 
 
-def _update_session(session: FetchSession, body: dict[str, Any]) -> None:
-    """An incremental request's partitions (changed or added) and forgotten ones, into its session."""
+def _update_session(session: FetchSession, body: dict[str, Any]) -> set[tuple[str, int]]:
+    """An incremental request's partitions (changed or added) and forgotten ones, into its session;
+    returns the partitions it named."""
+    named = set()
     for wanted in body["topics"]:
         for part in wanted["partitions"]:
             key = (wanted["topic"], part["partition"])
+            named.add(key)
             known = session.partitions.get(key)
             session.partitions[key] = SessionPartition(
                 part["fetch_offset"], part["current_leader_epoch"], part.get("last_fetched_epoch", -1),
@@ -75,6 +78,7 @@ def _update_session(session: FetchSession, body: dict[str, Any]) -> None:
     for forgotten in body["forgotten_topics_data"]:
         for index in forgotten["partitions"]:
             session.partitions.pop((forgotten["topic"], index), None)
+    return named
 
 
 def _news_only(session: FetchSession, responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -106,6 +110,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     # Sessions for the followers of this broker's own replication (topics by name).
     sessions = broker.replicas.fetch_sessions if replica_id >= 0 and not by_id and not follower_denied else None
     session: FetchSession | None = None
+    changed: set[tuple[str, int]] = set()
     opening = False
     if version >= SESSIONS_FROM:
         epoch, session_id = body["session_epoch"], body["session_id"]
@@ -120,7 +125,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             if isinstance(found, ErrorCode):
                 return _session_error(found)
             session = found
-            _update_session(session, body)
+            changed = _update_session(session, body)
             body = {**body, "topics": _session_topics(session)}
     # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
     layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
@@ -144,9 +149,12 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 slots.append((part["partition"], FetchedData(missing)))
                 continue
             slots.append((part["partition"], len(entries)))
+            told = None
+            if session is not None and (key := (topic.name, part["partition"])) not in changed:
+                told = session.partitions[key].sent
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
                                       part["current_leader_epoch"], part["partition_max_bytes"],
-                                      part.get("last_fetched_epoch", -1)))
+                                      part.get("last_fetched_epoch", -1), told))
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
         layout.append((entry, slots))
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.
@@ -162,6 +170,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         name = topic.name if topic is not None else wanted.get("topic") or str(wanted.get("topic_id"))
         for index, slot in slots:
             data = slot if isinstance(slot, FetchedData) else results[slot]
+            if data is QUIET:
+                continue
             if data.error != ErrorCode.NONE:
                 count_partition_error("Fetch", name, data.error, metrics.FAILED_FETCH)
             elif data.records:

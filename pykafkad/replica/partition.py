@@ -221,15 +221,22 @@ class Partition:
             self.log.last_stable_offset(new)
         self.watchers.wake_all()
 
-    async def append_as_follower(self, records: bytes, leader_high_watermark: int) -> None:
+    async def append_as_follower(self, records: bytes, leader_high_watermark: int,
+                                 leader_log_start: int = -1) -> None:
         """Append what the leader sent (its offsets kept), off the event loop when it is large, and
-        take the leader's high watermark.  LogError passes through."""
+        take the leader's high watermark and log start offset.  LogError passes through."""
         if records:
             if len(records) > INLINE_APPEND_BYTES:
                 await trio.to_thread.run_sync(self.log.append_as_follower, records)
             else:
                 self.log.append_as_follower(records)
         self.follower_appended(leader_high_watermark)
+        # Records deleted on the leader (DeleteRecords) go here too, as Kafka's follower moves its log
+        # start on each fetch: else a failover to this replica would bring them back.  Never past this
+        # replica's high watermark.
+        start = min(leader_log_start, self.high_watermark)
+        if start > self.log.log_start_offset:
+            self.log.delete_records(start)
 
     def truncate_to(self, offset: int) -> int:
         """Drop everything from ``offset`` on (a follower's divergence from its leader); the new log

@@ -248,7 +248,7 @@ class ReplicaFetcher:
                     self._truncate_to_divergence(partition, diverging["epoch"], diverging["end_offset"])
                     return
                 records = answer["records"]
-                await partition.append_as_follower(records, answer["high_watermark"])
+                await partition.append_as_follower(records, answer["high_watermark"], answer["log_start_offset"])
                 if records:
                     if self._quota is not None and self._throttled(partition):
                         self._quota.record(len(records))

@@ -86,6 +86,14 @@ class FetchEntry:
     max_bytes: int
     # A follower's (Fetch v12+): the epoch of its last record, for the divergence check.
     last_fetched_epoch: int = -1
+    # A session partition the follower's request left unchanged: the (high watermark, log start
+    # offset) it was last sent.  While it stays caught up and those stay the same, it has nothing
+    # to be told, and is not read (QUIET).
+    told: tuple[int, int] | None = None
+
+
+# The answer for a session partition with nothing new for its follower: left out of the response.
+QUIET = FetchedData(ErrorCode.NONE)
 
 
 AppendOutcome = AppendInfo | KafkaError | LogError
@@ -730,6 +738,12 @@ class ReplicaManager:
         error = check_leader_epoch(entry.current_leader_epoch, partition.leader_epoch)
         if error is not None:
             return FetchedData(error)
+        told = entry.told
+        if (told is not None and entry.fetch_offset == partition.log_end_offset
+                and told[0] == partition.high_watermark and told[1] == partition.log_start_offset):
+            # Its divergence was checked when the follower last moved it; the leader's log has only
+            # grown at its end since (it is still the leader at the follower's epoch).
+            return QUIET
         if replica_id >= 0 and entry.last_fetched_epoch >= 0:
             # The follower's last epoch must end on this leader where the follower's log ends, or later.
             try:
