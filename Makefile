@@ -138,8 +138,8 @@ regen: $(VENV)/.created
 docs: $(VENV)/.built
 	$(PY) -m pykafkad.config_reference docs/configuration.md
 
-# pykafkad against Apache Kafka 4.1.1 (fetched by the harness from Maven Central into
-# .cache/bench): writes benchmarks/RESULTS.md and benchmarks/results.png.  bench-quick runs a
+# pykafkad against Apache Kafka 4.4.0 (fetched by the harness from Maven Central into
+# .cache/bench; the benchmarks' release, newer than the protocol pin KAFKA_VERSION): writes benchmarks/RESULTS.md and benchmarks/results.png.  bench-quick runs a
 # subset on small sizes (under 5 minutes) into .cache/bench/quick/.
 bench-deps: build
 	$(PIP) install -q $$($(PY) -c "import tomllib; print(' '.join(\
@@ -157,7 +157,7 @@ bench-cluster: bench-deps zookeeper-deps
 	$(PY) -m benchmarks.cluster
 
 # Produce throughput with broker-side schema validation off, id and full, Avro and JSON, against Kafka
-# 4.1.1 (benchmarks/schema_validation.py): writes the "What schema validation costs" section.
+# 4.4.0 (benchmarks/schema_validation.py): writes the "What schema validation costs" section.
 bench-schema: bench-deps
 	$(PY) -m benchmarks.schema_validation
 
@@ -166,14 +166,14 @@ bench-schema: bench-deps
 bench-rest: bench-deps
 	$(PY) -m benchmarks.rest_proxy
 
-# Restart after kill -9 of a broker holding a 10 GB partition, pykafkad against Kafka 4.1.1
+# Restart after kill -9 of a broker holding a 10 GB partition, pykafkad against Kafka 4.4.0
 # (benchmarks/recovery.py): writes the last section of benchmarks/RESULTS.md.  Needs ~16 GB free.
 bench-recovery: bench-deps
 	$(PY) -m benchmarks.recovery
 
 # The fault injector (cluster_tests/faults/, docs/faults.md): FAULTS_DURATION seconds of a seeded random
 # fault schedule against three pykafkad brokers on ZooKeeper, then the same schedule against three
-# Apache Kafka 4.1.1 KRaft nodes, then docs/faults.md from both results.  Needs root (network
+# Apache Kafka 4.4.0 KRaft nodes (the benchmarks' jars), then docs/faults.md from both results.  Needs root (network
 # namespaces, tmpfs).  A seed reruns a schedule: make faults FAULTS_SEED=1234 FAULTS_DURATION=600.
 FAULTS_DURATION ?= 1800
 # Simply expanded: both runs get the same seed.

@@ -5,7 +5,7 @@
 
 pykafkad: a standalone ZooKeeper (cluster_tests.zookeeper_server, jars from `make zookeeper-deps`) and
 three `python -m pykafkad serve configs/server.properties` processes with `zookeeper.connect` on a
-chroot of their own.  Kafka 4.1.1: three `kafka.Kafka` processes, each `process.roles=broker,controller`
+chroot of their own.  Kafka 4.4.0: three `kafka.Kafka` processes, each `process.roles=broker,controller`
 with `controller.quorum.voters` listing all three, each log directory formatted with the same cluster
 id (the formatting is timed but not counted in the start-up).  Both get `offsets.topic.replication.factor=3`
 and `group.initial.rebalance.delay.ms=0`, and otherwise the same settings as the single-broker harness.

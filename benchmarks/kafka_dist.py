@@ -1,8 +1,10 @@
 """Apache Kafka from Maven Central: the jars, the JVM command lines, a single-node KRaft config.
 
 `ensure_jars()` resolves benchmarks/pom.xml with `mvn dependency:copy-dependencies` into
-.cache/bench/lib once (a marker file remembers it).  That one directory is the classpath of the
-broker (`kafka.Kafka`) and of Kafka's own perf tools (`org.apache.kafka.tools.*`).
+.cache/bench/lib-<version> once (a marker file remembers it).  The version is the newest Kafka
+release, which need not be the protocol pin of `wire/` and the compat tests (`make java-deps`).
+That one directory is the classpath of the broker (`kafka.Kafka`) and of Kafka's own perf tools
+(`org.apache.kafka.tools.*`).
 
 The broker runs as `bin/kafka-server-start.sh` would run it: the same JVM flags
 (`-Xmx1G -Xms1G`, G1 with a 20 ms pause goal) and the settings of Kafka's shipped KRaft
@@ -18,8 +20,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 POM = Path(__file__).resolve().parent / "pom.xml"
 CACHE = REPO_ROOT / ".cache" / "bench"
-LIB = CACHE / "lib"
-KAFKA_VERSION = "4.1.1"
+KAFKA_VERSION = "4.4.0"
+# One directory per version: jars of two releases on one classpath would mix.
+LIB = CACHE / f"lib-{KAFKA_VERSION}"
 CLUSTER_ID = "YmVuY2htYXJrcy1weWthZmth"[:22]
 MVN_TIMEOUT_S = 900
 

@@ -1,6 +1,6 @@
 """Restart after ``kill -9``: how long a broker holding a large log takes to serve it again.
 
-For pykafkad and for Apache Kafka 4.1.1 (one after the other, on a fresh log directory each): one
+For pykafkad and for Apache Kafka 4.4.0 (one after the other, on a fresh log directory each): one
 topic of one partition with the default 1 GiB segments is filled to ``--size-gb`` by Kafka's
 ``ProducerPerformance`` (acks=all, 10 KiB records, 1 MiB batches).  The harness then waits until the
 broker's ``recovery-point-offset-checkpoint`` (both brokers write Kafka's file) names the partition
@@ -70,10 +70,7 @@ class Outcome:
 
 
 def _kafka_lib() -> Path:
-    """Kafka 4.1.1's jars: the compat tests' copy if present, else resolved for the benchmarks."""
-    java_lib = REPO_ROOT / ".cache" / "java" / "lib"
-    if list(java_lib.glob("kafka_2.13-*.jar")):
-        return java_lib
+    """The benchmarks' Kafka jars (the same release as every other benchmark's)."""
     return kafka_dist.ensure_jars()
 
 

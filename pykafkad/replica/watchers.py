@@ -28,6 +28,10 @@ class Watchers:
         for event in events:
             event.set()
 
+    def waiting(self) -> bool:
+        """Whether anyone is parked here."""
+        return bool(self._events)
+
     def add(self, event: trio.Event) -> None:
         self._events.add(event)
 
