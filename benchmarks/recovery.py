@@ -69,11 +69,6 @@ class Outcome:
     scenario: str
 
 
-def _kafka_lib() -> Path:
-    """The benchmarks' Kafka jars (the same release as every other benchmark's)."""
-    return kafka_dist.ensure_jars()
-
-
 def _partition_dir(broker: BrokerUnderTest) -> Path:
     return broker.data_dir / f"{TOPIC}-0"
 
@@ -305,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print, do not touch RESULTS.md")
     args = ap.parse_args(argv)
     install_cleanup()
-    lib = _kafka_lib()
+    lib = kafka_dist.ensure_jars()
     size_bytes = int(args.size_gb * 1024 ** 3)
     free = shutil.disk_usage(REPO_ROOT).free
     if free < size_bytes * 1.5:

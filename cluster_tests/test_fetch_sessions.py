@@ -18,30 +18,15 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from cluster_tests.broker_metrics import scrape_until, start_with_metrics
 from cluster_tests.clients import create_topic, produce, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
-from compat_tests.broker_process import free_port
 from compat_tests.java_tools import run_tool
 
 SESSIONS = "kafka_server_fetchsessioncache_numincrementalfetchsessions"
 CACHED = "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached"
-
-
-def _scrape(port: int) -> dict[str, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
-        text = answer.read().decode()
-    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
-
-
-def _until(port: int, check: str, wanted: float, timeout: float = 60) -> dict[str, float]:
-    deadline = time.monotonic() + timeout
-    while (seen := _scrape(port)).get(check) != wanted:
-        assert time.monotonic() < deadline, f"{check} is {seen.get(check)}, not {wanted}"
-        time.sleep(0.1)
-    return seen
 
 
 def _until_replicas_agree(ports: dict[int, int], topic: str, partitions: int, timeout: float = 60) -> None:
@@ -65,10 +50,7 @@ def _until_replicas_agree(ports: dict[int, int], topic: str, partitions: int, ti
 @pytest.mark.cluster_timeout(240)
 def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_restart(cluster: Cluster,
                                                                                        tmp_path: Path) -> None:
-    ports = {node_id: free_port() for node_id in (1, 2, 3)}
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, {"metrics.listener": f"http://127.0.0.1:{ports[node_id]}",
-                                       "metrics.console.enable": "true"})
+    ports = start_with_metrics(cluster, {"metrics.console.enable": "true"})
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
@@ -77,7 +59,7 @@ def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_r
         acked = produce(cluster.bootstrap, "sessions", list(range(300)))
         for leader in leaders:
             # One session per follower, each caching the partitions that follower follows there.
-            seen = _until(ports[leader], SESSIONS, 2)
+            seen = scrape_until(ports[leader], SESSIONS, 2)
             led = sum(1 for s in states if s["leader"] == leader)
             assert seen[CACHED] >= 2 * led
         # The followers learn each high watermark and log start offset through their sessions, though
@@ -105,7 +87,7 @@ def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_r
         view.wait_data("/brokers/topics/sessions/partitions/0/state",
                        lambda s: s is not None and s["leader"] == restarted)
         acked.update(produce(cluster.bootstrap, "sessions", list(range(600, 900))))
-        _until(ports[restarted], SESSIONS, 2, timeout=120)
+        scrape_until(ports[restarted], SESSIONS, 2, timeout=120)
         got = read_everything(cluster.bootstrap, "sessions", 3, len(acked))
         assert sorted(v for v, _, _ in got) == sorted(acked)
         assert {v: (p, o) for v, p, o in got} == acked

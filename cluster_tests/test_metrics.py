@@ -11,8 +11,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from cluster_tests.broker_metrics import scrape, scrape_until, start_with_metrics
 from cluster_tests.clients import create_topic
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
@@ -21,47 +21,29 @@ from compat_tests.broker_process import free_port
 STATE = "/brokers/topics/watched/partitions/0/state"
 
 
-def _scrape(port: int) -> dict[str, float]:
-    """The unlabelled samples of a broker's /metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
-        text = answer.read().decode()
-    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
-
-
-def _until(port: int, name: str, wanted: float, timeout: float = 60) -> None:
-    """Scrape until ``name`` reads ``wanted`` (the broker's state has caught up with the event)."""
-    deadline = time.monotonic() + timeout
-    while (seen := _scrape(port).get(name)) != wanted:
-        assert time.monotonic() < deadline, f"{name} is {seen}, not {wanted}"
-        time.sleep(0.1)
-
-
 @pytest.mark.cluster_timeout(240)
 def test_a_killed_follower_makes_its_partitions_under_replicated(cluster: Cluster) -> None:
-    ports = {node_id: free_port() for node_id in (1, 2, 3)}
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, {"metrics.listener": f"http://127.0.0.1:{ports[node_id]}",
-                                       "replica.lag.time.max.ms": "3000"})
+    ports = start_with_metrics(cluster, {"replica.lag.time.max.ms": "3000"})
     view = ZooKeeperView(cluster.zk_connect)
     try:
         view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         [state] = create_topic(cluster, "watched", configs={"min.insync.replicas": "3"})
         leader = state["leader"]
         follower = next(r for r in state["isr"] if r != leader)
-        assert sum(_scrape(ports[n])["kafka_controller_kafkacontroller_activecontrollercount"]
+        assert sum(scrape(ports[n])["kafka_controller_kafkacontroller_activecontrollercount"]
                    for n in (1, 2, 3)) == 1
-        _until(ports[leader], "kafka_server_replicamanager_underreplicatedpartitions", 0)
-        shrinks = _scrape(ports[leader])["kafka_server_replicamanager_isrshrinks_total"]
+        scrape_until(ports[leader], "kafka_server_replicamanager_underreplicatedpartitions", 0)
+        shrinks = scrape(ports[leader])["kafka_server_replicamanager_isrshrinks_total"]
         cluster.brokers[follower].kill9()
         view.wait_data(STATE, lambda s: follower not in s["isr"])
-        _until(ports[leader], "kafka_server_replicamanager_underreplicatedpartitions", 1)
-        seen = _scrape(ports[leader])
+        scrape_until(ports[leader], "kafka_server_replicamanager_underreplicatedpartitions", 1)
+        seen = scrape(ports[leader])
         assert seen["kafka_server_replicamanager_underminisrpartitioncount"] == 1
         assert seen["kafka_server_replicamanager_isrshrinks_total"] >= shrinks + 1
         cluster.start_broker(follower)
         view.wait_data(STATE, lambda s: follower in s["isr"])
-        _until(ports[leader], "kafka_server_replicamanager_underreplicatedpartitions", 0)
-        assert _scrape(ports[leader])["kafka_server_replicamanager_isrexpands_total"] >= 1
+        scrape_until(ports[leader], "kafka_server_replicamanager_underreplicatedpartitions", 0)
+        assert scrape(ports[leader])["kafka_server_replicamanager_isrexpands_total"] >= 1
     finally:
         view.close()
 

@@ -65,6 +65,19 @@ _DIRECT_RECEIVE_MIN = 64 * 1024
 _COMPACT_AFTER = 1024 * 1024
 
 
+def _drop_sent(buffers: list[bytes | bytearray | memoryview], sent: int) -> None:
+    """Drop from the front of ``buffers`` the ``sent`` bytes a writev or sendmsg took, with the empty
+    buffers then at the front."""
+    while buffers:
+        head = memoryview(buffers[0]).nbytes
+        if sent < head:
+            if sent:
+                buffers[0] = memoryview(buffers[0])[sent:]
+            return
+        sent -= head
+        buffers.pop(0)
+
+
 class ConnectionClosed(Exception):
     """The connection must close; the message says why (for the log)."""
 
@@ -246,16 +259,7 @@ class Connection:
             sent = await sock.sendmsg(views[:_IOV_MAX])
             self._touch()
             self._still_moving(self._send_scope)
-            while sent:
-                head = views[0].nbytes
-                if sent >= head:
-                    sent -= head
-                    views.pop(0)
-                else:
-                    views[0] = views[0][sent:]
-                    sent = 0
-            while views and views[0].nbytes == 0:
-                views.pop(0)
+            _drop_sent(views, sent)
 
     async def _send_file_range(self, sock: trio.socket.SocketType, piece: LogSlice) -> None:
         """sendfile the range, waiting for the socket when its buffer is full; a cold range goes from
@@ -294,12 +298,7 @@ class Connection:
         except OSError as e:
             raise trio.BrokenResourceError(str(e)) from e
         self._touch()
-        while buffers and sent >= len(buffers[0]):  # type: ignore[arg-type]
-            sent -= len(buffers.pop(0))  # type: ignore[arg-type]
-        if buffers and sent:
-            buffers[0] = memoryview(buffers[0])[sent:]  # type: ignore[arg-type]
-        while buffers and len(buffers[0]) == 0:  # type: ignore[arg-type]
-            buffers.pop(0)
+        _drop_sent(buffers, sent)  # type: ignore[arg-type]
         return not buffers
 
     def _produce_is_next(self) -> bool:
