@@ -462,12 +462,35 @@ class ClusterLatency:
                 "brokers_rss_peak_mb": rss, "brokers_cpu_s_per_s": cpu / wall if wall else float("nan")}
 
 
-Workload = ClusterThroughput | ClusterLatency
+@dataclass(frozen=True)
+class ClusterCreation:
+    partitions: int
+    kind: str = "creation"
+
+    @property
+    def key(self) -> str:
+        return f"create {self.partitions} partitions RF3"
+
+    def describe(self) -> dict[str, Any]:
+        return {**asdict(self), "key": self.key}
+
+    def run(self, cluster: Cluster, lib: Path) -> dict[str, Any]:
+        # Issue 32's "on three brokers": one CreateTopics until every partition is led with its three
+        # replicas in sync, so every broker has created its 2,000 logs and every follower caught up.
+        create_topic(cluster, "creation-warmup", 1)
+        return {"create_topic_s": create_topic(cluster, f"created-{self.partitions}", self.partitions)}
 
 
-def workloads(records: int, small_records: int, latency_s: float) -> list[Workload]:
-    out: list[Workload] = [ClusterThroughput("java", 1024, "all", records),
-                           ClusterThroughput("librdkafka", 1024, "all", records)]
+Workload = ClusterThroughput | ClusterLatency | ClusterCreation
+
+
+def workloads(records: int, small_records: int, latency_s: float, creation_partitions: int = 0
+              ) -> list[Workload]:
+    out: list[Workload] = []
+    if creation_partitions:
+        out.append(ClusterCreation(creation_partitions))
+    if records:
+        out += [ClusterThroughput("java", 1024, "all", records), ClusterThroughput("librdkafka", 1024, "all", records)]
     if small_records:
         out.append(ClusterThroughput("librdkafka", 100, "1", small_records))
     if latency_s:
@@ -509,7 +532,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     work = out_dir / "run"
     clusters: dict[str, Cluster] = {"pykafkad": PykafkadCluster(work), "kafka": KafkaCluster(work, lib)}
     order = [b for b in ("pykafkad", "kafka") if b in args.brokers.split(",")]
-    wls = workloads(args.records, args.small_records, args.latency_seconds)
+    wls = workloads(args.records, args.small_records, args.latency_seconds, args.creation_partitions)
     results: dict[str, Any] = {
         "meta": {"command": args.command_line, "rounds": args.rounds,
                  "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
@@ -732,6 +755,14 @@ def render_section(results: dict[str, Any]) -> str:
                     *_table(_runs_for(results, d["key"]), LATENCY_METRICS), ""]
             out += _failures(results, d["key"])
             continue
+        if d.get("kind") == "creation":
+            out += [f"### {d['key']}", "", f"One CreateTopics of {d['partitions']:,} partitions of replication "
+                    "factor 3 (after an unmeasured one-partition topic), from the request until the metadata "
+                    "shows every partition led with all three replicas in sync (librdkafka's admin client, "
+                    "polling every 50 ms).", "",
+                    *_table(_runs_for(results, d["key"]), {"create_topic_s": METRICS["create_topic_s"]}), ""]
+            out += _failures(results, d["key"])
+            continue
         tool = ("Kafka's `kafka-producer-perf-test` (--throughput -1) then `kafka-consumer-perf-test` (a group "
                 "consumer, fetch rate excluding the join)" if d["client"] == "java" else
                 "librdkafka (confluent-kafka) producer as fast as it takes records, then an assign() consumer "
@@ -768,7 +799,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cluster", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=100_000,
-                        help="1 KiB acks=all records (once with Kafka's perf tools, once with librdkafka)")
+                        help="1 KiB acks=all records (once with Kafka's perf tools, once with librdkafka); "
+                             "0 leaves those workloads out")
+    parser.add_argument("--creation-partitions", type=int, default=2000,
+                        help="partitions of the RF 3 topic whose creation is timed; 0 leaves that workload out")
     parser.add_argument("--small-records", type=int, default=300_000,
                         help="100 B acks=1 records (librdkafka); 0 leaves that workload out")
     parser.add_argument("--latency-seconds", type=float, default=10.0,

@@ -100,6 +100,19 @@ class PartitionLog:
         and ``ValueError`` for an unknown ``timestamp_type``.
         """
 
+    @staticmethod
+    def create_many(
+        dirs: list[str | os.PathLike[str]],
+        partition_metadata: bytes | None = None,
+        **config: object,
+    ) -> list[PartitionLog]:
+        """The logs of a new topic's partitions, in one call without the GIL: each
+        directory created, ``partition_metadata`` written into it as Kafka's
+        ``partition.metadata``, every parent directory fsynced once.  A directory that
+        already exists is opened and recovered whole, as the constructor does after an
+        unclean shutdown.  ``config``: the constructor's keywords.  Raises ``LogError``
+        (the logs opened so far are closed)."""
+
     @property
     def log_start_offset(self) -> int:
         """First offset in the log (base offset of the first segment)."""

@@ -43,7 +43,8 @@ def test_a_tiny_pykafkad_cluster_run_reports(tmp_path: Path) -> None:
     md = tmp_path / "RESULTS.md"
     md.write_text("# kept\n")
     done = subprocess.run([sys.executable, "-m", "benchmarks.cluster", "--records", "500", "--small-records", "1000",
-                           "--latency-seconds", "1", "--rounds", "1", "--brokers", "pykafkad",
+                           "--latency-seconds", "1", "--creation-partitions", "20", "--rounds", "1",
+                           "--brokers", "pykafkad",
                            "--out", str(tmp_path / "out"), "--results-md", str(md)],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
@@ -56,8 +57,10 @@ def test_a_tiny_pykafkad_cluster_run_reports(tmp_path: Path) -> None:
         assert "metrics" in metrics, metrics
         if workload["kind"] == "latency":
             assert 0 < metrics["metrics"]["p50_ms"] <= metrics["metrics"]["p99_ms"]
+        elif workload["kind"] == "creation":
+            assert metrics["metrics"]["create_topic_s"] > 0
         else:
             assert metrics["metrics"]["zookeeper_rss_peak_mb"] > 0
     text = md.read_text()
     assert text.startswith("# kept\n") and "## Three-broker cluster" in text
-    assert "end-to-end p99 ms" in text
+    assert "end-to-end p99 ms" in text and "### create 20 partitions RF3" in text

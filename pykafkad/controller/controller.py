@@ -19,6 +19,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
+import outcome
 import trio
 
 from pykafkad.config import BrokerConfig
@@ -126,11 +127,13 @@ class Controller:
                 while topic_id in self.metadata.topics_by_id or topic_id.int == 0:
                     topic_id = uuid.uuid4()
                 paths = self.logs.plan_new(name, hosted)
-                opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic_id)
+                opened, nodes = await _while_opening(
+                    self.logs.open_new, (paths, settings, topic_id),
+                    lambda: self._new_topic_nodes(name, topic_id, replicas, clean_configs))
                 self.logs.creating[name] = topic_id
                 self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
                 try:
-                    await self.store.commit(self._new_topic_nodes(name, topic_id, replicas, clean_configs))
+                    await self.store.commit(nodes)
                 except BaseException as e:
                     # The topic was not written: the new logs belong to nothing and must not stay open.
                     # (Another broker's topic of the name, written first, got logs of its own: see
@@ -455,3 +458,23 @@ def _close_all(opened: list) -> None:
             plog.close()
         except Exception:  # noqa: BLE001 - the change's own error is the one to report
             log.exception("closing an unused partition log %s failed", plog.dir)
+
+
+async def _while_opening(open_logs: Callable[..., list], args: tuple, build: Callable[[], list[Op]]
+                         ) -> tuple[list, list[Op]]:
+    """``open_logs(*args)`` on a worker thread while ``build()`` runs here: the Rust log creates the
+    partition logs without the GIL, so a topic's nodes are encoded while its directories are made.
+    Either's exception is raised as itself."""
+    opening: list[outcome.Outcome] = []
+
+    async def run() -> None:
+        opening.append(await outcome.acapture(trio.to_thread.run_sync, open_logs, *args))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        await trio.lowlevel.checkpoint()  # the thread starts before the nodes are built
+        built = outcome.capture(build)
+    opened = opening[0].unwrap()
+    if isinstance(built, outcome.Error):
+        _close_all(opened)
+    return opened, built.unwrap()

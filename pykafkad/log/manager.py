@@ -41,22 +41,16 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 PARTITION_METADATA = "partition.metadata"
 
 
-def write_topic_id(path: Path | str, topic_id: uuid.UUID) -> None:
+def partition_metadata(topic_id: uuid.UUID) -> bytes:
     """Kafka's ``partition.metadata``: the id of the topic a partition directory belongs to, so a
     directory left by a deleted topic is never taken for a new topic of the same name.  Not
     fsynced: a lost file only means the directory is judged by its name, as before."""
-    _write_new_file(os.path.join(path, PARTITION_METADATA),
-                    f"version: 0\ntopic_id: {kafka_uuid(topic_id)}\n".encode())
+    return f"version: 0\ntopic_id: {kafka_uuid(topic_id)}\n".encode()
 
 
-def _write_new_file(path: str, data: bytes) -> None:
-    # os-level calls: a topic of thousands of partitions writes one such file each, and pathlib's
-    # objects cost as much as the system calls.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+def write_topic_id(path: Path | str, topic_id: uuid.UUID) -> None:
+    """Write ``partition.metadata`` into an existing partition directory."""
+    Path(path, PARTITION_METADATA).write_bytes(partition_metadata(topic_id))
 
 
 def read_topic_id(path: Path) -> uuid.UUID | None:
@@ -278,30 +272,18 @@ class LogManager:
                  topic_id: uuid.UUID | None = None) -> list[PartitionLog]:
         """Create the logs at ``paths``; reads no state that changes, so it may run on a worker thread.
 
-        The partition directories are made here and their log dirs fsynced once each, so the new
-        directories are durable before the creation is acknowledged at the cost of one fsync per
-        log dir rather than one per partition; each log fsyncs its own directory on its first flush.
+        One call into the Rust log, which makes the directories, writes each one's topic id and
+        fsyncs each log dir once, so the new directories are durable before the creation is
+        acknowledged at the cost of one fsync per log dir rather than one per partition; each log
+        fsyncs its own directory on its first flush.
 
-        A failure closes what was opened and raises KafkaError(KAFKA_STORAGE_ERROR).
+        A failure raises KafkaError(KAFKA_STORAGE_ERROR), with nothing left open.
         """
-        opened: list[PartitionLog] = []
+        metadata = None if topic_id is None else partition_metadata(topic_id)
         try:
-            for path in paths:
-                try:
-                    os.mkdir(path)
-                except FileExistsError:
-                    pass
-                if topic_id is not None:
-                    write_topic_id(path, topic_id)
-            for parent in dict.fromkeys(path.parent for path in paths):
-                _fsync_dir(parent)
-            for path in paths:
-                opened.append(self._open_log(path, settings))
+            return PartitionLog.create_many([str(p) for p in paths], metadata, **settings)
         except (LogError, OSError) as e:
-            for plog in opened:
-                plog.close()
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"creating partition logs failed: {e}") from e
-        return opened
 
     def register(self, name: str, opened: dict[int, PartitionLog], settings: dict[str, object]) -> None:
         """Make logs opened by ``open_new`` the given partitions of topic ``name``."""

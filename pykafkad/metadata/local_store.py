@@ -18,6 +18,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _json_string
 from pathlib import Path
 
 from pykafkad.metadata import legacy_document
@@ -75,6 +76,10 @@ class LocalMetadataStore:
         self.path = log_dir / FILE_NAME
         self._nodes: dict[str, _Entry] = {"/": _Entry(b"", 0, False)}
         self._children: dict[str, set[str]] = {"/": set()}
+        # Each persistent node's line of the saved file, encoded when the node changes: the whole
+        # file is rewritten on every change, and encoding tens of thousands of partition nodes
+        # each time made creating a topic slower with every topic there was.
+        self._lines: dict[str, str] = {}
         self._data_watches: dict[str, list[DataCallback]] = {}
         self._children_watches: dict[str, list[ChildrenCallback]] = {}
 
@@ -211,12 +216,17 @@ class LocalMetadataStore:
 
     def _put(self, path: str, entry: _Entry) -> None:
         self._nodes[path] = entry
+        if entry.ephemeral or path == "/":
+            self._lines.pop(path, None)
+        else:
+            self._lines[path] = _saved_line(path, entry)
         self._children.setdefault(path, set())
         if path != "/":
             self._children.setdefault(_parent(path), set()).add(path.rsplit("/", 1)[1])
 
     def _remove(self, path: str) -> None:
         self._nodes.pop(path, None)
+        self._lines.pop(path, None)
         self._children.pop(path, None)
         self._children.get(_parent(path), set()).discard(path.rsplit("/", 1)[1])
 
@@ -244,11 +254,8 @@ class LocalMetadataStore:
                 _call(callback, None if kids is None else sorted(kids))
 
     def _save(self) -> None:
-        # One node per line, each encoded by json's C encoder: the whole file is rewritten on every
-        # change, and json.dump's indented (pure Python) encoding of tens of thousands of partition
-        # nodes cost more than the rest of creating them.
-        nodes = ",\n".join(f"  {json.dumps(path)}: {json.dumps(_encode_data(e))}"
-                            for path, e in sorted(self._nodes.items()) if not e.ephemeral and path != "/")
+        # One node per line (see ``_lines``), in path order.
+        nodes = ",\n".join(self._lines[path] for path in sorted(self._lines))
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w") as f:
             f.write(f'{{\n "format": {json.dumps(FORMAT)},\n "znodes": {{\n{nodes}\n }}\n}}\n')
@@ -269,11 +276,14 @@ def _call(callback: Callable, value: object) -> None:
         log.exception("metadata watch callback failed")
 
 
-def _encode_data(entry: _Entry) -> dict:
+def _saved_line(path: str, entry: _Entry) -> str:
+    """The node's line of the saved file: ``"<path>": {"data": ..., "version": N}``, as json.dumps
+    writes it, by json's C string encoder alone (json.dumps per node was most of a commit)."""
     try:
-        return {"data": entry.data.decode(), "version": entry.version}
+        key, text = "data", entry.data.decode()
     except UnicodeDecodeError:
-        return {"data_base64": base64.b64encode(entry.data).decode(), "version": entry.version}
+        key, text = "data_base64", base64.b64encode(entry.data).decode()
+    return f'  {_json_string(path)}: {{"{key}": {_json_string(text)}, "version": {entry.version}}}'
 
 
 def _decode_data(node: dict) -> bytes:

@@ -65,6 +65,16 @@ impl IndexFile {
         ))
     }
 
+    /// An index known not to exist yet (a segment in a directory just
+    /// created): no system call until the first entry.
+    pub fn absent(path: &Path, entry_size: usize) -> IndexFile {
+        IndexFile {
+            path: path.to_path_buf(),
+            entry_size,
+            on_disk: AtomicBool::new(false),
+        }
+    }
+
     /// A read/write handle, creating the file if it is not on disk yet.
     fn handle(&self) -> Result<Arc<File>> {
         if self.on_disk.load(Ordering::Acquire) {

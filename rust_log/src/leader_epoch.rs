@@ -31,6 +31,14 @@ pub enum CheckpointLoad {
 }
 
 impl LeaderEpochCache {
+    /// An empty cache for a directory just created (no checkpoint to read).
+    pub fn absent(dir: &Path) -> LeaderEpochCache {
+        LeaderEpochCache {
+            path: dir.join(CHECKPOINT_FILE),
+            entries: Vec::new(),
+        }
+    }
+
     /// Loads the checkpoint; returns the cache and what was found (unless
     /// `Loaded`, the caller rebuilds the cache from batch headers).
     pub fn open(dir: &Path) -> (LeaderEpochCache, CheckpointLoad) {

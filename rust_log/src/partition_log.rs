@@ -81,6 +81,10 @@ pub struct PartitionLog {
     /// (every change of the cache is written at once), so close need only
     /// fsync it rather than write it again.
     epochs_on_disk: bool,
+    /// The cache has an entry the checkpoint does not: an epoch assigned
+    /// while the log was empty, written with the next append or flush (see
+    /// [`PartitionLog::assign_leader_epoch`]).
+    epochs_unwritten: bool,
     closed: bool,
     log_start_offset: i64,
     /// Kafka's recovery point: every offset below it is fsynced (data,
@@ -95,6 +99,9 @@ pub struct PartitionLog {
     /// = not known yet (computed on the first cleaning after open).
     tombstone_expiry: Option<Option<i64>>,
 }
+
+/// Kafka's file of the topic id in each partition directory.
+const PARTITION_METADATA: &str = "partition.metadata";
 
 fn parse_stem(name: &str, ext: &str) -> Option<i64> {
     let stem = name.strip_suffix(ext)?.strip_suffix('.')?;
@@ -129,7 +136,9 @@ impl PartitionLog {
         config.validate()?;
         let checkpointed_rp = recovery_point.unwrap_or(0).max(0);
         let dir = dir.as_ref().to_path_buf();
-        let created_dir = create_dir(&dir)?;
+        if create_dir(&dir)? {
+            return Self::in_new_dir(dir, config, true);
+        }
         let mut report = Vec::new();
         segment_swap::recover(&dir, &mut report)?;
 
@@ -258,9 +267,10 @@ impl PartitionLog {
             report,
             first_dirty_segment: first_recovered,
             dir_dirty,
-            parent_dirty: created_dir,
+            parent_dirty: false,
             epochs_unsynced: epochs_loaded && !clean_shutdown,
             epochs_on_disk: epochs_loaded,
+            epochs_unwritten: false,
             closed: false,
             log_start_offset,
             recovery_point,
@@ -342,6 +352,74 @@ impl PartitionLog {
             log.write_epochs()?;
         }
         Ok(log)
+    }
+
+    /// Creates the logs of a new topic's partitions at `dirs`, each directory
+    /// made here, with `partition_metadata` (Kafka's `partition.metadata`:
+    /// the topic id) written into each. Every parent directory is fsynced
+    /// once, so the new entries are durable before this returns at the cost
+    /// of one fsync per log dir, not one per partition. A directory that
+    /// already exists (left by an earlier topic of the name) is opened and
+    /// recovered whole instead. On an error the logs opened so far are closed.
+    pub fn create_many(
+        dirs: &[PathBuf],
+        config: LogConfig,
+        partition_metadata: Option<&[u8]>,
+    ) -> Result<Vec<PartitionLog>> {
+        config.validate()?;
+        let mut fresh = Vec::with_capacity(dirs.len());
+        for dir in dirs {
+            fresh.push(create_dir(dir)?);
+            if let Some(data) = partition_metadata {
+                let path = dir.join(PARTITION_METADATA);
+                fs::write(&path, data)
+                    .map_err(|e| LogError::io(format!("writing {}", path.display()), e))?;
+            }
+        }
+        let mut synced: Vec<&Path> = Vec::new();
+        for parent in dirs.iter().filter_map(|d| d.parent()) {
+            if !synced.contains(&parent) {
+                segment_swap::sync_dir(parent)?;
+                synced.push(parent);
+            }
+        }
+        let mut logs = Vec::with_capacity(dirs.len());
+        for (dir, fresh) in dirs.iter().zip(fresh) {
+            logs.push(if fresh {
+                Self::in_new_dir(dir.clone(), config, false)?
+            } else {
+                Self::open_at(dir, config, false, None)?
+            });
+        }
+        Ok(logs)
+    }
+
+    /// The empty log of a directory this process just created: nothing in it
+    /// to inventory or recover, so the only system call is the first
+    /// segment's creation. `parent_dirty`: the directory's entry in its
+    /// parent still needs an fsync (done by the first flush).
+    fn in_new_dir(dir: PathBuf, config: LogConfig, parent_dirty: bool) -> Result<PartitionLog> {
+        let segment = Segment::create_in_new_dir(&dir, 0, &config.segment_config())?;
+        Ok(PartitionLog {
+            epochs: LeaderEpochCache::absent(&dir),
+            dir,
+            config,
+            segments: vec![segment],
+            producers: ProducerStateManager::new(),
+            report: Vec::new(),
+            first_dirty_segment: None,
+            dir_dirty: true,
+            parent_dirty,
+            epochs_unsynced: false,
+            epochs_on_disk: false,
+            epochs_unwritten: false,
+            closed: false,
+            log_start_offset: 0,
+            recovery_point: 0,
+            flush_policy: FlushPolicy::new(now_ms()),
+            cleaner_checkpoint: None,
+            tombstone_expiry: None,
+        })
     }
 
     /// Calls `f` for every batch header whose batch ends at or after
@@ -671,8 +749,7 @@ impl PartitionLog {
             // truncate to where it already ends, and fetch that way for good, out of the ISR.
             let leo = self.log_end_offset();
             if self.epochs.truncate_from_end(leo) {
-                self.epochs.persist()?;
-                self.epochs_on_disk = true;
+                self.persist_epochs()?;
             }
             return Ok(leo);
         }
@@ -697,8 +774,7 @@ impl PartitionLog {
         let leo = self.log_end_offset();
         self.recovery_point = self.recovery_point.min(leo);
         if self.epochs.truncate_from_end(leo) {
-            self.epochs.persist()?;
-            self.epochs_on_disk = true;
+            self.persist_epochs()?;
         }
         // Producer state as of the new end: replayed from the start of the log.
         let mut producers = ProducerStateManager::new();
@@ -758,7 +834,9 @@ impl PartitionLog {
         for &(epoch, start) in epochs {
             epochs_changed |= self.epochs.assign(epoch, start);
         }
-        if epochs_changed && let Err(e) = self.write_epochs() {
+        if (epochs_changed || self.epochs_unwritten)
+            && let Err(e) = self.write_epochs()
+        {
             self.epochs.truncate_from_end(base_offset);
             return Err(e);
         }
@@ -814,8 +892,7 @@ impl PartitionLog {
         // Nothing below `offset` exists any more, and nothing at it yet.
         self.recovery_point = offset;
         self.epochs.clear();
-        self.epochs.persist()?;
-        self.epochs_on_disk = true;
+        self.persist_epochs()?;
         self.producers = ProducerStateManager::new();
         Ok(())
     }
@@ -1124,7 +1201,16 @@ impl PartitionLog {
         if !self.epochs.assign(epoch, leo) {
             return Ok(false);
         }
-        self.write_epochs()?;
+        if leo == self.log_start_offset {
+            // An empty log's entry is written with its first append (or the
+            // next flush): a new topic's thousands of partitions each wrote a
+            // checkpoint here, most of what leading them cost. An entry at
+            // the log end is dropped on open anyway; this replica assigns the
+            // epoch again when it next leads.
+            self.epochs_unwritten = true;
+        } else {
+            self.write_epochs()?;
+        }
         Ok(true)
     }
 
@@ -1211,8 +1297,7 @@ impl PartitionLog {
         self.first_dirty_segment = self.first_dirty_segment.map(|d| d.saturating_sub(count));
         self.dir_dirty = true;
         if self.epochs.truncate_from_start(self.log_start_offset) {
-            self.epochs.persist()?;
-            self.epochs_on_disk = true;
+            self.persist_epochs()?;
         }
         Ok((count, freed))
     }
@@ -1514,6 +1599,9 @@ impl PartitionLog {
     /// fsyncs what makes flushed segments findable after a crash: the
     /// leader-epoch checkpoint and the directory entries.
     fn sync_metadata(&mut self) -> Result<()> {
+        if self.epochs_unwritten {
+            self.persist_epochs()?;
+        }
         if self.epochs_unsynced {
             self.epochs.sync()?;
             self.epochs_unsynced = false;
@@ -1540,6 +1628,16 @@ impl PartitionLog {
         self.epochs.write_unsynced()?;
         self.epochs_unsynced = true;
         self.epochs_on_disk = true;
+        self.epochs_unwritten = false;
+        Ok(())
+    }
+
+    /// Writes and fsyncs the leader-epoch checkpoint.
+    fn persist_epochs(&mut self) -> Result<()> {
+        self.epochs.persist()?;
+        self.epochs_on_disk = true;
+        self.epochs_unsynced = false;
+        self.epochs_unwritten = false;
         Ok(())
     }
 
@@ -1559,10 +1657,11 @@ impl PartitionLog {
         // next open re-derives epochs only from the snapshot's offset on, so
         // a durable snapshot must never sit beside an older checkpoint. A
         // log that never had data needs none (a missing file reads as empty).
-        if !self.epochs_on_disk {
+        if self.epochs_unwritten {
+            self.persist_epochs()?;
+        } else if !self.epochs_on_disk {
             if !self.epochs.entries().is_empty() || self.log_end_offset() > self.log_start_offset {
-                self.epochs.persist()?;
-                self.epochs_on_disk = true;
+                self.persist_epochs()?;
             }
         } else if self.epochs_unsynced {
             self.epochs.sync()?;

@@ -118,6 +118,31 @@ impl PyPartitionLog {
         })
     }
 
+    /// Creates the logs of a new topic's partitions at `dirs` in one call,
+    /// without the GIL: each directory made, `partition_metadata` written
+    /// into it, the parent directories fsynced once (see
+    /// `PartitionLog::create_many`).
+    #[staticmethod]
+    #[pyo3(signature = (dirs, partition_metadata = None, **config))]
+    fn create_many(
+        py: Python<'_>,
+        dirs: Vec<std::path::PathBuf>,
+        partition_metadata: Option<Vec<u8>>,
+        config: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<PyPartitionLog>> {
+        let config = python_config::with_kwargs(LogConfig::default(), config)?;
+        let logs = py
+            .detach(|| CoreLog::create_many(&dirs, config, partition_metadata.as_deref()))
+            .map_err(|e| to_py_err(py, e))?;
+        Ok(logs
+            .into_iter()
+            .map(|log| PyPartitionLog {
+                inner: Mutex::new(log),
+                clean_lock: Mutex::new(()),
+            })
+            .collect())
+    }
+
     /// Applies any subset of the constructor's configuration keywords live.
     #[pyo3(signature = (**config))]
     fn update_config(&self, py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<()> {

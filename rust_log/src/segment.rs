@@ -154,6 +154,47 @@ impl Segment {
         Ok((seg, file, oload, tload))
     }
 
+    /// Creates the first segment of a directory this process just created:
+    /// there are no leftover files to replace, so the only system call is
+    /// the `.log` file's creation (the indexes are created when first
+    /// needed).
+    pub fn create_in_new_dir(dir: &Path, base_offset: i64, cfg: &SegmentConfig) -> Result<Segment> {
+        let log_path = suffixed_path(dir, base_offset, "log", "");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&log_path)
+            .map_err(|e| LogError::io(format!("creating {}", log_path.display()), e))?;
+        let seg = Segment {
+            base_offset,
+            dir: dir.to_path_buf(),
+            suffix: String::new(),
+            offset_index: OffsetIndex::absent(
+                &suffixed_path(dir, base_offset, "index", ""),
+                base_offset,
+                cfg.segment_index_bytes,
+            ),
+            time_index: TimeIndex::absent(
+                &suffixed_path(dir, base_offset, "timeindex", ""),
+                base_offset,
+                cfg.segment_index_bytes,
+            ),
+            txn_index: TransactionIndex::absent(&suffixed_path(dir, base_offset, "txnindex", "")),
+            log_path,
+            size: 0,
+            bytes_since_last_index_entry: 0,
+            index_interval_bytes: cfg.index_interval_bytes,
+            max_timestamp: -1,
+            offset_of_max_timestamp: -1,
+            next_offset: base_offset,
+            first_batch_timestamp: None,
+            created_ms: crate::partition_log::now_ms(),
+        };
+        file_cache::insert(&seg.log_path, file);
+        Ok(seg)
+    }
+
     /// Creates a new, empty segment (replacing any leftover files).
     pub fn create(dir: &Path, base_offset: i64, cfg: &SegmentConfig) -> Result<Segment> {
         Self::create_with_suffix(dir, base_offset, cfg, "")

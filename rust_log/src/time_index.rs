@@ -29,6 +29,16 @@ pub struct TimeIndex {
 }
 
 impl TimeIndex {
+    /// An empty index whose file does not exist yet (see [`IndexFile::absent`]).
+    pub fn absent(path: &Path, base_offset: i64, max_index_bytes: usize) -> TimeIndex {
+        TimeIndex {
+            file: IndexFile::absent(path, ENTRY_SIZE),
+            base_offset,
+            entries: Vec::new(),
+            max_entries: (max_index_bytes / ENTRY_SIZE).max(1),
+        }
+    }
+
     /// Opens or creates the index; reports how the stored file looked.
     pub fn open(
         path: &Path,

@@ -99,6 +99,16 @@ impl TransactionIndex {
         Ok((index, damaged))
     }
 
+    /// An empty index whose file does not exist (a segment in a directory
+    /// just created): nothing to remove.
+    pub fn absent(path: &Path) -> TransactionIndex {
+        TransactionIndex {
+            path: path.to_path_buf(),
+            entries: Vec::new(),
+            unsynced: AtomicBool::new(false),
+        }
+    }
+
     /// An empty index at `path`, any old file there removed.
     pub fn create(path: &Path) -> Result<TransactionIndex> {
         remove_if_present(path)?;
