@@ -147,3 +147,48 @@ def test_watches_report_the_state_now_and_after_each_change(open_store: Opener) 
         assert data[-1] == Node(b"2", 1), "a cancelled watch reported again"
 
     run(open_store, body)
+
+
+def test_a_zookeeper_data_watch_reads_again_after_its_session_expires(zookeeper: ZooKeeperServer) -> None:
+    """ZooKeeper drops a session's watches when it expires; the data watch reads the node again on
+    the new session and reports what changed meanwhile (kazoo's recipe did; ours must too)."""
+    from kazoo.client import KazooClient
+
+    connect = f"{zookeeper.connect}/store-{next(_chroots)}"
+    store = ZooKeeperMetadataStore(connect, 4000)
+    other = KazooClient(hosts=connect)
+
+    async def main() -> None:
+        await store.start()
+        await trio.to_thread.run_sync(other.start)
+        try:
+            with trio.fail_after(60):
+                await store.create("/e/n", b"1")
+                seen: list[Node | None] = []
+                changed = trio.Event()
+
+                def on_data(node: Node | None) -> None:
+                    nonlocal changed
+                    seen.append(node)
+                    changed.set()
+                    changed = trio.Event()
+
+                await store.watch_data("/e/n", on_data)
+                assert seen == [Node(b"1", 0)]
+                new_session = trio.Event()
+                store.on_new_session(new_session.set)
+                # Another client on the same session id and password, closed: the session expires.
+                session_id, password = store._zk.client_id
+                thief = KazooClient(hosts=connect, client_id=(session_id, password))
+                await trio.to_thread.run_sync(thief.start)
+                await trio.to_thread.run_sync(thief.stop)
+                await trio.to_thread.run_sync(thief.close)
+                await new_session.wait()
+                await trio.to_thread.run_sync(other.set, "/e/n", b"2")
+                while seen[-1] != Node(b"2", 1):
+                    await changed.wait()
+        finally:
+            await trio.to_thread.run_sync(other.stop)
+            await store.close()
+
+    trio.run(main)

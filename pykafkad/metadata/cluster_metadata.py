@@ -44,6 +44,11 @@ PartitionListener = Callable[[TopicInfo, list[PartitionInfo]], None]
 TopicListener = Callable[[TopicInfo], None]
 
 
+# State watches of one topic set up concurrently: on ZooKeeper, reads in flight at once on the
+# session's connection.
+_WATCHES_AT_ONCE = 64
+
+
 def topic_name_problem(name: str | None) -> str | None:
     """Kafka's topic-name rules; returns the reason a name is illegal, or None."""
     if not name:
@@ -425,11 +430,20 @@ class ClusterMetadata:
         nodes.topic_id = topic_id or uuid.uuid5(uuid.NAMESPACE_URL, name)
         nodes.replicas = replicas
         nodes.adding, nodes.removing = assignment.adding, assignment.removing
-        for index in range(len(replicas)):
-            if index not in nodes.state_watches:
+        unwatched = iter([index for index in range(len(replicas)) if index not in nodes.state_watches])
+
+        async def watch_states() -> None:
+            for index in unwatched:
                 nodes.state_watches[index] = await self.store.watch_data(
                     znodes.partition_state_path(name, index),
                     lambda n, t=name, ns=nodes, i=index: self._post("state", t, ns, i, n))
+
+        # Many watches set up at once: on ZooKeeper each is a round trip, and a topic of 2,000
+        # partitions set up one after another took seconds on every broker.  The
+        # states arrive as events in any order; each partition is shown once all before it are.
+        async with trio.open_nursery() as nursery:
+            for _ in range(min(_WATCHES_AT_ONCE, len(replicas))):
+                nursery.start_soon(watch_states)
         self._publish(name, nodes, range(len(replicas)))
 
     def _state_changed(self, name: str, nodes: _TopicNodes, index: int, node: Node | None) -> None:

@@ -2,8 +2,9 @@
 
 kazoo is a blocking client with its own threads: each call runs on a Trio worker thread, and each
 watch notification is handed to the Trio thread with the run's ``TrioToken``, in the order kazoo
-delivered it.  Watches are kazoo's ``DataWatch`` and ``ChildrenWatch`` recipes, which re-arm
-after each event and report the latest state.
+delivered it.  A data watch is ``ZooKeeperDataWatch`` (kazoo's ``DataWatch`` recipe without a
+thread per read), a children watch kazoo's ``ChildrenWatch``; both re-arm after each event and
+report the latest state.
 
 ``zookeeper.connect`` may end in a chroot (``host:2181/kafka``); the chroot is made if missing, as
 Kafka does.  A session that expires (the broker was paused or cut off longer than
@@ -40,7 +41,7 @@ from kazoo.exceptions import (
     NotEmptyError as KazooNotEmpty,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.recipe.watchers import ChildrenWatch
 
 from pykafkad.metadata.store import (
     BadVersionError,
@@ -58,6 +59,7 @@ from pykafkad.metadata.store import (
     StoreError,
     StoreUnavailableError,
 )
+from pykafkad.metadata.zookeeper_data_watch import ZooKeeperDataWatch
 
 log = logging.getLogger(__name__)
 
@@ -231,16 +233,29 @@ class ZooKeeperMetadataStore:
             pass
 
     async def watch_data(self, path: str, callback: DataCallback) -> _KazooWatch:
+        """Returns once the node's first state has been handed to ``callback`` (after it, in
+        order, come its changes)."""
         watch = _KazooWatch()
+        first = trio.Event()
+        failure: list[Exception] = []
 
-        def changed(data: bytes | None, stat: Any, *_: Any) -> bool | None:
+        def changed(data: bytes | None, stat: Any) -> bool | None:
             if watch.cancelled:
                 return False
             node = None if stat is None else Node(data or b"", stat.version)
             self._deliver(lambda: None if watch.cancelled else callback(node))
+            if not first.is_set():
+                self._deliver(first.set)
             return None
 
-        await self._call(DataWatch, self._zk, path, changed)
+        def failed(error: Exception) -> None:
+            failure.append(error)
+            self._deliver(first.set)
+
+        ZooKeeperDataWatch(self._zk, path, changed, failed).start()
+        await first.wait()
+        if failure:
+            raise _translated(failure[0])
         return watch
 
     async def watch_children(self, path: str, callback: ChildrenCallback) -> _KazooWatch:
