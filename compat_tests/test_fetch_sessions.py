@@ -8,15 +8,17 @@ topics.  segmentio/kafka-go's Client.Fetch sends (-1, -1); pykafkad answered it
 FETCH_SESSION_ID_NOT_FOUND with no topics, so the client reported "topic not found".
 
 Each combination goes to pykafkad and to a real Kafka 4.1.1 on the same connection after a
-produce, and the top-level error, the partitions answered and their records must match.  The only
-difference allowed: Kafka opens a session for epoch 0 and answers its id; pykafkad keeps sessions
-for its followers only (cluster_tests/test_fetch_sessions.py) and answers a client 0, which tells
-it to go on with full fetches.
+produce, and the top-level error, the partitions answered and their records must match; both open a
+session exactly where asked to (epoch 0).  Then one session through its life, side by side: a full
+fetch opens it, incremental fetches are answered only the partitions with news (records or moved
+watermarks), a stale epoch is refused, a forgotten partition is no longer answered, and a closed
+session is gone.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -85,12 +87,90 @@ def test_every_session_id_and_epoch_is_answered_as_kafka(broker: BrokerProcess, 
                    for case in CASES if ours[case][0] != theirs[case][0]]
     assert not differences, "\n".join(differences)
     full = [(0, 0, [(0, 3)])]
-    for (session_id, epoch), ((error, parts), answered_session) in ours.items():
+    for (session_id, epoch), ((error, parts), _) in ours.items():
         if epoch in (0, -1):
             assert error == 0 and [(p, e, b) for _, p, e, b in parts] == full, (session_id, epoch)
         else:
             assert (error, parts) == (FETCH_SESSION_ID_NOT_FOUND, []), (session_id, epoch)
-        assert answered_session == 0  # pykafkad keeps no sessions: clients go on with full fetches
-    # Kafka opens a session only where it is asked to (epoch 0), and answers 0 otherwise.
-    for (session_id, epoch), (_, answered_session) in theirs.items():
-        assert (answered_session != 0) == (epoch == 0), (session_id, epoch, answered_session)
+    # Both open a session only where they are asked to (epoch 0), and answer 0 otherwise.
+    for answers in (ours, theirs):
+        for (session_id, epoch), (_, answered_session) in answers.items():
+            assert (answered_session != 0) == (epoch == 0), (session_id, epoch, answered_session)
+
+
+def _wait_for_leaders(conn: RawConnection, topic: str, partitions: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        listed = conn.request(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": topic, "partitions": [{"partition_index": i, "current_leader_epoch": -1, "timestamp": -1}
+                                           for i in range(partitions)]}]})
+        if all(p["error_code"] == 0 for p in listed["topics"][0]["partitions"]):
+            return
+        assert time.monotonic() < deadline, listed
+        time.sleep(0.05)
+
+
+def _produce(conn: RawConnection, topic: str, partition: int, values: list[bytes]) -> None:
+    produced = produce_partition_response(conn.request(0, 9, produce_body(
+        topic, partition, record_batch(values, int(time.time() * 1000)))))
+    assert produced["error_code"] == 0, produced
+
+
+def _session_life(port: int, version: int) -> list[tuple[str, Any]]:
+    """What each step of one session's life is answered: (step, (error, partitions, session id given?))."""
+    steps: list[tuple[str, Any]] = []
+    with RawConnection(port) as conn:
+        topic = unique_topic("fetch-session-life")
+        conn.create_topic(topic, partitions=3)
+        _wait_for_leaders(conn, topic, 3)
+        by_id = version >= 13
+        key: dict[str, Any] = {"topic": topic}
+        if by_id:
+            meta = conn.request(3, 12, {"topics": [{"topic_id": uuid.UUID(int=0), "name": topic}],
+                                        "allow_auto_topic_creation": False,
+                                        "include_topic_authorized_operations": False})
+            key = {"topic_id": meta["topics"][0]["topic_id"]}
+        _produce(conn, topic, 0, [b"a", b"b", b"c"])
+
+        def fetch(session_id: int, epoch: int, offsets: dict[int, int], forget: list[int] = ()) -> dict[str, Any]:
+            return conn.request(1, version, {
+                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+                "session_id": session_id, "session_epoch": epoch, "rack_id": "",
+                "topics": [{**key, "partitions": [
+                    {"partition": p, "current_leader_epoch": -1, "fetch_offset": o, "log_start_offset": -1,
+                     "last_fetched_epoch": -1, "partition_max_bytes": 1 << 20} for p, o in offsets.items()]}]
+                if offsets else [],
+                "forgotten_topics_data": [{**key, "partitions": list(forget)}] if forget else []})
+
+        def summary(response: dict[str, Any]) -> tuple[int, list[tuple[int, int, int, int, list]], bool]:
+            return response["error_code"], sorted(
+                (p["partition_index"], p["error_code"], p["high_watermark"], p["log_start_offset"],
+                 batches_in(p["records"] or b""))
+                for t in response["responses"] for p in t["partitions"]), response["session_id"] != 0
+
+        opened = fetch(0, 0, {0: 0, 1: 0, 2: 0})
+        session = opened["session_id"]
+        steps.append(("full fetch opens a session", summary(opened)))
+        steps.append(("partition 0 moved to its end: nothing new", summary(fetch(session, 1, {0: 3}))))
+        _produce(conn, topic, 1, [b"d", b"e"])
+        steps.append(("records on partition 1: it alone", summary(fetch(session, 2, {}))))
+        steps.append(("the same epoch again", summary(fetch(session, 2, {}))))
+        steps.append(("partition 1 moved, partition 2 forgotten", summary(fetch(session, 3, {1: 2}, [2]))))
+        _produce(conn, topic, 2, [b"f"])
+        steps.append(("records on the forgotten partition: nothing", summary(fetch(session, 4, {}))))
+        steps.append(("closed, full fetch without a session", summary(fetch(session, -1, {0: 3}))))
+        steps.append(("the closed session", summary(fetch(session, 5, {}))))
+    return steps
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_a_session_through_its_life_is_answered_as_kafka(broker: BrokerProcess, reference_kafka: BrokerProcess,
+                                                         version: int) -> None:
+    ours, theirs = _session_life(broker.port, version), _session_life(reference_kafka.port, version)
+    differences = [f"{step}: pykafkad {a} kafka {b}" for (step, a), (_, b) in zip(ours, theirs, strict=True)
+                   if a != b]
+    assert not differences, "\n".join(differences)
+    answered = dict(ours)
+    assert answered["records on partition 1: it alone"][1] == [(1, 0, 2, 0, [(0, 2)])]
+    assert answered["the same epoch again"][0] == 71  # INVALID_FETCH_SESSION_EPOCH
+    assert answered["the closed session"][0] == FETCH_SESSION_ID_NOT_FOUND

@@ -579,6 +579,10 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("replica.fetch.wait.max.ms", "int", 500, at_least(0),
                   by="replica/replica_fetcher.py",
                   doc="Followers' fetch max wait."),
+        ConfigKey("max.incremental.fetch.session.cache.slots", "int", 1000, at_least(0),
+                  by="replica/replica_manager.py",
+                  doc="Fetch sessions (KIP-227) this broker keeps for its followers and consumers; 0 keeps "
+                      "none."),
         ConfigKey("replica.fetch.min.bytes", "int", 1, at_least(1),
                   by="replica/replica_fetcher.py",
                   doc="Followers' fetch min bytes."),

@@ -5,14 +5,14 @@ transactions of the range; they drop those records themselves, as with Kafka.
 
 The bytes for each partition come from the Rust log in one buffer, never record by record.
 The first batch of the response is always returned whole, even when it is larger than
-the limits (KIP-74).  Fetch sessions (KIP-227) are kept for followers (``replica/fetch_session.py``):
-their epoch-0 fetch opens one, and their later fetches name and are answered only what changed.
-Clients' fetches are answered session id 0, which tells them to send full fetch requests.  As in
-Kafka's FetchManager, a request with session epoch 0 (open a session) or -1 (FINAL_EPOCH: no
-session, as kafka-go's Client.Fetch sends it) is a full fetch whatever its session id, which only
-names a session to close; any other epoch is an incremental fetch on the session named:
-FETCH_SESSION_ID_NOT_FOUND when there is none, INVALID_FETCH_SESSION_EPOCH when the epoch is not
-the one expected.
+the limits (KIP-74).  Fetch sessions (KIP-227) are kept for followers and consumers
+(``replica/fetch_session.py``): an epoch-0 fetch opens one, and the later fetches name and are
+answered only what changed.  As in Kafka's FetchManager, a request with session epoch 0 (open a
+session) or -1 (FINAL_EPOCH: no session, as kafka-go's Client.Fetch sends it) is a full fetch
+whatever its session id, which only names a session to close; any other epoch is an incremental
+fetch on the session named: FETCH_SESSION_ID_NOT_FOUND when there is none,
+INVALID_FETCH_SESSION_EPOCH when the epoch is not the one expected.  A session is its fetcher's:
+a consumer's request cannot use a follower's, nor a follower another's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,14 @@ from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import count_partition_error
-from pykafkad.replica.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition, next_epoch
+from pykafkad.replica.fetch_session import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    FetchSession,
+    SessionPartition,
+    TopicKey,
+    next_epoch,
+)
 from pykafkad.replica.replica_manager import QUIET, FetchedData, FetchEntry
 from wire.error_codes import ErrorCode
 
@@ -53,43 +60,59 @@ def _session_error(code: ErrorCode) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "session_id": 0, "responses": []}
 
 
+def _topic_key(topic: dict[str, Any], by_id: bool) -> TopicKey:
+    """How a request (or response) names a topic: by id from version 13 on, by name before."""
+    return topic["topic_id"] if by_id else topic["topic"]
+
+
 def _session_topics(session: FetchSession) -> list[dict[str, Any]]:
     """Every partition of ``session`` as the topics of a full request."""
-    topics: dict[str, list[dict[str, Any]]] = {}
-    for (name, index), p in session.partitions.items():
-        topics.setdefault(name, []).append({
+    topics: dict[TopicKey, list[dict[str, Any]]] = {}
+    for (key, index), p in session.partitions.items():
+        topics.setdefault(key, []).append({
             "partition": index, "fetch_offset": p.fetch_offset, "current_leader_epoch": p.current_leader_epoch,
             "last_fetched_epoch": p.last_fetched_epoch, "log_start_offset": -1, "partition_max_bytes": p.max_bytes})
-    return [{"topic": name, "partitions": parts} for name, parts in topics.items()]
+    field = "topic_id" if session.by_id else "topic"
+    return [{field: key, "partitions": parts} for key, parts in topics.items()]
 
 
-def _update_session(session: FetchSession, body: dict[str, Any]) -> set[tuple[str, int]]:
+def _session_partitions(body: dict[str, Any], by_id: bool,
+                        known: dict[tuple[TopicKey, int], SessionPartition]
+                        ) -> dict[tuple[TopicKey, int], SessionPartition]:
+    """A request's partitions as a session keeps them (what was told of each kept from ``known``)."""
+    partitions = {}
+    for wanted in body["topics"]:
+        key = _topic_key(wanted, by_id)
+        for part in wanted["partitions"]:
+            before = known.get((key, part["partition"]))
+            partitions[(key, part["partition"])] = SessionPartition(
+                part["fetch_offset"], part["current_leader_epoch"], part.get("last_fetched_epoch", -1),
+                part["partition_max_bytes"], sent=before.sent if before is not None else None)
+    return partitions
+
+
+def _update_session(session: FetchSession, body: dict[str, Any]) -> set[tuple[TopicKey, int]]:
     """An incremental request's partitions (changed or added) and forgotten ones, into its session;
     returns the partitions it named."""
-    named = set()
-    for wanted in body["topics"]:
-        for part in wanted["partitions"]:
-            key = (wanted["topic"], part["partition"])
-            named.add(key)
-            known = session.partitions.get(key)
-            session.partitions[key] = SessionPartition(
-                part["fetch_offset"], part["current_leader_epoch"], part.get("last_fetched_epoch", -1),
-                part["partition_max_bytes"], sent=known.sent if known is not None else None)
+    named = _session_partitions(body, session.by_id, session.partitions)
+    session.partitions.update(named)
     for forgotten in body["forgotten_topics_data"]:
+        key = _topic_key(forgotten, session.by_id)
         for index in forgotten["partitions"]:
-            session.partitions.pop((forgotten["topic"], index), None)
-    return named
+            session.partitions.pop((key, index), None)
+    return set(named)
 
 
 def _news_only(session: FetchSession, responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The answer's partitions with something the session's follower was not told yet; each kept
+    """The answer's partitions with something the session's fetcher was not told yet; each kept
     one's watermarks recorded as told."""
     kept = []
     for entry in responses:
         news = []
+        key = _topic_key(entry, session.by_id)
         for answer in entry["partitions"]:
-            part = session.partitions.get((entry["topic"], answer["partition_index"]))
-            told = (answer["high_watermark"], answer["log_start_offset"])
+            part = session.partitions.get((key, answer["partition_index"]))
+            told = (answer["high_watermark"], answer["last_stable_offset"], answer["log_start_offset"])
             if (answer["records"] or answer["error_code"] != ErrorCode.NONE or "diverging_epoch" in answer
                     or part is None or part.sent != told):
                 news.append(answer)
@@ -107,10 +130,9 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     replica_id = body["replica_state"]["replica_id"] if version >= REPLICA_STATE_FROM else body["replica_id"]
     # Followers need CLUSTER_ACTION on the cluster, consumers READ on each topic.
     follower_denied = replica_id >= 0 and not cluster_allowed(broker, ctx, Operation.CLUSTER_ACTION)
-    # Sessions for the followers of this broker's own replication (topics by name).
-    sessions = broker.replicas.fetch_sessions if replica_id >= 0 and not by_id and not follower_denied else None
+    sessions = broker.replicas.fetch_sessions if not follower_denied else None
     session: FetchSession | None = None
-    changed: set[tuple[str, int]] = set()
+    changed: set[tuple[TopicKey, int]] = set()
     opening = False
     if version >= SESSIONS_FROM:
         epoch, session_id = body["session_epoch"], body["session_id"]
@@ -150,7 +172,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 continue
             slots.append((part["partition"], len(entries)))
             told = None
-            if session is not None and (key := (topic.name, part["partition"])) not in changed:
+            if session is not None and (key := (_topic_key(wanted, by_id), part["partition"])) not in changed:
                 told = session.partitions[key].sent
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
                                       part["current_leader_epoch"], part["partition_max_bytes"],
@@ -189,10 +211,10 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         session.epoch = next_epoch(session.epoch)
         answered_session = session.session_id
     elif opening and sessions is not None:
-        session = sessions.open(replica_id)
-        _update_session(session, body)
-        _news_only(session, responses)  # records what this full answer told
-        answered_session = session.session_id
+        session = sessions.open(replica_id, by_id, _session_partitions(body, by_id, {}))
+        if session is not None:
+            _news_only(session, responses)  # records what this full answer told
+            answered_session = session.session_id
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": answered_session,
             "responses": responses, "node_endpoints": hints.node_endpoints()}
 

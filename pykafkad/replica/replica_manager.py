@@ -86,13 +86,13 @@ class FetchEntry:
     max_bytes: int
     # A follower's (Fetch v12+): the epoch of its last record, for the divergence check.
     last_fetched_epoch: int = -1
-    # A session partition the follower's request left unchanged: the (high watermark, log start
-    # offset) it was last sent.  While it stays caught up and those stay the same, it has nothing
-    # to be told, and is not read (QUIET).
-    told: tuple[int, int] | None = None
+    # A session partition the fetcher's request left unchanged: the (high watermark, last stable
+    # offset, log start offset) it was last sent.  While it stays caught up and those stay the
+    # same, it has nothing to be told, and is not read (QUIET).
+    told: tuple[int, int, int] | None = None
 
 
-# The answer for a session partition with nothing new for its follower: left out of the response.
+# The answer for a session partition with nothing new for its fetcher: left out of the response.
 QUIET = FetchedData(ErrorCode.NONE)
 
 
@@ -111,8 +111,8 @@ class ReplicaManager:
         # Replication quotas (kafka-reassign-partitions --throttle): what this broker sends to
         # followers being moved, and what it copies as one.
         self.leader_quota = ReplicationQuota("leader", config, metadata.topics.get)
-        # The followers' fetch sessions (KIP-227) on this broker as their leader.
-        self.fetch_sessions = FetchSessions()
+        # The fetch sessions (KIP-227) of followers and consumers on this broker as their leader.
+        self.fetch_sessions = FetchSessions(config["max.incremental.fetch.session.cache.slots"])
         self.follower_quota = ReplicationQuota("follower", config, metadata.topics.get)
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._nursery: trio.Nursery | None = None
@@ -710,7 +710,7 @@ class ReplicaManager:
             self._follower_fetched(replica_id, entries)
         while True:
             with parked_on(watched) as waiter:
-                targets = [self._fetch_target(e, replica_id) for e in entries]
+                targets = [self._fetch_target(e, replica_id, read_committed) for e in entries]
                 throttled = self._leader_throttled(targets, replica_id) if follower else []
                 if throttled and self.leader_quota.is_exceeded():
                     # Over the leader quota: replicas being moved get nothing this time (Kafka
@@ -737,7 +737,8 @@ class ReplicaManager:
         return [i for i, t in enumerate(targets) if not isinstance(t, FetchedData)
                 and replica_id not in t[0].isr and self.leader_quota.is_throttled(t[0].topic, t[0].index)]
 
-    def _fetch_target(self, entry: FetchEntry, replica_id: int) -> tuple[Partition, FetchEntry] | FetchedData:
+    def _fetch_target(self, entry: FetchEntry, replica_id: int, read_committed: bool = False
+                      ) -> tuple[Partition, FetchEntry] | FetchedData:
         partition = self._partitions.get((entry.topic, entry.index))
         if partition is None:
             return FetchedData(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -748,9 +749,8 @@ class ReplicaManager:
         if error is not None:
             return FetchedData(error)
         told = entry.told
-        if (told is not None and entry.fetch_offset == partition.log_end_offset
-                and told[0] == partition.high_watermark and told[1] == partition.log_start_offset):
-            # Its divergence was checked when the follower last moved it; the leader's log has only
+        if told is not None and self._nothing_new(partition, entry, told, replica_id, read_committed):
+            # A follower's divergence was checked when it last moved; the leader's log has only
             # grown at its end since (it is still the leader at the follower's epoch).
             return QUIET
         if replica_id >= 0 and entry.last_fetched_epoch >= 0:
@@ -763,6 +763,20 @@ class ReplicaManager:
             if epoch < entry.last_fetched_epoch or end < entry.fetch_offset:
                 return partition.nothing_read(diverging_epoch=(epoch, end))
         return partition, entry
+
+    @staticmethod
+    def _nothing_new(partition: Partition, entry: FetchEntry, told: tuple[int, int, int], replica_id: int,
+                     read_committed: bool) -> bool:
+        """Whether a session partition is caught up (a follower at the log end, a consumer at the
+        high watermark or, reading committed, the last stable offset) and its watermarks are those
+        it was last told."""
+        high_watermark = partition.high_watermark
+        if told[0] != high_watermark or told[2] != partition.log_start_offset:
+            return False
+        if replica_id >= 0:
+            return entry.fetch_offset == partition.log_end_offset and told[1] == high_watermark
+        last_stable = partition.last_stable_offset
+        return told[1] == last_stable and entry.fetch_offset == (last_stable if read_committed else high_watermark)
 
     def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> None:
         now = int(time.time() * 1000)
