@@ -66,14 +66,18 @@ def _topic_key(topic: dict[str, Any], by_id: bool) -> TopicKey:
 
 
 def _session_topics(session: FetchSession) -> list[dict[str, Any]]:
-    """Every partition of ``session`` as the topics of a full request."""
+    """Every partition of ``session`` as the topics of a full request (read-only: kept in the session
+    until a request names or forgets a partition)."""
+    if session.request_topics is not None:
+        return session.request_topics
     topics: dict[TopicKey, list[dict[str, Any]]] = {}
     for (key, index), p in session.partitions.items():
         topics.setdefault(key, []).append({
             "partition": index, "fetch_offset": p.fetch_offset, "current_leader_epoch": p.current_leader_epoch,
             "last_fetched_epoch": p.last_fetched_epoch, "log_start_offset": -1, "partition_max_bytes": p.max_bytes})
     field = "topic_id" if session.by_id else "topic"
-    return [{field: key, "partitions": parts} for key, parts in topics.items()]
+    session.request_topics = [{field: key, "partitions": parts} for key, parts in topics.items()]
+    return session.request_topics
 
 
 def _session_partitions(body: dict[str, Any], by_id: bool,
@@ -100,6 +104,8 @@ def _update_session(session: FetchSession, body: dict[str, Any]) -> set[tuple[To
         key = _topic_key(forgotten, session.by_id)
         for index in forgotten["partitions"]:
             session.partitions.pop((key, index), None)
+    if named or body["forgotten_topics_data"]:
+        session.request_topics = None
     return set(named)
 
 
