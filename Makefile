@@ -13,7 +13,7 @@ ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
-.PHONY: bench bench-quick bench-cluster bench-schema bench-rest bench-deps cluster
+.PHONY: bench bench-quick bench-cluster bench-schema bench-rest bench-fetch-sessions bench-deps cluster
 .PHONY: docs faults faults-short wheel helm-deps kubernetes
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
@@ -165,6 +165,11 @@ bench-schema: bench-deps
 # writes the "What the REST proxy costs" section of benchmarks/RESULTS.md.  About 3 minutes.
 bench-rest: bench-deps
 	$(PY) -m benchmarks.rest_proxy
+
+# Broker CPU per fetch of a Java consumer idling on 1,000 partitions, fetch sessions on and off,
+# pykafkad and Kafka 4.4.0 (benchmarks/fetch_sessions.py; figures in benchmarks/NOTES.md).
+bench-fetch-sessions: bench-deps
+	$(PY) -m benchmarks.fetch_sessions
 
 # Restart after kill -9 of a broker holding a 10 GB partition, pykafkad against Kafka 4.4.0
 # (benchmarks/recovery.py): writes the last section of benchmarks/RESULTS.md.  Needs ~16 GB free.

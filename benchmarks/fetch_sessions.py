@@ -1,5 +1,6 @@
 """What fetch sessions (KIP-227) save the broker: CPU per fetch of a consumer of many partitions.
 
+    make bench-fetch-sessions
     python -m benchmarks.fetch_sessions [--partitions 1000] [--idle-seconds 10] [--rounds 2]
 
 Each broker (pykafkad, then Apache Kafka 4.4.0) runs twice: with fetch sessions (the default) and
