@@ -42,6 +42,7 @@ METRICS: dict[str, dict[str, tuple[str, str, float | None]]] = {
     "scale": {
         "create_partitions_s": ("create the partitions, s", "lower", 1.0),
         "write_every_partition_s": ("one record to every partition, s", "lower", None),
+        "read_every_partition_s": ("a Java consumer reads every partition's record, s", "lower", None),
         "connect_s": ("open the idle connections, s", "lower", None),
         "rss_before_mb": ("broker RSS before, MB", "lower", None),
         "rss_idle_mb": ("broker RSS holding them, MB", "lower", 0.25),
@@ -291,7 +292,9 @@ def _workload_sentence(d: dict[str, Any]) -> str:
                 f"{d.get('warmup_s', 5.0):g} s warm-up on another topic comes first "
                 "(a fresh JVM answers its first seconds hundreds of milliseconds late), and the first second of "
                 "the measured run is dropped too.")
-    return (f"Create one topic of {d['partitions']:,} partitions, write one record to each, then open "
+    return (f"Create one topic of {d['partitions']:,} partitions (topics of 2,000 one after another beyond "
+            "that), write one record to each, read them back with Kafka's Java consumer (from the run that "
+            "added this step on), then open "
             f"{d['connections']:,} connections that each send one ApiVersions request and stay idle for "
             f"{d['idle_s']:g} s.")
 

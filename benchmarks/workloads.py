@@ -373,6 +373,11 @@ class Scale:
         if producer.flush(120):
             raise WorkloadError("records to every partition not acknowledged within 120s")
         write_s = time.monotonic() - t0
+        # A consumer reads every partition's record (Kafka's Java consumer: with fetch sessions on
+        # both brokers); the tool's fetch time, from the group's assignment to the last record.
+        read = parse_consumer_perf(run_tool(kafka_dist.tool_command("org.apache.kafka.tools.ConsumerPerformance", [
+            "--bootstrap-server", broker.bootstrap, "--include", "many.*", "--group", "scale-reader",
+            "--messages", str(self.partitions), "--timeout", "120000"], lib)))
         t0 = time.monotonic()
         socks = open_idle_connections(broker.bootstrap, self.connections)
         connect_s = time.monotonic() - t0
@@ -382,7 +387,8 @@ class Scale:
         finally:
             for s in socks:
                 s.close()
-        return {"create_partitions_s": create_s, "write_every_partition_s": write_s, "connect_s": connect_s,
+        return {"create_partitions_s": create_s, "write_every_partition_s": write_s,
+                "read_every_partition_s": read["fetch_ms"] / 1000, "connect_s": connect_s,
                 "rss_idle_mb": idle.usage.rss_end / 1e6, "rss_before_mb": rss_before.usage.rss_end / 1e6,
                 "idle_cpu_s_per_s": idle.usage.cpu_s / idle.usage.wall_s}
 
