@@ -134,7 +134,30 @@ impl Segment {
         } else {
             TransactionIndex::open(&txn_path)?.0
         };
-        let seg = Segment {
+        let seg = Self::unscanned(
+            dir,
+            base_offset,
+            suffix,
+            log_path,
+            size,
+            (offset_index, time_index, txn_index),
+            cfg,
+        );
+        Ok((seg, file, oload, tload))
+    }
+
+    /// A segment of these files whose records are not scanned yet: nothing
+    /// is known past its base offset.
+    fn unscanned(
+        dir: &Path,
+        base_offset: i64,
+        suffix: &str,
+        log_path: PathBuf,
+        size: u64,
+        (offset_index, time_index, txn_index): (OffsetIndex, TimeIndex, TransactionIndex),
+        cfg: &SegmentConfig,
+    ) -> Segment {
+        Segment {
             base_offset,
             dir: dir.to_path_buf(),
             suffix: suffix.to_string(),
@@ -150,8 +173,7 @@ impl Segment {
             next_offset: base_offset,
             first_batch_timestamp: None,
             created_ms: crate::partition_log::now_ms(),
-        };
-        Ok((seg, file, oload, tload))
+        }
     }
 
     /// Creates the first segment of a directory this process just created:
@@ -166,31 +188,20 @@ impl Segment {
             .create_new(true)
             .open(&log_path)
             .map_err(|e| LogError::io(format!("creating {}", log_path.display()), e))?;
-        let seg = Segment {
-            base_offset,
-            dir: dir.to_path_buf(),
-            suffix: String::new(),
-            offset_index: OffsetIndex::absent(
+        let indexes = (
+            OffsetIndex::absent(
                 &suffixed_path(dir, base_offset, "index", ""),
                 base_offset,
                 cfg.segment_index_bytes,
             ),
-            time_index: TimeIndex::absent(
+            TimeIndex::absent(
                 &suffixed_path(dir, base_offset, "timeindex", ""),
                 base_offset,
                 cfg.segment_index_bytes,
             ),
-            txn_index: TransactionIndex::absent(&suffixed_path(dir, base_offset, "txnindex", "")),
-            log_path,
-            size: 0,
-            bytes_since_last_index_entry: 0,
-            index_interval_bytes: cfg.index_interval_bytes,
-            max_timestamp: -1,
-            offset_of_max_timestamp: -1,
-            next_offset: base_offset,
-            first_batch_timestamp: None,
-            created_ms: crate::partition_log::now_ms(),
-        };
+            TransactionIndex::absent(&suffixed_path(dir, base_offset, "txnindex", "")),
+        );
+        let seg = Self::unscanned(dir, base_offset, "", log_path, 0, indexes, cfg);
         file_cache::insert(&seg.log_path, file);
         Ok(seg)
     }
