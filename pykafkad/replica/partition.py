@@ -408,6 +408,23 @@ class Partition:
         return FetchedData(ErrorCode.NONE, high_watermark, last_stable, self.log.log_start_offset, data,
                            aborted_transactions=aborted)
 
+    def told_all_since(self, told: tuple[int, int, int], fetch_offset: int, follower: bool,
+                       read_committed: bool) -> bool:
+        """Whether a fetcher told (high watermark, last stable offset, log start offset) has nothing
+        new to learn: still those watermarks, and caught up at ``fetch_offset`` (a follower at the log
+        end, a consumer at the high watermark or, reading committed, the last stable offset)."""
+        high_watermark = self.high_watermark
+        if told[0] != high_watermark:
+            return False
+        if follower:
+            return (fetch_offset == self.log_end_offset and told[1] == high_watermark
+                    and told[2] == self.log_start_offset)
+        if not read_committed and fetch_offset != high_watermark:
+            return False
+        last_stable = self.last_stable_offset
+        return (told[1] == last_stable and fetch_offset == (last_stable if read_committed else high_watermark)
+                and told[2] == self.log_start_offset)
+
     def nothing_read(self, diverging_epoch: tuple[int, int] | None = None) -> FetchedData:
         """This partition's answer with no records: its watermarks only (and a follower's divergence)."""
         hw = self.high_watermark

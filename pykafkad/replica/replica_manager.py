@@ -750,7 +750,7 @@ class ReplicaManager:
         if error is not None:
             return FetchedData(error)
         told = entry.told
-        if told is not None and self._nothing_new(partition, entry, told, replica_id, read_committed):
+        if told is not None and partition.told_all_since(told, entry.fetch_offset, replica_id >= 0, read_committed):
             # A follower's divergence was checked when it last moved; the leader's log has only
             # grown at its end since (it is still the leader at the follower's epoch).
             return QUIET
@@ -764,24 +764,6 @@ class ReplicaManager:
             if epoch < entry.last_fetched_epoch or end < entry.fetch_offset:
                 return partition.nothing_read(diverging_epoch=(epoch, end))
         return partition, entry
-
-    @staticmethod
-    def _nothing_new(partition: Partition, entry: FetchEntry, told: tuple[int, int, int], replica_id: int,
-                     read_committed: bool) -> bool:
-        """Whether a session partition is caught up (a follower at the log end, a consumer at the
-        high watermark or, reading committed, the last stable offset) and its watermarks are those
-        it was last told."""
-        high_watermark = partition.high_watermark
-        if told[0] != high_watermark:
-            return False
-        if replica_id >= 0:
-            return (entry.fetch_offset == partition.log_end_offset and told[1] == high_watermark
-                    and told[2] == partition.log_start_offset)
-        if not read_committed and entry.fetch_offset != high_watermark:
-            return False
-        last_stable = partition.last_stable_offset
-        return (told[1] == last_stable and entry.fetch_offset == (last_stable if read_committed else high_watermark)
-                and told[2] == partition.log_start_offset)
 
     def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> None:
         now = int(time.time() * 1000)

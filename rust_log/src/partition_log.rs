@@ -69,9 +69,9 @@ pub struct PartitionLog {
     /// when it is created.
     dir_dirty: bool,
     /// This log created its own directory, whose entry in the parent is not
-    /// known to be durable yet; the first flush fsyncs the parent. A caller
-    /// creating many logs at once makes the directories itself and fsyncs
-    /// their parent once (see `LogManager.open_new`), so this stays false.
+    /// known to be durable yet; the first flush fsyncs the parent.
+    /// [`PartitionLog::create_many`] fsyncs the parents of all the logs it
+    /// creates once, so for those this stays false.
     parent_dirty: bool,
     /// The leader-epoch checkpoint was rewritten without an fsync (see
     /// [`LeaderEpochCache::write_unsynced`]), or read after a crash that may
