@@ -7,6 +7,7 @@ own), so what the broker relies on holds on both.
 from __future__ import annotations
 
 import itertools
+import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -147,6 +148,56 @@ def test_watches_report_the_state_now_and_after_each_change(open_store: Opener) 
         assert data[-1] == Node(b"2", 1), "a cancelled watch reported again"
 
     run(open_store, body)
+
+
+def test_read_many_answers_every_path_in_order_with_none_for_a_missing_one(open_store: Opener) -> None:
+    """More paths than one ZooKeeper multi-read carries, under a chroot: each node at its version."""
+    async def body(store: MetadataStore) -> None:
+        await store.create("/r", b"")
+        count = 2500
+        for start in range(0, count, 500):
+            await store.commit([Create(f"/r/{i}", str(i).encode()) for i in range(start, start + 500)])
+        await store.set("/r/7", b"seven")
+        paths = [f"/r/{i}" for i in range(count)]
+        paths.insert(3, "/r/missing")
+        nodes = await store.read_many(paths)
+        assert len(nodes) == count + 1
+        assert nodes[3] is None
+        del nodes[3]
+        assert nodes[7] == Node(b"seven", 1)
+        assert all(nodes[i] == Node(str(i).encode(), 0) for i in range(count) if i != 7)
+        assert await store.read_many([]) == []
+
+    run(open_store, body)
+
+
+def test_read_many_reads_again_after_the_connection_drops(zookeeper: ZooKeeperServer) -> None:
+    """A read the connection loses under it is sent again on the next connection, not reported as
+    failed: the metadata cache would otherwise miss the states it was reading."""
+    connect = f"{zookeeper.connect}/store-{next(_chroots)}"
+    store = ZooKeeperMetadataStore(connect, 10000)
+
+    async def main() -> None:
+        await store.start()
+        try:
+            with trio.fail_after(60):
+                await store.commit([Create("/d", b""), *[Create(f"/d/{i}", b"x") for i in range(200)]])
+                paths = [f"/d/{i}" for i in range(200)]
+                for _ in range(5):
+                    # The socket closed under the read: kazoo reconnects on the same session.
+                    async with trio.open_nursery() as nursery:
+                        results: list[list[Node | None]] = []
+
+                        async def read() -> None:
+                            results.append(await store.read_many(paths))
+
+                        nursery.start_soon(read)
+                        store._zk._connection._socket.shutdown(socket.SHUT_RDWR)
+                    assert results == [[Node(b"x", 0)] * 200]
+        finally:
+            await store.close()
+
+    trio.run(main)
 
 
 def test_a_zookeeper_data_watch_reads_again_after_its_session_expires(zookeeper: ZooKeeperServer) -> None:

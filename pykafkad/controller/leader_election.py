@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from pykafkad.controller.partition_leadership import preferred_leader_state, unclean_leader_state
-from pykafkad.metadata import znodes
+from pykafkad.metadata.partition_state_writes import write_state
 from pykafkad.metadata.store import BadVersionError, NoNodeError, StoreError
 from wire.error_codes import ErrorCode
 
@@ -86,8 +86,7 @@ class LeaderElections:
             partition = self._partition(tp)
             assert partition is not None
             try:
-                await self.metadata.store.set(znodes.partition_state_path(*tp), znodes.encode_partition_state(decided),
-                                              version=partition.state_version)
+                await write_state(self.metadata.store, tp[0], tp[1], decided, partition.state_version)
             except (BadVersionError, NoNodeError):
                 await self.metadata.settled()
                 continue

@@ -19,8 +19,8 @@ from pykafkad.config import BrokerConfig
 from pykafkad.controller.election import ControllerElection
 from pykafkad.controller.offline_replicas import OfflineReplicas
 from pykafkad.controller.partition_leadership import next_state
-from pykafkad.metadata import znodes
 from pykafkad.metadata.cluster_metadata import ClusterMetadata
+from pykafkad.metadata.partition_state_writes import write_state
 from pykafkad.metadata.store import BadVersionError, NoNodeError, StoreError
 from pykafkad.topic_config import topic_setting
 
@@ -100,8 +100,7 @@ class PartitionLeadership:
                 if state is None:
                     continue
                 try:
-                    await self.store.set(znodes.partition_state_path(topic.name, partition.index),
-                                         znodes.encode_partition_state(state), version=partition.state_version)
+                    await write_state(self.store, topic.name, partition.index, state, partition.state_version)
                 except (BadVersionError, NoNodeError):
                     complete = False
                     continue

@@ -27,6 +27,7 @@ import trio
 from pykafkad.controller.replica_placement import manual_assignment_problem
 from pykafkad.metadata import znodes
 from pykafkad.metadata.model import NO_LEADER
+from pykafkad.metadata.partition_state_writes import state_writes
 from pykafkad.metadata.store import BadVersionError, NoNodeError, SetData, StoreError
 from pykafkad.metadata.znodes import PartitionState
 from wire.error_codes import ErrorCode
@@ -108,7 +109,7 @@ class PartitionReassignments:
             if assignment.topic_id is not None and assignment.topic_id != topic.topic_id:
                 await self.metadata.settled()  # deleted and created again since the cache read it
                 continue
-            ops: list[SetData] = []
+            states: dict[int, tuple[PartitionState, int]] = {}
             changed: dict[int, PartitionState | None] = {}
             for index, target in wanted.items():
                 if not 0 <= index < len(assignment.replicas) or index >= len(topic.partitions):
@@ -137,15 +138,15 @@ class PartitionReassignments:
                                            f"None of the replicas {planned.replicas} left to "
                                            f"{name}-{index} is in sync: it would have no leader.")
                         continue
-                    ops.append(SetData(znodes.partition_state_path(name, index),
-                                       znodes.encode_partition_state(state), version=partition.state_version))
+                    states[index] = (state, partition.state_version)
                 planned.write_to(assignment, index)
                 changed[index] = state
             if not changed:
                 return outcomes
-            ops.insert(0, SetData(znodes.topic_path(name), znodes.encode(assignment), version=node.version))
+            ops = [SetData(znodes.topic_path(name), znodes.encode(assignment), version=node.version),
+                   *state_writes(name, states)]
             try:
-                await self.store.commit(list(ops))
+                await self.store.commit(ops)
             except (BadVersionError, NoNodeError):
                 await self.metadata.settled()
                 continue
@@ -252,8 +253,7 @@ class PartitionReassignments:
         try:
             await self.store.commit([
                 SetData(znodes.topic_path(topic.name), znodes.encode(assignment), version=node.version),
-                SetData(znodes.partition_state_path(topic.name, partition.index),
-                        znodes.encode_partition_state(state), version=version),
+                *state_writes(topic.name, {partition.index: (state, version)}),
             ])
         except (BadVersionError, NoNodeError):
             return False

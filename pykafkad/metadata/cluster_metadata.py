@@ -7,8 +7,11 @@ the cache never sees half of one.
 
 A topic is shown once its assignment, its configs and the first state of every partition have
 been read; partitions added later are shown once their states have been read.  A partition with
-no state node yet (no leader elected) shows leader -1.  Listeners hear of each shown or changed
-partition (the replica manager: Kafka's LeaderAndIsr), each removed topic, and config changes.
+no state node yet (no leader elected) shows leader -1.  Partition states are not watched one by
+one: each topic's ``partitions`` node names the states its last write changed
+(``partition_state_writes``), and one watch on it leads to one read of those states together.
+Listeners hear of each shown or changed partition (the replica manager: Kafka's LeaderAndIsr),
+each removed topic, and config changes.
 
 Quota configs are read from ``/config/clients/<client-id>``, ``/config/users/<user>`` (beside the
 user's SCRAM credentials) and ``/config/users/<user>/clients/<client-id>``: a watch on each
@@ -44,10 +47,6 @@ PartitionListener = Callable[[TopicInfo, list[PartitionInfo]], None]
 TopicListener = Callable[[TopicInfo], None]
 
 
-# State watches of one topic set up concurrently: on ZooKeeper, reads in flight at once on the
-# session's connection.
-_WATCHES_AT_ONCE = 64
-
 
 def topic_name_problem(name: str | None) -> str | None:
     """Kafka's topic-name rules; returns the reason a name is illegal, or None."""
@@ -82,16 +81,19 @@ class _TopicNodes:
     configs: dict[str, str] | None = None
     config_watch: Watch | None = None
     assignment_watch: Watch | None = None
-    state_watches: dict[int, Watch] = field(default_factory=dict)
+    # The watch on the topic's partitions node, and that node's version last read (None: read
+    # every state on its next report).
+    notice_watch: Watch | None = None
+    notice_version: int | None = None
     # How many partitions, from 0, have had their first state read: those can be shown.
     ready: int = 0
     info: TopicInfo | None = None
 
     def cancel(self) -> None:
-        for watch in [self.config_watch, self.assignment_watch, *self.state_watches.values()]:
+        for watch in [self.config_watch, self.assignment_watch, self.notice_watch]:
             if watch is not None:
                 watch.cancel()
-        self.state_watches.clear()
+        self.notice_watch = None
 
 
 def _user_client_path(user_node: str, client_node: str) -> str:
@@ -271,8 +273,8 @@ class ClusterMetadata:
             await self._topics_changed(event[1] or [])
         elif kind == "assignment":
             await self._assignment_changed(event[1], event[2], event[3])
-        elif kind == "state":
-            self._state_changed(*event[1:])
+        elif kind == "state_notice":
+            await self._states_announced(*event[1:])
         elif kind == "topic_config":
             self._topic_config_changed(*event[1:])
         elif kind == "features":
@@ -419,9 +421,10 @@ class ClusterMetadata:
         topic_id, replicas = assignment.topic_id, assignment.replicas
         if nodes.topic_id is not None and topic_id != nodes.topic_id:
             # Deleted and created again between two notifications: the old topic goes first.
-            for watch in nodes.state_watches.values():
-                watch.cancel()
-            nodes.state_watches.clear()
+            if nodes.notice_watch is not None:
+                nodes.notice_watch.cancel()
+                nodes.notice_watch = None
+            nodes.notice_version = None
             nodes.states.clear()
             nodes.ready = 0
             if nodes.info is not None:
@@ -430,31 +433,46 @@ class ClusterMetadata:
         nodes.topic_id = topic_id or uuid.uuid5(uuid.NAMESPACE_URL, name)
         nodes.replicas = replicas
         nodes.adding, nodes.removing = assignment.adding, assignment.removing
-        unwatched = iter([index for index in range(len(replicas)) if index not in nodes.state_watches])
-
-        async def watch_states() -> None:
-            for index in unwatched:
-                nodes.state_watches[index] = await self.store.watch_data(
-                    znodes.partition_state_path(name, index),
-                    lambda n, t=name, ns=nodes, i=index: self._post("state", t, ns, i, n))
-
-        # Many watches set up at once: on ZooKeeper each is a round trip, and a topic of 2,000
-        # partitions set up one after another took seconds on every broker.  The
-        # states arrive as events in any order; each partition is shown once all before it are.
-        async with trio.open_nursery() as nursery:
-            for _ in range(min(_WATCHES_AT_ONCE, len(replicas))):
-                nursery.start_soon(watch_states)
+        if nodes.notice_watch is None:
+            # Its first report reads every partition's state.
+            nodes.notice_watch = await self.store.watch_data(
+                znodes.partitions_path(name), lambda n, t=name, ns=nodes: self._post("state_notice", t, ns, n))
+        else:
+            await self._read_states(name, nodes, [i for i in range(len(replicas)) if i not in nodes.states])
         self._publish(name, nodes, range(len(replicas)))
 
-    def _state_changed(self, name: str, nodes: _TopicNodes, index: int, node: Node | None) -> None:
-        if self._topic_nodes.get(name) is not nodes or index not in nodes.state_watches:
+    async def _states_announced(self, name: str, nodes: _TopicNodes, node: Node | None) -> None:
+        """The topic's partitions node changed: read the states it names, or all of them if a
+        write may have been missed since the version last read."""
+        if self._topic_nodes.get(name) is not nodes or node is None:
+            return  # the topic is going: the children watch removes it
+        named = znodes.decode_state_notice(node.data)
+        if named is not None and nodes.notice_version is not None and node.version == nodes.notice_version + 1:
+            indexes = [i for i in dict.fromkeys(named) if 0 <= i < len(nodes.replicas)]
+        else:
+            indexes = list(range(len(nodes.replicas)))
+        nodes.notice_version = node.version
+        await self._read_states(name, nodes, indexes)
+
+    async def _read_states(self, name: str, nodes: _TopicNodes, indexes: list[int]) -> None:
+        if not indexes:
             return
-        if node is None and index in nodes.states:
-            # A state node goes only with its topic, whose removal follows: nothing to show meanwhile.
+        read = await self.store.read_many([znodes.partition_state_path(name, index) for index in indexes])
+        if self._topic_nodes.get(name) is not nodes:
             return
-        state = None if node is None else znodes.decode_partition_state(node.data)
-        nodes.states[index] = (state, -1 if node is None else node.version)
-        self._publish(name, nodes, (index,))
+        for index, node in zip(indexes, read, strict=True):
+            if node is None and index in nodes.states:
+                # A state node goes only with its topic, whose removal follows: nothing to show meanwhile.
+                continue
+            if node is not None and index in nodes.states and nodes.states[index][1] >= node.version:
+                continue  # already read at this version (or a later one)
+            try:
+                state = None if node is None else znodes.decode_partition_state(node.data)
+            except (ValueError, KeyError, TypeError) as e:
+                log.error("partition %s-%d: unreadable state node (%s); keeping what was read before", name, index, e)
+                continue
+            nodes.states[index] = (state, -1 if node is None else node.version)
+        self._publish(name, nodes, indexes)
 
     def _topic_config_changed(self, name: str, node: Node | None) -> None:
         nodes = self._topic_nodes.get(name)

@@ -123,6 +123,10 @@ class LocalMetadataStore:
         kids = self._children.get(path)
         return None if kids is None else sorted(kids)
 
+    async def read_many(self, paths: list[str]) -> list[Node | None]:
+        return [None if (entry := self._nodes.get(path)) is None else Node(entry.data, entry.version)
+                for path in paths]
+
     # -- writes -----------------------------------------------------------------------------------
 
     async def create(self, path: str, data: bytes, ephemeral: bool = False) -> None:

@@ -107,6 +107,10 @@ class MetadataStore(Protocol):
     async def children(self, path: str) -> list[str] | None:
         """Child names, sorted, or None when ``path`` does not exist."""
 
+    async def read_many(self, paths: list[str]) -> list[Node | None]:
+        """Each node of ``paths`` (None when absent), read together: on ZooKeeper a few requests,
+        not one per path.  Reads that the connection interrupts are made again once it is back."""
+
     async def create(self, path: str, data: bytes, ephemeral: bool = False) -> None:
         """Create ``path``, and any missing parents as empty persistent nodes; NodeExistsError if there."""
 

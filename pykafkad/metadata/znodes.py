@@ -230,6 +230,28 @@ def decode_partition_state(data: bytes) -> PartitionState:
     return PartitionState(doc["leader"], doc["leader_epoch"], list(doc["isr"]), doc.get("controller_epoch", 0))
 
 
+# -- /brokers/topics/<t>/partitions: which partition states the last write changed --------------
+
+def encode_state_notice(indexes: list[int]) -> bytes:
+    """What a state write puts in its topic's ``partitions`` node (empty in Kafka's layout): the
+    indexes it changed.  Every broker's cache watches this node instead of each state node."""
+    return _json({"version": 1, "partitions": sorted(indexes)})
+
+
+def decode_state_notice(data: bytes) -> list[int] | None:
+    """The indexes the last state write changed, or None when the node does not say (a topic as
+    created, or a node written by other software): then a reader must read every state."""
+    if not data:
+        return None
+    try:
+        indexes = json.loads(data)["partitions"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(indexes, list) or not all(isinstance(i, int) for i in indexes):
+        return None
+    return indexes
+
+
 # -- /config/topics/<t>, /config/brokers/<id> -------------------------------------------------------
 
 def encode_config(configs: dict[str, str]) -> bytes:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 
-from pykafkad.metadata import znodes
 from pykafkad.metadata.cluster_metadata import ClusterMetadata
+from pykafkad.metadata.partition_state_writes import write_state
 from pykafkad.metadata.store import BadVersionError, NoNodeError, StoreError
 from pykafkad.metadata.znodes import PartitionState
 from pykafkad.replica.partition import Partition
@@ -37,8 +37,7 @@ class IsrWriter:
         partition.pending_isr = isr
         new = PartitionState(self.node_id, partition.leader_epoch, isr, state.controller_epoch)
         try:
-            await self.metadata.store.set(znodes.partition_state_path(partition.topic, partition.index),
-                                          znodes.encode_partition_state(new), version=state.state_version)
+            await write_state(self.metadata.store, partition.topic, partition.index, new, state.state_version)
         except (BadVersionError, NoNodeError, StoreError) as e:
             if partition.pending_isr is isr:
                 partition.pending_isr = None
