@@ -68,6 +68,14 @@ class Controller:
         # Told of each deleted topic before the deletion is acknowledged (the group coordinator
         # removes its committed offsets).
         self.topic_deleted_listeners: list[TopicDeletedListener] = []
+        # Whether a broker creating partitions makes its own logs of them before it writes them.
+        # On a cluster it does not: the other replicas' brokers make theirs only once they see the
+        # partitions, so clients already retry the UNKNOWN_TOPIC_OR_PARTITION a produce gets
+        # meanwhile (as from Kafka's brokers before they apply a new partition), and making this
+        # broker's first put its disk on the path of every creation (seconds for thousands of
+        # partitions while the other brokers make theirs on the same disk).  Its replica manager
+        # makes them as soon as the partitions show, as every other broker's does.
+        self._logs_first = not config["zookeeper.connect"]
 
     def is_being_created(self, name: str) -> bool:
         return name in self._topics_being_created
@@ -102,10 +110,12 @@ class Controller:
     ) -> TopicInfo | None:
         """Create a topic as Kafka's CreateTopics does, or raise KafkaError with Kafka's code.
 
-        The partition logs are created on a worker thread: each costs a few fsyncs, and a topic of
-        thousands of partitions must not hold every other connection.  While it runs, the name is
-        taken (TOPIC_ALREADY_EXISTS) but the topic is not yet visible; a CreatePartitions or
-        DeleteTopics of the name waits for it and then sees the created topic.
+        On one broker the partition logs are created first, on a worker thread (each costs a few
+        fsyncs, and a topic of thousands of partitions must not hold every other connection), so
+        the topic can be written to the moment it shows.  While they are made the name is taken
+        (TOPIC_ALREADY_EXISTS) but the topic is not yet visible; a CreatePartitions or DeleteTopics
+        of the name waits for it and then sees the created topic.  On a cluster (``_logs_first``
+        false) this broker's logs are made after, as every other broker's are.
         """
         num_partitions, replication_factor, clean_configs = self._checked_new_topic(
             name, num_partitions, replication_factor, configs, assignments)
@@ -121,7 +131,7 @@ class Controller:
             async with self.topic_change(name):
                 replicas = assignments or assign_replicas(list(self.metadata.brokers), num_partitions,
                                                           replication_factor, racks=self._racks())
-                hosted = [i for i, r in enumerate(replicas) if self.config.node_id in r]
+                hosted = [i for i, r in enumerate(replicas) if self._logs_first and self.config.node_id in r]
                 await self.replicas.wait_removed(name)
                 topic_id = uuid.uuid4()
                 while topic_id in self.metadata.topics_by_id or topic_id.int == 0:
@@ -283,8 +293,9 @@ class Controller:
 
         Changes of one topic take turns, as Kafka's controller applies them: a second request
         checks ``count`` against what the first left, and a request sent while the topic is still
-        being created waits for it.  The new logs are opened on a worker thread (thousands of
-        partitions must not stall other connections); Metadata shows them once all are open.
+        being created waits for it.  On one broker the new logs are opened first, on a worker thread
+        (thousands of partitions must not stall other connections), and Metadata shows them once all
+        are open; on a cluster they are made after, as in ``create_topic``.
         ``validate_only`` checks and opens nothing.
         """
         async with self.topic_change(name):
@@ -304,7 +315,7 @@ class Controller:
             existing = [[r for r in replicas if r not in assignment.removing.get(i, ())]
                         for i, replicas in enumerate(assignment.replicas)]
             replicas = assignment.replicas + (assignments or self._more_replicas(existing, count - current))
-            hosted = [i for i in range(current, count) if self.config.node_id in replicas[i]]
+            hosted = [i for i in range(current, count) if self._logs_first and self.config.node_id in replicas[i]]
             paths = self.logs.plan_new(name, hosted)
             opened = await trio.to_thread.run_sync(self.logs.open_new, paths, settings, topic.topic_id)
             self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
