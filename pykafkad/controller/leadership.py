@@ -4,8 +4,9 @@ While this broker is the controller, each change of the live brokers, of the rep
 report on failed log dirs (``offline_replicas``), or of configs (one may allow an unclean
 election), and its own election (the previous controller may have died with work undone), runs
 every partition through ``partition_leadership.next_state`` and writes the partitions that must
-change, each a conditional write of its state node on the version the cache last read.  A write
-that loses (a newer state was written meanwhile) is retried once the cache has the newer state.
+change, a topic's in a few commits, each state conditional on the version the cache last read.  A
+commit that loses (a newer state of one of its partitions was written meanwhile) is retried once
+the cache has the newer state.
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ from pykafkad.controller.election import ControllerElection
 from pykafkad.controller.offline_replicas import OfflineReplicas
 from pykafkad.controller.partition_leadership import next_state
 from pykafkad.metadata.cluster_metadata import ClusterMetadata
-from pykafkad.metadata.partition_state_writes import write_state
+from pykafkad.metadata.partition_state_writes import state_writes
 from pykafkad.metadata.store import BadVersionError, NoNodeError, StoreError
+from pykafkad.metadata.znodes import PartitionState
 from pykafkad.topic_config import topic_setting
 
 log = logging.getLogger(__name__)
 
 UNCLEAN = "unclean.leader.election.enable"
+# Partition states of one topic written in one commit: 1,000 ops and a notice, well inside
+# ZooKeeper's 1 MB request limit.
+_STATES_PER_COMMIT = 500
 
 
 class PartitionLeadership:
@@ -94,17 +99,28 @@ class PartitionLeadership:
         complete = True
         for topic in list(self.metadata.topics.values()):
             unclean = (topic_setting(topic.configs, self.config, UNCLEAN) or "").lower() == "true"
+            decided: dict[int, tuple[PartitionState, int]] = {}
+            was: dict[int, tuple[int, list[int]]] = {}
             for partition in list(topic.partitions):
                 offline = self.offline.brokers(topic.name, partition.index) if self.offline.any() else frozenset()
                 state = next_state(partition, live, controller_epoch, unclean, offline)
-                if state is None:
-                    continue
+                if state is not None:
+                    decided[partition.index] = (state, partition.state_version)
+                    was[partition.index] = (partition.leader, partition.isr)
+            # A topic's changes in a few commits, not one per partition: a broker leaving touches
+            # every partition it was in sync on, and each commit is one round trip and one notice
+            # that every broker reads.  A commit that loses to a concurrent write of one of its
+            # partitions (an ISR change) is made again, decided afresh, on the next pass.
+            indexes = list(decided)
+            for start in range(0, len(indexes), _STATES_PER_COMMIT):
+                chunk = {i: decided[i] for i in indexes[start:start + _STATES_PER_COMMIT]}
                 try:
-                    await write_state(self.store, topic.name, partition.index, state, partition.state_version)
+                    await self.store.commit(state_writes(topic.name, chunk))
                 except (BadVersionError, NoNodeError):
                     complete = False
                     continue
-                log.info("partition %s-%d: leader %d, epoch %d, isr %s (was leader %d, isr %s; live brokers %s)",
-                         topic.name, partition.index, state.leader, state.leader_epoch, state.isr,
-                         partition.leader, partition.isr, sorted(live))
+                for index, (state, _) in chunk.items():
+                    log.info("partition %s-%d: leader %d, epoch %d, isr %s (was leader %d, isr %s; live brokers %s)",
+                             topic.name, index, state.leader, state.leader_epoch, state.isr, *was[index],
+                             sorted(live))
         return complete
