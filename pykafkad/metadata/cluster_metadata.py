@@ -44,6 +44,10 @@ _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME = 249
 
 PartitionListener = Callable[[TopicInfo, list[PartitionInfo]], None]
+# After a topic's notice shows that writes were missed (written faster than they were read), the
+# wait before all its states are read: a burst of writes (a broker's return, with an ISR expansion
+# per partition) then costs one read of every state per interval, not one per notice.
+_FULL_READ_DELAY_S = 0.05
 TopicListener = Callable[[TopicInfo], None]
 
 
@@ -85,6 +89,8 @@ class _TopicNodes:
     # every state on its next report).
     notice_watch: Watch | None = None
     notice_version: int | None = None
+    # A read of every state is scheduled (_FULL_READ_DELAY_S).
+    full_read_due: bool = False
     # How many partitions, from 0, have had their first state read: those can be shown.
     ready: int = 0
     info: TopicInfo | None = None
@@ -145,6 +151,9 @@ class ClusterMetadata:
         self.topic_configs_listeners: list[TopicListener] = []
         self.broker_configs_listeners: list[Callable[[], None]] = []
         self._events = WatchEvents(self._apply, "metadata change", log)
+        self._nursery: trio.Nursery | None = None
+        # Topics with a read of every state scheduled: the cache is not settled until they are read.
+        self._full_reads_due = 0
         self._post = self._events.post
         self._topic_nodes: dict[str, _TopicNodes] = {}
         self._broker_watches: dict[int, Watch] = {}
@@ -176,6 +185,7 @@ class ClusterMetadata:
             node = await self.store.get(znodes.CLUSTER_ID)
             assert node is not None, "the cluster id node vanished right after it was made"
         self.cluster_id = znodes.decode_cluster_id(node.data)
+        self._nursery = nursery
         nursery.start_soon(self._events.run, name="metadata cache")
         store, post = self.store, self._post
         self._watches += [
@@ -192,7 +202,7 @@ class ClusterMetadata:
 
     async def settled(self) -> None:
         """Wait until every notification received so far has been applied."""
-        await self._events.settled()
+        await self._events.wait_for(lambda: self._events.pending == 0 and self._full_reads_due == 0)
 
     async def wait_for(self, predicate: Callable[[], object]) -> None:
         """Wait until ``predicate()`` holds for the cache (checked after each applied change, and
@@ -275,6 +285,8 @@ class ClusterMetadata:
             await self._assignment_changed(event[1], event[2], event[3])
         elif kind == "state_notice":
             await self._states_announced(*event[1:])
+        elif kind == "full_read":
+            await self._full_read(*event[1:])
         elif kind == "topic_config":
             self._topic_config_changed(*event[1:])
         elif kind == "features":
@@ -447,12 +459,26 @@ class ClusterMetadata:
         if self._topic_nodes.get(name) is not nodes or node is None:
             return  # the topic is going: the children watch removes it
         named = znodes.decode_state_notice(node.data)
-        if named is not None and nodes.notice_version is not None and node.version == nodes.notice_version + 1:
-            indexes = [i for i in dict.fromkeys(named) if 0 <= i < len(nodes.replicas)]
-        else:
-            indexes = list(range(len(nodes.replicas)))
-        nodes.notice_version = node.version
-        await self._read_states(name, nodes, indexes)
+        previous, nodes.notice_version = nodes.notice_version, node.version
+        if previous is None:
+            await self._read_states(name, nodes, list(range(len(nodes.replicas))))
+        elif named is not None and node.version == previous + 1:
+            if not nodes.full_read_due:  # else that read, later than this write, shows it
+                await self._read_states(name, nodes, [i for i in dict.fromkeys(named) if 0 <= i < len(nodes.replicas)])
+        elif not nodes.full_read_due and self._nursery is not None:
+            nodes.full_read_due = True
+            self._full_reads_due += 1
+            self._nursery.start_soon(self._full_read_later, name, nodes)
+
+    async def _full_read_later(self, name: str, nodes: _TopicNodes) -> None:
+        await trio.sleep(_FULL_READ_DELAY_S)
+        self._post("full_read", name, nodes)
+
+    async def _full_read(self, name: str, nodes: _TopicNodes) -> None:
+        nodes.full_read_due = False
+        self._full_reads_due -= 1
+        if self._topic_nodes.get(name) is nodes:
+            await self._read_states(name, nodes, list(range(len(nodes.replicas))))
 
     async def _read_states(self, name: str, nodes: _TopicNodes, indexes: list[int]) -> None:
         if not indexes:
@@ -460,19 +486,21 @@ class ClusterMetadata:
         read = await self.store.read_many([znodes.partition_state_path(name, index) for index in indexes])
         if self._topic_nodes.get(name) is not nodes:
             return
+        changed = []
         for index, node in zip(indexes, read, strict=True):
-            if node is None and index in nodes.states:
-                # A state node goes only with its topic, whose removal follows: nothing to show meanwhile.
+            known = nodes.states.get(index)
+            if known is not None and (node is None or known[1] >= node.version):
+                # Already read at this version or a later one; or gone, which a state node is only
+                # with its topic, whose removal follows: nothing to show meanwhile.
                 continue
-            if node is not None and index in nodes.states and nodes.states[index][1] >= node.version:
-                continue  # already read at this version (or a later one)
             try:
                 state = None if node is None else znodes.decode_partition_state(node.data)
             except (ValueError, KeyError, TypeError) as e:
                 log.error("partition %s-%d: unreadable state node (%s); keeping what was read before", name, index, e)
                 continue
             nodes.states[index] = (state, -1 if node is None else node.version)
-        self._publish(name, nodes, indexes)
+            changed.append(index)
+        self._publish(name, nodes, changed)
 
     def _topic_config_changed(self, name: str, node: Node | None) -> None:
         nodes = self._topic_nodes.get(name)

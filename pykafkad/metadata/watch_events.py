@@ -68,6 +68,11 @@ class WatchEvents:
                         self._pending -= 1
                         self._check_waiters()
 
+    @property
+    def pending(self) -> int:
+        """Events posted and not yet applied."""
+        return self._pending
+
     def wake(self) -> None:
         """Check every waiter's condition again: for a condition that also reads state kept outside
         the cache (the controller's own epoch), when that state changes."""
