@@ -25,8 +25,8 @@ from pykafkad.metadata.local_store import LocalMetadataStore
 from pykafkad.metadata.model import PartitionInfo, TopicInfo
 from pykafkad.metadata.partition_state_writes import state_writes, write_state
 from pykafkad.metadata.store import BadVersionError, Create, MetadataStore, Op
-from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
 from pykafkad.metadata.znodes import PartitionState
+from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
 
 _chroots = itertools.count(1)
 PARTITIONS = 300
