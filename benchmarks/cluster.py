@@ -475,8 +475,10 @@ class ClusterCreation:
         return {**asdict(self), "key": self.key}
 
     def run(self, cluster: Cluster, lib: Path) -> dict[str, Any]:
-        # Issue 32's "on three brokers": one CreateTopics until every partition is led with its three
-        # replicas in sync, so every broker has created its 2,000 logs and every follower caught up.
+        # Issue 32's "on three brokers": one CreateTopics until the metadata shows every partition led
+        # with its three replicas in sync.  Neither cluster's brokers have made their logs by then:
+        # Kafka's apply the controller's records after it answers, pykafkad's make them once they see
+        # the topic (benchmarks/NOTES.md has how long that takes here).
         create_topic(cluster, "creation-warmup", 1)
         return {"create_topic_s": create_topic(cluster, f"created-{self.partitions}", self.partitions)}
 

@@ -243,7 +243,7 @@ class ReplicaManager:
             # nothing starts serving them, or loading groups from them, now.
             return
         self.apply(topic, [topic.partitions[i] for i in indexes])
-        log.info("created logs of %s partition(s) %s placed on this broker", topic.name, indexes)
+        log.info("created logs of %s partition(s) %s placed on this broker", topic.name, _index_ranges(indexes))
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Create missing logs, shrink ISRs and checkpoint high watermarks from now on, until cancelled."""
@@ -849,3 +849,14 @@ def _read_all(targets: list[tuple[Partition, FetchEntry] | FetchedData], max_byt
         remaining -= len(data.records)
         results.append(data)
     return results, total
+
+
+def _index_ranges(indexes: list[int]) -> str:
+    """``[0, 1, 2, 5]`` as ``0-2, 5``: a log line for a topic of thousands of partitions stays one line."""
+    runs: list[list[int]] = []
+    for index in sorted(indexes):
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
