@@ -1202,11 +1202,11 @@ impl PartitionLog {
             return Ok(false);
         }
         if leo == self.log_start_offset {
-            // An empty log's entry is written with its first append (or the
-            // next flush): a new topic's thousands of partitions each wrote a
-            // checkpoint here, most of what leading them cost. An entry at
-            // the log end is dropped on open anyway; this replica assigns the
-            // epoch again when it next leads.
+            // An empty log's entry is written with its first append, not
+            // here, nor by a flush or close: a new topic's thousands of
+            // partitions each wrote a checkpoint here, most of what leading
+            // them cost. An entry at the log end is dropped on open anyway;
+            // this replica assigns the epoch again when it next leads.
             self.epochs_unwritten = true;
         } else {
             self.write_epochs()?;
@@ -1599,9 +1599,7 @@ impl PartitionLog {
     /// fsyncs what makes flushed segments findable after a crash: the
     /// leader-epoch checkpoint and the directory entries.
     fn sync_metadata(&mut self) -> Result<()> {
-        if self.epochs_unwritten {
-            self.persist_epochs()?;
-        }
+        // An empty log's unwritten entry stays unwritten (see close).
         if self.epochs_unsynced {
             self.epochs.sync()?;
             self.epochs_unsynced = false;
@@ -1657,8 +1655,15 @@ impl PartitionLog {
         // next open re-derives epochs only from the snapshot's offset on, so
         // a durable snapshot must never sit beside an older checkpoint. A
         // log that never had data needs none (a missing file reads as empty).
+        // An empty log's entry not yet written is not written now either: an
+        // entry at the log end is dropped on open, so it would change nothing
+        // but cost a broker stopping with thousands of partitions nobody wrote
+        // to a checkpoint and an fsync each. What is on disk (if anything) is
+        // from before, all of it below the log end.
         if self.epochs_unwritten {
-            self.persist_epochs()?;
+            if self.epochs_unsynced {
+                self.epochs.sync()?;
+            }
         } else if !self.epochs_on_disk {
             if !self.epochs.entries().is_empty() || self.log_end_offset() > self.log_start_offset {
                 self.persist_epochs()?;

@@ -87,27 +87,50 @@ fn an_empty_logs_epoch_is_written_with_its_first_append() {
 }
 
 #[test]
-fn an_empty_logs_epoch_is_written_by_a_flush_or_close() {
+fn an_empty_logs_epoch_is_not_written_by_a_flush_or_close() {
     for close in [false, true] {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("t-0");
         let mut log = open(&dir, cfg(), true);
         log.assign_leader_epoch(5).unwrap();
-        assert!(!dir.join(EPOCHS).exists());
         if close {
             log.close().unwrap();
         } else {
             log.flush().unwrap();
         }
+        // An entry at the log end is dropped on open (the epoch is assigned again when this
+        // replica next leads), so writing it would cost a file and an fsync for nothing.
+        assert!(!dir.join(EPOCHS).exists());
+        drop(log);
+        let mut reopened = open(&dir, cfg(), true);
+        assert_eq!(reopened.leader_epochs(), &[]);
+        reopened.assign_leader_epoch(6).unwrap();
+        reopened.append(simple(1, 1000, 10), 6, None).unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.join(EPOCHS)).unwrap(),
-            "0\n1\n5 0\n"
+            "0\n1\n6 0\n"
         );
-        drop(log);
-        // As for any log, an entry at the log end is dropped on open: the epoch is assigned again
-        // when this replica next leads.
-        assert_eq!(open(&dir, cfg(), true).leader_epochs(), &[]);
     }
+}
+
+#[test]
+fn an_emptied_logs_new_epoch_leaves_the_old_checkpoint_as_it_was() {
+    // Records, then retention removes them all: the log is empty again at offset 2. A new epoch
+    // assigned there is not written at close; the checkpoint keeps the entries from before.
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t-0");
+    let mut log = open(&dir, cfg(), true);
+    log.assign_leader_epoch(1).unwrap();
+    log.append(simple(2, 1000, 10), 1, None).unwrap();
+    log.delete_records(2).unwrap();
+    log.flush().unwrap();
+    let before = std::fs::read_to_string(dir.join(EPOCHS)).unwrap();
+    assert!(log.assign_leader_epoch(4).unwrap());
+    log.close().unwrap();
+    drop(log);
+    assert_eq!(std::fs::read_to_string(dir.join(EPOCHS)).unwrap(), before);
+    let reopened = open(&dir, cfg(), true);
+    assert!(reopened.leader_epochs().iter().all(|&(epoch, _)| epoch < 4));
 }
 
 #[test]
