@@ -124,6 +124,7 @@ def test_a_write_of_several_states_is_read_with_its_partitions_named(sessions: S
         assert partitions[4].isr == [2, 3] and partitions[4].state_version == 1
         assert {p.index for _, changed in reported for p in changed if p.leader == 2} == {1, 4, 7}
         notice = await writer.get(znodes.partitions_path("t"))
-        assert notice is not None and znodes.decode_state_notice(notice.data) == [1, 4, 7]
+        assert notice is not None and znodes.decode_state_notice(notice.data) == {
+            i: (PartitionState(2, 1, [2, 3], 1), 1) for i in (1, 4, 7)}
 
     _run(sessions, body)

@@ -454,17 +454,20 @@ class ClusterMetadata:
         self._publish(name, nodes, range(len(replicas)))
 
     async def _states_announced(self, name: str, nodes: _TopicNodes, node: Node | None) -> None:
-        """The topic's partitions node changed: read the states it names, or all of them if a
-        write may have been missed since the version last read."""
+        """The topic's partitions node changed: take the states it carries, or read all of them if
+        a write may have been missed since the version last seen."""
         if self._topic_nodes.get(name) is not nodes or node is None:
             return  # the topic is going: the children watch removes it
-        named = znodes.decode_state_notice(node.data)
+        written = znodes.decode_state_notice(node.data)
         previous, nodes.notice_version = nodes.notice_version, node.version
         if previous is None:
             await self._read_states(name, nodes, list(range(len(nodes.replicas))))
-        elif named is not None and node.version == previous + 1:
-            if not nodes.full_read_due:  # else that read, later than this write, shows it
-                await self._read_states(name, nodes, [i for i in dict.fromkeys(named) if 0 <= i < len(nodes.replicas)])
+        elif written is not None and node.version == previous + 1:
+            if nodes.full_read_due:
+                return  # that read, later than this write, shows it
+            known = {i: s for i, s in written.items() if 0 <= i < len(nodes.replicas)}
+            self._apply_states(name, nodes, {i: s for i, s in known.items() if s[1] >= 0})
+            await self._read_states(name, nodes, [i for i, s in known.items() if s[1] < 0])
         elif not nodes.full_read_due and self._nursery is not None:
             nodes.full_read_due = True
             self._full_reads_due += 1
@@ -486,19 +489,31 @@ class ClusterMetadata:
         read = await self.store.read_many([znodes.partition_state_path(name, index) for index in indexes])
         if self._topic_nodes.get(name) is not nodes:
             return
-        changed = []
+        states: dict[int, tuple[PartitionState | None, int]] = {}
         for index, node in zip(indexes, read, strict=True):
-            known = nodes.states.get(index)
-            if known is not None and (node is None or known[1] >= node.version):
-                # Already read at this version or a later one; or gone, which a state node is only
-                # with its topic, whose removal follows: nothing to show meanwhile.
+            if node is None:
+                states[index] = (None, -1)
                 continue
+            known = nodes.states.get(index)
+            if known is not None and known[1] >= node.version:
+                continue  # not decoded again
             try:
-                state = None if node is None else znodes.decode_partition_state(node.data)
+                states[index] = (znodes.decode_partition_state(node.data), node.version)
             except (ValueError, KeyError, TypeError) as e:
                 log.error("partition %s-%d: unreadable state node (%s); keeping what was read before", name, index, e)
+        self._apply_states(name, nodes, states)
+
+    def _apply_states(self, name: str, nodes: _TopicNodes, states: dict[int, tuple[PartitionState | None, int]]
+                      ) -> None:
+        """Keep each state newer than the one held and show what changed."""
+        changed = []
+        for index, (state, version) in states.items():
+            known = nodes.states.get(index)
+            if known is not None and (state is None or known[1] >= version):
+                # Already held at this version or a later one; or gone, which a state node is only
+                # with its topic, whose removal follows: nothing to show meanwhile.
                 continue
-            nodes.states[index] = (state, -1 if node is None else node.version)
+            nodes.states[index] = (state, version)
             changed.append(index)
         self._publish(name, nodes, changed)
 

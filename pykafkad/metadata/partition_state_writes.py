@@ -2,11 +2,12 @@
 
 A broker's cache does not watch each partition's state node: that cost every broker one ZooKeeper
 read per partition, 2,000 reads each for a topic of 2,000 partitions.  It watches one node per
-topic instead, the topic's ``partitions`` node (empty in Kafka's layout), and reads the states it
-names.  So every write of a state node writes that node too, in the same commit, with the
-indexes of the states it changed (``znodes.encode_state_notice``).  Its version counts the writes:
-a cache that has seen the version before reads just the partitions named; one that missed a
-write (two writes merged into one watch event, a lost session) reads every state of the topic.
+topic instead, the topic's ``partitions`` node (empty in Kafka's layout).  So every write of a
+state node writes that node too, in the same commit, with the states it wrote and their new node
+versions (``znodes.encode_state_notice``).  Its version counts the writes: a cache that has seen
+the version before takes the states from it, with no read more than a watch on each state node
+cost; one that missed a write (two writes merged into one watch event, a lost session) reads
+every state of the topic.
 
 Creating a topic or its new partitions writes no notice: a cache reads a partition's first state
 when it reads the assignment that adds it.
@@ -27,7 +28,7 @@ def state_writes(topic: str, states: Mapping[int, tuple[PartitionState, int]]) -
     ops: list[Op] = [SetData(znodes.partition_state_path(topic, index), znodes.encode_partition_state(state), version)
                      for index, (state, version) in states.items()]
     if ops:
-        ops.append(SetData(znodes.partitions_path(topic), znodes.encode_state_notice(list(states))))
+        ops.append(SetData(znodes.partitions_path(topic), znodes.encode_state_notice(dict(states))))
     return ops
 
 

@@ -230,26 +230,32 @@ def decode_partition_state(data: bytes) -> PartitionState:
     return PartitionState(doc["leader"], doc["leader_epoch"], list(doc["isr"]), doc.get("controller_epoch", 0))
 
 
-# -- /brokers/topics/<t>/partitions: which partition states the last write changed --------------
+# -- /brokers/topics/<t>/partitions: the partition states the last write changed -----------------
 
-def encode_state_notice(indexes: list[int]) -> bytes:
-    """What a state write puts in its topic's ``partitions`` node (empty in Kafka's layout): the
-    indexes it changed.  Every broker's cache watches this node instead of each state node."""
-    return _json({"version": 1, "partitions": sorted(indexes)})
+def encode_state_notice(states: dict[int, tuple[PartitionState, int]]) -> bytes:
+    """What a state write puts in its topic's ``partitions`` node (empty in Kafka's layout): each
+    state it wrote, with the version the write gives its node (-1: not known, the write was not
+    conditional).  Every broker's cache watches this node instead of each state node, and takes
+    the states from it without reading them again."""
+    return _json({"version": 1, "partitions": [
+        {"partition": index, "leader": state.leader, "leader_epoch": state.leader_epoch, "isr": state.isr,
+         "controller_epoch": state.controller_epoch, "state_version": version + 1 if version >= 0 else -1}
+        for index, (state, version) in sorted(states.items())]})
 
 
-def decode_state_notice(data: bytes) -> list[int] | None:
-    """The indexes the last state write changed, or None when the node does not say (a topic as
-    created, or a node written by other software): then a reader must read every state."""
+def decode_state_notice(data: bytes) -> dict[int, tuple[PartitionState, int]] | None:
+    """The states the last write changed, each with its node's version then (-1: read the node), or
+    None when the node does not say (a topic as created, or a node written by other software):
+    then a reader must read every state."""
     if not data:
         return None
     try:
-        indexes = json.loads(data)["partitions"]
+        return {int(p["partition"]): (PartitionState(int(p["leader"]), int(p["leader_epoch"]),
+                                                     [int(r) for r in p["isr"]], int(p["controller_epoch"])),
+                                      int(p["state_version"]))
+                for p in json.loads(data)["partitions"]}
     except (ValueError, KeyError, TypeError):
         return None
-    if not isinstance(indexes, list) or not all(isinstance(i, int) for i in indexes):
-        return None
-    return indexes
 
 
 # -- /config/topics/<t>, /config/brokers/<id> -------------------------------------------------------
