@@ -1,7 +1,7 @@
 """A broker's metadata cache learns every partition state written, through one watch per topic.
 
-The cache does not watch each state node: each write of a state also names the partitions it
-changed in the topic's ``partitions`` node (``partition_state_writes``), which the cache watches.
+The cache does not watch each state node: each write of a state also writes the states it changed
+to the topic's ``partitions`` node (``partition_state_writes``), which the cache watches.
 These tests write states from another session, as another broker would, one by one faster than
 the cache reads them (so watch events merge and the cache must notice the writes it missed), and
 check that the cache ends with every partition's last state.  They run on the local file store

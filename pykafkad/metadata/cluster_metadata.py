@@ -8,8 +8,9 @@ the cache never sees half of one.
 A topic is shown once its assignment, its configs and the first state of every partition have
 been read; partitions added later are shown once their states have been read.  A partition with
 no state node yet (no leader elected) shows leader -1.  Partition states are not watched one by
-one: each topic's ``partitions`` node names the states its last write changed
-(``partition_state_writes``), and one watch on it leads to one read of those states together.
+one: each topic's ``partitions`` node carries the states its last write changed
+(``partition_state_writes``), and one watch on it delivers them; a topic first seen, or writes
+missed, lead to one read of all its states together.
 Listeners hear of each shown or changed partition (the replica manager: Kafka's LeaderAndIsr),
 each removed topic, and config changes.
 
