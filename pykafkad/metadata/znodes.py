@@ -220,14 +220,22 @@ class PartitionState:
     controller_epoch: int
 
 
+def _partition_state_doc(state: PartitionState) -> dict[str, object]:
+    return {"controller_epoch": state.controller_epoch, "leader": state.leader, "version": 1,
+            "leader_epoch": state.leader_epoch, "isr": state.isr}
+
+
+def _partition_state_of(doc: dict) -> PartitionState:
+    return PartitionState(int(doc["leader"]), int(doc["leader_epoch"]), [int(r) for r in doc["isr"]],
+                          int(doc.get("controller_epoch", 0)))
+
+
 def encode_partition_state(state: PartitionState) -> bytes:
-    return _json({"controller_epoch": state.controller_epoch, "leader": state.leader, "version": 1,
-                  "leader_epoch": state.leader_epoch, "isr": state.isr})
+    return _json(_partition_state_doc(state))
 
 
 def decode_partition_state(data: bytes) -> PartitionState:
-    doc = json.loads(data)
-    return PartitionState(doc["leader"], doc["leader_epoch"], list(doc["isr"]), doc.get("controller_epoch", 0))
+    return _partition_state_of(json.loads(data))
 
 
 # -- /brokers/topics/<t>/partitions: the partition states the last write changed -----------------
@@ -238,8 +246,7 @@ def encode_state_notice(states: dict[int, tuple[PartitionState, int]]) -> bytes:
     conditional).  Every broker's cache watches this node instead of each state node, and takes
     the states from it without reading them again."""
     return _json({"version": 1, "partitions": [
-        {"partition": index, "leader": state.leader, "leader_epoch": state.leader_epoch, "isr": state.isr,
-         "controller_epoch": state.controller_epoch, "state_version": version + 1 if version >= 0 else -1}
+        {"partition": index, **_partition_state_doc(state), "state_version": version + 1 if version >= 0 else -1}
         for index, (state, version) in sorted(states.items())]})
 
 
@@ -250,9 +257,7 @@ def decode_state_notice(data: bytes) -> dict[int, tuple[PartitionState, int]] | 
     if not data:
         return None
     try:
-        return {int(p["partition"]): (PartitionState(int(p["leader"]), int(p["leader_epoch"]),
-                                                     [int(r) for r in p["isr"]], int(p["controller_epoch"])),
-                                      int(p["state_version"]))
+        return {int(p["partition"]): (_partition_state_of(p), int(p["state_version"]))
                 for p in json.loads(data)["partitions"]}
     except (ValueError, KeyError, TypeError):
         return None

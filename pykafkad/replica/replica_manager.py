@@ -214,7 +214,8 @@ class ReplicaManager:
             self._nursery.start_soon(self._create_logs, topic, missing)
 
     async def _create_logs(self, topic: TopicInfo, wanted: list[int]) -> None:
-        """Create the logs of partitions placed here by another broker's request, then serve them.
+        """Create the logs of partitions placed here (by another broker's request, or on a cluster by
+        this broker's own: ``Controller._logs_first``), then serve them.
         Taken in the controller's turn for the topic's name, so never beside the logs a create or
         add of the same name on this broker has open."""
         indexes: list[int] = []

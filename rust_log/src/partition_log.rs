@@ -1660,11 +1660,7 @@ impl PartitionLog {
         // but cost a broker stopping with thousands of partitions nobody wrote
         // to a checkpoint and an fsync each. What is on disk (if anything) is
         // from before, all of it below the log end.
-        if self.epochs_unwritten {
-            if self.epochs_unsynced {
-                self.epochs.sync()?;
-            }
-        } else if !self.epochs_on_disk {
+        if !self.epochs_unwritten && !self.epochs_on_disk {
             if !self.epochs.entries().is_empty() || self.log_end_offset() > self.log_start_offset {
                 self.persist_epochs()?;
             }
