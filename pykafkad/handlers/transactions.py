@@ -127,7 +127,7 @@ async def end_txn(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> 
 async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     """The group coordinator writes the offsets in the producer's transaction; they count once its
     COMMIT marker reaches the group's ``__consumer_offsets`` partition."""
-    args = {**body, "version": ctx.api_version,
+    args = {**body, "version": ctx.api_version, "generation_id": body["generation_id_or_member_epoch"],
             "member_id": body.get("member_id") or "", "group_instance_id": body.get("group_instance_id")}
     every = [(t["name"], p["partition_index"]) for t in body["topics"] for p in t["partitions"]]
     refused: ErrorCode | None = None

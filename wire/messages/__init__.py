@@ -1,5 +1,5 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
-"""APIs defined by kafka-clients 4.1.1: ``APIS`` maps api key to schema."""
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
+"""APIs defined by kafka-clients 4.4.0: ``APIS`` maps api key to schema."""
 
 from wire.messages import (
     add_offsets_to_txn,
@@ -83,9 +83,11 @@ from wire.messages import (
     share_group_heartbeat,
     streams_group_describe,
     streams_group_heartbeat,
+    streams_group_topology_description_update,
     sync_group,
     txn_offset_commit,
     unregister_broker,
+    unregister_controller,
     update_features,
     update_raft_voter,
     vote,
@@ -95,7 +97,7 @@ from wire.messages import (
 from wire.messages.headers import REQUEST_HEADER, RESPONSE_HEADER
 from wire.schema import ApiSchema
 
-KAFKA_VERSION = "4.1.1"
+KAFKA_VERSION = "4.4.0"
 
 APIS: dict[int, ApiSchema] = {
     0: produce.API,
@@ -187,6 +189,8 @@ APIS: dict[int, ApiSchema] = {
     90: describe_share_group_offsets.API,
     91: alter_share_group_offsets.API,
     92: delete_share_group_offsets.API,
+    93: streams_group_topology_description_update.API,
+    94: unregister_controller.API,
 }
 
 __all__ = ["APIS", "KAFKA_VERSION", "REQUEST_HEADER", "RESPONSE_HEADER"]

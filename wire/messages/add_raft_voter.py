@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the AddRaftVoter API (key 80): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="AddRaftVoterRequest",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("cluster_id", "string", Versions(0), nullable=Versions(0)),
@@ -17,12 +17,13 @@ REQUEST = MessageSchema(
             Field("host", "string", Versions(0)),
             Field("port", "uint16", Versions(0)),
         ))), Versions(0)),
+        Field("ack_when_committed", "bool", Versions(1), default=True),
     ),
 )
 
 RESPONSE = MessageSchema(
     name="AddRaftVoterResponse",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("throttle_time_ms", "int32", Versions(0)),

@@ -1,21 +1,23 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the ApiVersions API (key 18): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="ApiVersionsRequest",
-    valid=Versions(0, 4),
+    valid=Versions(0, 5),
     flexible=Versions(3),
     fields=(
         Field("client_software_name", "string", Versions(3)),
         Field("client_software_version", "string", Versions(3)),
+        Field("cluster_id", "string", Versions(5), nullable=Versions(5), default=None),
+        Field("node_id", "int32", Versions(5), default=-1),
     ),
 )
 
 RESPONSE = MessageSchema(
     name="ApiVersionsResponse",
-    valid=Versions(0, 4),
+    valid=Versions(0, 5),
     flexible=Versions(3),
     fields=(
         Field("error_code", "int16", Versions(0)),

@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the DescribeLogDirs API (key 35): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="DescribeLogDirsRequest",
-    valid=Versions(1, 4),
+    valid=Versions(1, 5),
     flexible=Versions(2),
     fields=(
         Field("topics", ArrayOf(Struct("DescribableLogDirTopic", (
@@ -17,7 +17,7 @@ REQUEST = MessageSchema(
 
 RESPONSE = MessageSchema(
     name="DescribeLogDirsResponse",
-    valid=Versions(1, 4),
+    valid=Versions(1, 5),
     flexible=Versions(2),
     fields=(
         Field("throttle_time_ms", "int32", Versions(0)),
@@ -36,6 +36,7 @@ RESPONSE = MessageSchema(
             ))), Versions(0)),
             Field("total_bytes", "int64", Versions(4), default=-1),
             Field("usable_bytes", "int64", Versions(4), default=-1),
+            Field("is_cordoned", "bool", Versions(5)),
         ))), Versions(0)),
     ),
 )

@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the DescribeShareGroupOffsets API (key 90): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="DescribeShareGroupOffsetsRequest",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("groups", ArrayOf(Struct("DescribeShareGroupOffsetsRequestGroup", (
@@ -20,7 +20,7 @@ REQUEST = MessageSchema(
 
 RESPONSE = MessageSchema(
     name="DescribeShareGroupOffsetsResponse",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("throttle_time_ms", "int32", Versions(0)),
@@ -33,6 +33,7 @@ RESPONSE = MessageSchema(
                     Field("partition_index", "int32", Versions(0)),
                     Field("start_offset", "int64", Versions(0)),
                     Field("leader_epoch", "int32", Versions(0)),
+                    Field("lag", "int64", Versions(1), default=-1),
                     Field("error_code", "int16", Versions(0)),
                     Field("error_message", "string", Versions(0), nullable=Versions(0), default=None),
                 ))), Versions(0)),

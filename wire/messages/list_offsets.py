@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the ListOffsets API (key 2): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="ListOffsetsRequest",
-    valid=Versions(1, 10),
+    valid=Versions(1, 11),
     flexible=Versions(6),
     fields=(
         Field("replica_id", "int32", Versions(0)),
@@ -24,7 +24,7 @@ REQUEST = MessageSchema(
 
 RESPONSE = MessageSchema(
     name="ListOffsetsResponse",
-    valid=Versions(1, 10),
+    valid=Versions(1, 11),
     flexible=Versions(6),
     fields=(
         Field("throttle_time_ms", "int32", Versions(2)),

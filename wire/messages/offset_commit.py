@@ -1,4 +1,4 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the OffsetCommit API (key 8): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
@@ -49,6 +49,6 @@ API = ApiSchema(
     request=REQUEST,
     response=RESPONSE,
     listeners=("broker",),
-    latest_version_unstable=True,
+    latest_version_unstable=False,
     flexible_response_header=True,
 )

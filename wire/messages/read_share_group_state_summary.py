@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the ReadShareGroupStateSummary API (key 87): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="ReadShareGroupStateSummaryRequest",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("group_id", "string", Versions(0)),
@@ -21,7 +21,7 @@ REQUEST = MessageSchema(
 
 RESPONSE = MessageSchema(
     name="ReadShareGroupStateSummaryResponse",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("results", ArrayOf(Struct("ReadStateSummaryResult", (
@@ -33,6 +33,7 @@ RESPONSE = MessageSchema(
                 Field("state_epoch", "int32", Versions(0)),
                 Field("leader_epoch", "int32", Versions(0)),
                 Field("start_offset", "int64", Versions(0)),
+                Field("delivery_complete_count", "int32", Versions(1), default=-1),
             ))), Versions(0)),
         ))), Versions(0)),
     ),

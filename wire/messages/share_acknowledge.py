@@ -1,16 +1,17 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the ShareAcknowledge API (key 79): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="ShareAcknowledgeRequest",
-    valid=Versions(1, 1),
+    valid=Versions(1, 2),
     flexible=Versions(0),
     fields=(
         Field("group_id", "string", Versions(0), nullable=Versions(0), default=None),
         Field("member_id", "string", Versions(0), nullable=Versions(0)),
         Field("share_session_epoch", "int32", Versions(0)),
+        Field("is_renew_ack", "bool", Versions(2)),
         Field("topics", ArrayOf(Struct("AcknowledgeTopic", (
             Field("topic_id", "uuid", Versions(0)),
             Field("partitions", ArrayOf(Struct("AcknowledgePartition", (
@@ -27,12 +28,13 @@ REQUEST = MessageSchema(
 
 RESPONSE = MessageSchema(
     name="ShareAcknowledgeResponse",
-    valid=Versions(1, 1),
+    valid=Versions(1, 2),
     flexible=Versions(0),
     fields=(
         Field("throttle_time_ms", "int32", Versions(0)),
         Field("error_code", "int16", Versions(0)),
         Field("error_message", "string", Versions(0), nullable=Versions(0), default=None),
+        Field("acquisition_lock_timeout_ms", "int32", Versions(2)),
         Field("responses", ArrayOf(Struct("ShareAcknowledgeTopicResponse", (
             Field("topic_id", "uuid", Versions(0)),
             Field("partitions", ArrayOf(Struct("PartitionData", (

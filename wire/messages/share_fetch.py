@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the ShareFetch API (key 78): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="ShareFetchRequest",
-    valid=Versions(1, 1),
+    valid=Versions(1, 2),
     flexible=Versions(0),
     fields=(
         Field("group_id", "string", Versions(0), nullable=Versions(0), default=None),
@@ -16,6 +16,8 @@ REQUEST = MessageSchema(
         Field("max_bytes", "int32", Versions(0), default=2147483647),
         Field("max_records", "int32", Versions(1)),
         Field("batch_size", "int32", Versions(1)),
+        Field("share_acquire_mode", "int8", Versions(2)),
+        Field("is_renew_ack", "bool", Versions(2)),
         Field("topics", ArrayOf(Struct("FetchTopic", (
             Field("topic_id", "uuid", Versions(0)),
             Field("partitions", ArrayOf(Struct("FetchPartition", (
@@ -37,7 +39,7 @@ REQUEST = MessageSchema(
 
 RESPONSE = MessageSchema(
     name="ShareFetchResponse",
-    valid=Versions(1, 1),
+    valid=Versions(1, 2),
     flexible=Versions(0),
     fields=(
         Field("throttle_time_ms", "int32", Versions(0)),

@@ -1,21 +1,22 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the StreamsGroupDescribe API (key 89): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="StreamsGroupDescribeRequest",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("group_ids", ArrayOf("string"), Versions(0)),
         Field("include_authorized_operations", "bool", Versions(0)),
+        Field("include_topology_description", "bool", Versions(1)),
     ),
 )
 
 RESPONSE = MessageSchema(
     name="StreamsGroupDescribeResponse",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("throttle_time_ms", "int32", Versions(0)),
@@ -110,6 +111,39 @@ RESPONSE = MessageSchema(
                 Field("is_classic", "bool", Versions(0)),
             ))), Versions(0)),
             Field("authorized_operations", "int32", Versions(0), default=-2147483648),
+            Field("topology_description", Struct("TopologyDescription", (
+                Field("subtopologies", ArrayOf(Struct("TopologyDescriptionSubtopology", (
+                    Field("subtopology_id", "string", Versions(1)),
+                    Field("nodes", ArrayOf(Struct("TopologyDescriptionNode", (
+                        Field("name", "string", Versions(1)),
+                        Field("node_type", "int8", Versions(1)),
+                        Field("source_topics", ArrayOf("string"), Versions(1)),
+                        Field("sink_topic", "string", Versions(1), nullable=Versions(1), default=None),
+                        Field("stores", ArrayOf("string"), Versions(1)),
+                        Field("successors", ArrayOf("string"), Versions(1)),
+                    ))), Versions(1)),
+                ))), Versions(1)),
+                Field("global_stores", ArrayOf(Struct("TopologyDescriptionGlobalStore", (
+                    Field("source", Struct("TopologyDescriptionNode", (
+                        Field("name", "string", Versions(1)),
+                        Field("node_type", "int8", Versions(1)),
+                        Field("source_topics", ArrayOf("string"), Versions(1)),
+                        Field("sink_topic", "string", Versions(1), nullable=Versions(1), default=None),
+                        Field("stores", ArrayOf("string"), Versions(1)),
+                        Field("successors", ArrayOf("string"), Versions(1)),
+                    )), Versions(1)),
+                    Field("processor", Struct("TopologyDescriptionNode", (
+                        Field("name", "string", Versions(1)),
+                        Field("node_type", "int8", Versions(1)),
+                        Field("source_topics", ArrayOf("string"), Versions(1)),
+                        Field("sink_topic", "string", Versions(1), nullable=Versions(1), default=None),
+                        Field("stores", ArrayOf("string"), Versions(1)),
+                        Field("successors", ArrayOf("string"), Versions(1)),
+                    )), Versions(1)),
+                ))), Versions(1)),
+            )), Versions(1), nullable=Versions(1), default=None),
+            Field("topology_description_status", "int8", Versions(1)),
+            Field("assignor_name", "string", Versions(1), nullable=Versions(1), default=None),
         ))), Versions(0)),
     ),
 )
@@ -120,6 +154,6 @@ API = ApiSchema(
     request=REQUEST,
     response=RESPONSE,
     listeners=("broker",),
-    latest_version_unstable=True,
+    latest_version_unstable=False,
     flexible_response_header=True,
 )

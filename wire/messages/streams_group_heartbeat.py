@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the StreamsGroupHeartbeat API (key 88): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="StreamsGroupHeartbeatRequest",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("group_id", "string", Versions(0)),
@@ -84,7 +84,7 @@ REQUEST = MessageSchema(
 
 RESPONSE = MessageSchema(
     name="StreamsGroupHeartbeatResponse",
-    valid=Versions(0, 0),
+    valid=Versions(0, 1),
     flexible=Versions(0),
     fields=(
         Field("throttle_time_ms", "int32", Versions(0)),
@@ -93,12 +93,13 @@ RESPONSE = MessageSchema(
         Field("member_id", "string", Versions(0)),
         Field("member_epoch", "int32", Versions(0)),
         Field("heartbeat_interval_ms", "int32", Versions(0)),
-        Field("acceptable_recovery_lag", "int32", Versions(0)),
+        Field("acceptable_recovery_lag_legacy", "int32", Versions(0, 0)),
         Field("task_offset_interval_ms", "int32", Versions(0)),
+        Field("acceptable_recovery_lag", "int64", Versions(1), default=-1),
         Field("status", ArrayOf(Struct("Status", (
             Field("status_code", "int8", Versions(0)),
             Field("status_detail", "string", Versions(0)),
-        ))), Versions(0), nullable=Versions(0), default=None),
+        ))), Versions(0), nullable=Versions(0)),
         Field("active_tasks", ArrayOf(Struct("TaskIds", (
             Field("subtopology_id", "string", Versions(0)),
             Field("partitions", ArrayOf("int32"), Versions(0)),
@@ -111,6 +112,7 @@ RESPONSE = MessageSchema(
             Field("subtopology_id", "string", Versions(0)),
             Field("partitions", ArrayOf("int32"), Versions(0)),
         ))), Versions(0), nullable=Versions(0), default=None),
+        Field("topology_description_required", "bool", Versions(1)),
         Field("endpoint_information_epoch", "int32", Versions(0)),
         Field("partitions_by_user_endpoint", ArrayOf(Struct("EndpointToPartitions", (
             Field("user_endpoint", Struct("Endpoint", (
@@ -135,6 +137,6 @@ API = ApiSchema(
     request=REQUEST,
     response=RESPONSE,
     listeners=("broker",),
-    latest_version_unstable=True,
+    latest_version_unstable=False,
     flexible_response_header=True,
 )

@@ -1,11 +1,11 @@
-# Generated from kafka-clients 4.1.1 by wire.codegen; do not edit.
+# Generated from kafka-clients 4.4.0 by wire.codegen; do not edit.
 """Schemas of the WriteTxnMarkers API (key 27): request and response bodies."""
 
 from wire.schema import ApiSchema, ArrayOf, Field, MessageSchema, Struct, Versions
 
 REQUEST = MessageSchema(
     name="WriteTxnMarkersRequest",
-    valid=Versions(1, 1),
+    valid=Versions(1, 2),
     flexible=Versions(1),
     fields=(
         Field("markers", ArrayOf(Struct("WritableTxnMarker", (
@@ -17,13 +17,14 @@ REQUEST = MessageSchema(
                 Field("partition_indexes", ArrayOf("int32"), Versions(0)),
             ))), Versions(0)),
             Field("coordinator_epoch", "int32", Versions(0)),
+            Field("transaction_version", "int8", Versions(2)),
         ))), Versions(0)),
     ),
 )
 
 RESPONSE = MessageSchema(
     name="WriteTxnMarkersResponse",
-    valid=Versions(1, 1),
+    valid=Versions(1, 2),
     flexible=Versions(1),
     fields=(
         Field("markers", ArrayOf(Struct("WritableTxnMarkerResult", (

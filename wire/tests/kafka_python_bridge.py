@@ -30,9 +30,12 @@ def kafka_python_classes() -> dict[tuple[int, str], type]:
 
 
 # kafka-python renames these int32 bit fields and represents them as a set of bit positions.
+# TxnOffsetCommit's generation_id became generation_id_or_member_epoch in Kafka 4.4's definitions
+# (the same int32 at the same place); kafka-python's still has the old name.
 _THEIR_NAMES = {
     "topic_authorized_operations": "authorized_operations",
     "cluster_authorized_operations": "authorized_operations",
+    "generation_id_or_member_epoch": "generation_id",
 }
 
 

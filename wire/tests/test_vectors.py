@@ -92,7 +92,8 @@ def test_tagged_field_in_request_header_v2_is_skipped() -> None:
     header = wire.decode_request_header(frame)
     assert header == wire.RequestHeader(18, 3, 5, "ab", 17)
     body = wire.decode_request(18, 3, frame, header.body_offset)
-    assert body == {"client_software_name": "n", "client_software_version": "1"}
+    # cluster_id and node_id (v5, KIP-1242) are absent from v3 and decode as their defaults
+    assert body == {"client_software_name": "n", "client_software_version": "1", "cluster_id": None, "node_id": -1}
 
 
 def test_unknown_tag_in_body_is_skipped() -> None:
@@ -231,7 +232,7 @@ def test_encode_errors() -> None:
 
 
 def test_lookups() -> None:
-    assert wire.supported_versions(18) == (0, 4)
+    assert wire.supported_versions(18) == (0, 5)
     assert wire.supported_versions(0) == (3, 13)
     assert wire.api_name(0) == "Produce"
     assert wire.api_name(18) == "ApiVersions"
