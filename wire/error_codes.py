@@ -1,8 +1,9 @@
 """Kafka protocol error codes.
 
-Owns :class:`ErrorCode`: every error code a Kafka 4.1 broker can put in a response, under the name Kafka
+Owns :class:`ErrorCode`: every error code a Kafka 4.4 broker can put in a response, under the name Kafka
 gives it (``org.apache.kafka.common.protocol.Errors``).  Codes are part of the protocol and never change;
-names are stable in practice.  Values run contiguously from -1 to 133.
+names are stable in practice.  Values run contiguously from -1 to 136
+(``compat_tests/test_error_codes_kafka.py`` compares them with the pinned kafka-clients jar).
 """
 
 from __future__ import annotations
@@ -148,3 +149,6 @@ class ErrorCode(IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131
     STREAMS_TOPOLOGY_FENCED = 132
     SHARE_SESSION_LIMIT_REACHED = 133
+    GROUP_DELETION_FAILED = 134
+    STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED = 135
+    CONTROLLER_ID_NOT_REGISTERED = 136

@@ -1,6 +1,7 @@
 """ApiVersions (key 18): what this broker serves, the features it supports and the levels the
 cluster has finalized (v3+, KIP-584: Java clients take transaction version 2 from them), and the
-KIP-511 answer to versions it does not know."""
+KIP-511 answer to versions it does not know; from v5, the check that the client reached the cluster and
+node it meant (KIP-1242)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ API_VERSIONS_KEY = 18
 # Before v4, features whose lowest level is 0 are left out: older clients cannot read such a
 # range (KAFKA-17492), as Kafka does.
 ZERO_MIN_FEATURES_FROM = 4
+UNKNOWN_NODE = -1
 
 
 def _api_keys() -> list[dict[str, int]]:
@@ -35,7 +37,24 @@ def unsupported_version_response(correlation_id: int) -> bytes:
     return wire.encode_response(API_VERSIONS_KEY, 0, correlation_id, body)
 
 
+def _stale_target(broker: Broker, body: dict[str, Any]) -> ErrorCode | None:
+    """v5 (KIP-1242): a client names the cluster and node it believes it reached.  Both or neither
+    must be given (INVALID_REQUEST otherwise, as Kafka 4.4 answers); a mismatch asks the client to
+    rebootstrap, since its metadata points at a broker that is not the one it knew."""
+    cluster_id, node_id = body.get("cluster_id"), body.get("node_id", UNKNOWN_NODE)
+    if cluster_id is None and node_id == UNKNOWN_NODE:
+        return None
+    if cluster_id is None or node_id == UNKNOWN_NODE:
+        return ErrorCode.INVALID_REQUEST
+    if cluster_id != broker.metadata.cluster_id or node_id != broker.metadata.node_id:
+        return ErrorCode.REBOOTSTRAP_REQUIRED
+    return None
+
+
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    refused = _stale_target(broker, body)
+    if refused is not None:
+        return {"error_code": refused, "api_keys": [], "throttle_time_ms": 0}
     finalized = broker.metadata.features
     supported = [{"name": name, "min_version": low, "max_version": high}
                  for name, (low, high) in sorted(SUPPORTED.items())
@@ -46,4 +65,4 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                                    for name, level in sorted(finalized.levels.items())]}
 
 
-APIS = [Api(API_VERSIONS_KEY, "ApiVersions", 0, 4, handle)]
+APIS = [Api(API_VERSIONS_KEY, "ApiVersions", 0, 5, handle)]

@@ -61,4 +61,4 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results": results}
 
 
-APIS = [Api(35, "DescribeLogDirs", 1, 4, handle)]
+APIS = [Api(35, "DescribeLogDirs", 1, 5, handle)]

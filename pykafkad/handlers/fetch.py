@@ -225,4 +225,4 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             "responses": responses, "node_endpoints": hints.node_endpoints()}
 
 
-APIS = [Api(1, "Fetch", 4, 17, handle)]
+APIS = [Api(1, "Fetch", 4, 18, handle)]

@@ -15,6 +15,10 @@ from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_a
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
 
+# From DescribeGroups v6 (KIP-1043) a group that does not exist is GROUP_ID_NOT_FOUND, not a Dead
+# group without error.
+GROUP_NOT_FOUND_FROM = 6
+
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
@@ -124,6 +128,10 @@ async def describe_groups(broker: Broker, ctx: RequestContext, body: dict[str, A
                            "group_state": "", "protocol_type": "", "protocol_data": "", "members": []})
             continue
         described = await broker.groups.call(group_id, "describe", {})
+        if ctx.api_version >= GROUP_NOT_FOUND_FROM and described["error_code"] == ErrorCode.NONE \
+                and described["group_state"] == "Dead":
+            described = {**described, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
+                         "error_message": f"Group {group_id} not found."}
         groups.append({**described, "authorized_operations": operations(
             broker, ctx, ResourceType.GROUP, group_id, body.get("include_authorized_operations", False))})
     return {"throttle_time_ms": 0, "groups": groups}
@@ -172,7 +180,7 @@ APIS = [
     Api(12, "Heartbeat", 0, 4, heartbeat),
     Api(13, "LeaveGroup", 0, 5, leave_group),
     Api(14, "SyncGroup", 0, 5, sync_group),
-    Api(15, "DescribeGroups", 0, 5, describe_groups),
+    Api(15, "DescribeGroups", 0, 6, describe_groups),
     Api(16, "ListGroups", 0, 5, list_groups),
-    Api(42, "DeleteGroups", 0, 2, delete_groups),
+    Api(42, "DeleteGroups", 0, 3, delete_groups),
 ]

@@ -157,4 +157,4 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     }
 
 
-APIS = [Api(3, "Metadata", 0, 12, handle)]
+APIS = [Api(3, "Metadata", 0, 13, handle)]

@@ -21,6 +21,7 @@ from pykafkad.coordinator.transaction.transaction_metadata import TV_2, Transact
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.regular_expression import whole_name_matcher
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -171,8 +172,15 @@ async def _offsets_partition_not_in_transaction(broker: Broker, version: int,
 
 async def list_transactions(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     """The transactional ids this broker coordinates (``kafka-transactions.sh list`` asks every
-    broker), filtered by state, producer id and (v1) how long their transaction has been open."""
+    broker), filtered by state, producer id, (v1) how long their transaction has been open and (v2)
+    a pattern of their ids."""
     known = {s.kafka_name for s in TransactionState}
+    pattern = body.get("transactional_id_pattern")
+    try:
+        # v2 (KIP-1152): an RE2 pattern the whole id must match; empty or null lists every id.
+        id_matches = whole_name_matcher(pattern) if pattern else None
+    except KafkaError as e:
+        return {"throttle_time_ms": 0, "error_code": e.code, "unknown_state_filters": [], "transaction_states": []}
     states = set(body["state_filters"])
     producers = set(body["producer_id_filters"])
     min_duration = body.get("duration_filter", -1)
@@ -181,6 +189,8 @@ async def list_transactions(broker: Broker, ctx: RequestContext, body: dict[str,
     for meta in broker.transactions.transactions():
         if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, meta.transactional_id,
                        log_denial=False):
+            continue
+        if id_matches is not None and not id_matches(meta.transactional_id):
             continue
         if states and meta.state.kafka_name not in states:
             continue
@@ -252,5 +262,5 @@ APIS = [
     Api(28, "TxnOffsetCommit", 0, 5, txn_offset_commit),
     Api(61, "DescribeProducers", 0, 0, describe_producers),
     Api(65, "DescribeTransactions", 0, 0, describe_transactions),
-    Api(66, "ListTransactions", 0, 1, list_transactions),
+    Api(66, "ListTransactions", 0, 2, list_transactions),
 ]

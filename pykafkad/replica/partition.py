@@ -43,6 +43,8 @@ LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3  # KIP-734
 EARLIEST_LOCAL = -4  # KIP-405; with no tiered storage, the log start
+LATEST_TIERED = -5  # KIP-1005; with no tiered storage, none (-1)
+EARLIEST_PENDING_UPLOAD = -6  # KIP-1023; with no tiered storage, none (-1)
 
 
 @dataclass(frozen=True)
@@ -468,6 +470,8 @@ class Partition:
             return fetchable, -1
         if timestamp in (EARLIEST, EARLIEST_LOCAL):
             return self.log.log_start_offset, -1
+        if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+            return -1, -1
         if timestamp == MAX_TIMESTAMP:
             found = self.log.max_timestamp()
         elif timestamp < 0:
