@@ -9,6 +9,7 @@ never skipped.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -94,6 +95,16 @@ def run_tool(
             pytrace=False,
         )
     return result
+
+
+def table_row(header: str, row: str) -> dict[str, str]:
+    """One row of a table a Kafka tool printed, by column name.  Kafka 4.4's tools pad their columns
+    with spaces (a value may be empty, so split at the header's column starts); older ones used tabs."""
+    if "\t" in header:
+        return dict(zip([h.strip() for h in header.split("\t")], [r.strip() for r in row.split("\t")], strict=False))
+    starts = [(m.start(), m.group()) for m in re.finditer(r"\S+", header)]
+    ends = [start for start, _ in starts[1:]] + [len(row)]
+    return {name: row[start:end].strip() for (start, name), end in zip(starts, ends, strict=True)}
 
 
 def stop_java(proc: subprocess.Popen) -> None:

@@ -24,7 +24,7 @@ def _console_consume(bootstrap: str, topic: str, group: str, count: int) -> list
     result = run_tool("kafka-console-consumer", [
         "--bootstrap-server", bootstrap, "--topic", topic, "--group", group, "--from-beginning",
         "--max-messages", str(count), "--timeout-ms", "30000",
-        "--consumer-property", "session.timeout.ms=6000",
+        "--command-property", "session.timeout.ms=6000",
     ])
     return result.stdout.split()
 

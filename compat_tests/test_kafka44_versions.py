@@ -18,6 +18,7 @@ id, topics) replaced by their roles:
 - ListTransactions v2 (KIP-1152): an RE2 pattern the whole transactional id must match;
   INVALID_REGULAR_EXPRESSION for one RE2 refuses (a lookbehind, which Java's own regex would take).
 - Fetch v18: the follower's high watermark (a tagged field) is accepted; records as in v17.
+- OffsetCommit and OffsetFetch v10: topics by id; an id that names no topic is UNKNOWN_TOPIC_ID.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from wire.error_codes import ErrorCode
 
 API_VERSIONS, METADATA, LIST_OFFSETS, FETCH, PRODUCE = 18, 3, 2, 1, 0
 FIND_COORDINATOR, DESCRIBE_GROUPS, DELETE_GROUPS, DESCRIBE_LOG_DIRS, LIST_TRANSACTIONS = 10, 15, 42, 35, 66
+OFFSET_COMMIT, OFFSET_FETCH = 8, 9
 COORDINATOR_TIMEOUT_S = 60.0
 
 
@@ -220,3 +222,52 @@ def test_fetch_v18_as_kafka(broker: BrokerProcess, reference_kafka: BrokerProces
     ours = _fetched(broker.port)
     assert ours["v18 hw 2"] == (0, 0, 2, True)
     assert ours == _fetched(reference_kafka.port)
+
+
+def _offsets_by_topic_id(port: int) -> dict[str, Any]:
+    topic, group = unique_topic("offsets-by-id"), unique_topic("offsets-by-id-group")
+    bogus = uuid.UUID("11111111-2222-3333-4444-555555555555")
+    seen: dict[str, Any] = {}
+    with RawConnection(port) as conn:
+        conn.create_topic(topic, partitions=2)
+        conn.wait_for_leader(topic)
+        topic_id = conn.request(METADATA, 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                               "allow_auto_topic_creation": False,
+                                               "include_topic_authorized_operations": False})["topics"][0]["topic_id"]
+        roles = {topic_id: "topic", bogus: "bogus"}
+        _wait_for_group_coordinator(conn, group)
+
+        def partition(index: int, offset: int, metadata: str = "") -> dict[str, Any]:
+            return {"partition_index": index, "committed_offset": offset, "committed_leader_epoch": -1,
+                    "committed_metadata": metadata}
+
+        deadline = time.monotonic() + COORDINATOR_TIMEOUT_S
+        while True:
+            committed = conn.request(OFFSET_COMMIT, 10, {
+                "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"topic_id": topic_id, "partitions": [partition(0, 5, "m"), partition(7, 5)]},
+                           {"topic_id": bogus, "partitions": [partition(0, 1)]}]})
+            codes = {(roles[t["topic_id"]], p["partition_index"]): p["error_code"]
+                     for t in committed["topics"] for p in t["partitions"]}
+            if codes[("topic", 0)] not in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR):
+                break
+            assert time.monotonic() < deadline, committed
+            time.sleep(0.1)
+        seen["commit v10"] = codes
+        for label, topics in (("fetch v10 named", [{"topic_id": topic_id, "partition_indexes": [0, 1]},
+                                                   {"topic_id": bogus, "partition_indexes": [0]}]),
+                              ("fetch v10 all", None)):
+            [fetched] = conn.request(OFFSET_FETCH, 10, {"groups": [
+                {"group_id": group, "member_id": None, "member_epoch": -1, "topics": topics}],
+                "require_stable": False})["groups"]
+            seen[label] = (fetched["error_code"], {
+                (roles[t["topic_id"]], p["partition_index"]): (p["committed_offset"], p["metadata"], p["error_code"])
+                for t in fetched["topics"] for p in t["partitions"]})
+    return seen
+
+
+def test_offsets_by_topic_id_as_kafka(broker: BrokerProcess, reference_kafka: BrokerProcess) -> None:
+    ours = _offsets_by_topic_id(broker.port)
+    assert ours["commit v10"][("bogus", 0)] == ErrorCode.UNKNOWN_TOPIC_ID
+    assert ours["fetch v10 all"] == (0, {("topic", 0): (5, "m", 0)})
+    assert ours == _offsets_by_topic_id(reference_kafka.port)

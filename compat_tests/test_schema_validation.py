@@ -143,7 +143,7 @@ def test_kafka_python_and_the_java_producer_see_which_record_was_refused_and_why
         "record 0: its value is not in the schema registry's wire format (magic byte 0 and a schema id); "
         "produce it with a schema registry serializer")
     java = run_tool("kafka-console-producer", ["--bootstrap-server", bootstrap, "--topic", "payments",
-                                               "--producer-property", "retries=0"], stdin="plain text\n", check=False)
+                                               "--command-property", "retries=0"], stdin="plain text\n", check=False)
     said = java.stdout + java.stderr
     assert "InvalidRecordException" in said, said[-3000:]
     assert "record 0: its value is not in the schema registry's wire format" in said, said[-3000:]

@@ -1,6 +1,7 @@
 """Committed offsets: OffsetCommit (8), OffsetFetch (9, including the multi-group v8+ form),
 OffsetDelete (47).  The group's actor validates generation and member and writes
-``__consumer_offsets``; this module shapes the per-version request and response.
+``__consumer_offsets``; this module shapes the per-version request and response, including the
+topic ids that replace names from OffsetCommit and OffsetFetch v10.
 """
 
 from __future__ import annotations
@@ -9,18 +10,25 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.topic_ids import NO_TOPIC_ID, named_topics, topic_id
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
 
+# From OffsetCommit v10 and OffsetFetch v10 (KIP-848) topics are named by id only.
+BY_TOPIC_ID_FROM = 10
+
+
 async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     group_id = body["group_id"]
+    by_id = ctx.api_version >= BY_TOPIC_ID_FROM
     results: dict[tuple[str, int], ErrorCode] = {}
     known: list[dict[str, Any]] = []
     group_denied = bool(group_id) and not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, group_id)
-    for t in body["topics"]:
+    named, unknown_ids = named_topics(broker, body["topics"], by_id)
+    for t in named:
         if group_denied or not _topic_readable(broker, ctx, t["name"]):
             code = ErrorCode.GROUP_AUTHORIZATION_FAILED if group_denied else ErrorCode.TOPIC_AUTHORIZATION_FAILED
             results.update({(t["name"], p["partition_index"]): code for p in t["partitions"]})
@@ -48,11 +56,13 @@ async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any
             "topics": known,
         }
         results.update((await broker.groups.call(group_id, "commit", args))["results"])
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": t["name"], "partitions": [
-            {"partition_index": p["partition_index"], "error_code": results[(t["name"], p["partition_index"])]}
-            for p in t["partitions"]]}
-        for t in body["topics"]]}
+    answered = [{"name": t["name"], "topic_id": t.get("topic_id", NO_TOPIC_ID), "partitions": [
+        {"partition_index": p["partition_index"], "error_code": results[(t["name"], p["partition_index"])]}
+        for p in t["partitions"]]} for t in named]
+    answered += [{"topic_id": t["topic_id"], "partitions": [
+        {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_ID}
+        for p in t["partitions"]]} for t in unknown_ids]
+    return {"throttle_time_ms": 0, "topics": answered}
 
 
 def _topic_readable(broker: Broker, ctx: RequestContext, name: str) -> bool:
@@ -82,11 +92,25 @@ async def _fetch_group(broker: Broker, ctx: RequestContext, group_id: str, topic
     return result
 
 
+async def _fetch_group_by_id(broker: Broker, ctx: RequestContext, group_id: str,
+                             topics: list[dict[str, Any]] | None, require_stable: bool) -> dict[str, Any]:
+    """OffsetFetch v10: topics asked for and answered by id; an id that names no topic gets
+    UNKNOWN_TOPIC_ID for its partitions, as Kafka 4.4 answers."""
+    named, unknown = (None, []) if topics is None else named_topics(broker, topics, True)
+    result = await _fetch_group(broker, ctx, group_id, named, require_stable)
+    answered = [{**t, "topic_id": topic_id(broker, t["name"])} for t in result["topics"]]
+    answered += [{"topic_id": t["topic_id"], "partitions": [
+        {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+         "error_code": ErrorCode.UNKNOWN_TOPIC_ID} for i in t["partition_indexes"]]} for t in unknown]
+    return {**result, "topics": answered}
+
+
 async def offset_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if ctx.api_version >= 8:
+        fetch_group = _fetch_group_by_id if ctx.api_version >= BY_TOPIC_ID_FROM else _fetch_group
         groups = []
         for g in body["groups"]:
-            result = await _fetch_group(broker, ctx, g["group_id"], g["topics"], body["require_stable"])
+            result = await fetch_group(broker, ctx, g["group_id"], g["topics"], body["require_stable"])
             groups.append({"group_id": g["group_id"], "error_code": result["error_code"], "topics": result["topics"]})
         return {"throttle_time_ms": 0, "groups": groups}
     result = await _fetch_group(broker, ctx, body["group_id"], body["topics"], body.get("require_stable", False))
@@ -107,7 +131,7 @@ async def offset_delete(broker: Broker, ctx: RequestContext, body: dict[str, Any
 
 
 APIS = [
-    Api(8, "OffsetCommit", 2, 9, offset_commit),
-    Api(9, "OffsetFetch", 1, 9, offset_fetch),
+    Api(8, "OffsetCommit", 2, 10, offset_commit),
+    Api(9, "OffsetFetch", 1, 10, offset_fetch),
     Api(47, "OffsetDelete", 0, 0, offset_delete),
 ]

@@ -21,6 +21,7 @@ from pykafkad.coordinator.transaction.transaction_metadata import TV_2, Transact
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.topic_ids import NO_TOPIC_ID, named_topics
 from pykafkad.regular_expression import whole_name_matcher
 from wire.error_codes import ErrorCode
 
@@ -34,6 +35,8 @@ END_TXN_BUMPS_FROM = 5
 # TxnOffsetCommit v4+ clients know TRANSACTION_ABORTABLE; v5 adds the offsets partition itself.
 TXN_OFFSET_COMMIT_ABORTABLE_FROM = 4
 TXN_OFFSET_COMMIT_ADDS_FROM = 5
+# From TxnOffsetCommit v6 (KIP-1319) topics are named by id only.
+TXN_COMMIT_BY_TOPIC_ID_FROM = 6
 
 
 def fenced_shim(code: ErrorCode, version: int, since: int = FENCED_FROM) -> ErrorCode:
@@ -128,6 +131,8 @@ async def end_txn(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> 
 async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     """The group coordinator writes the offsets in the producer's transaction; they count once its
     COMMIT marker reaches the group's ``__consumer_offsets`` partition."""
+    named, unknown = named_topics(broker, body["topics"], ctx.api_version >= TXN_COMMIT_BY_TOPIC_ID_FROM)
+    body = {**body, "topics": named}
     args = {**body, "version": ctx.api_version, "generation_id": body["generation_id_or_member_epoch"],
             "member_id": body.get("member_id") or "", "group_instance_id": body.get("group_instance_id")}
     every = [(t["name"], p["partition_index"]) for t in body["topics"] for p in t["partitions"]]
@@ -148,8 +153,12 @@ async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str,
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for (name, index), code in results.items():
         by_topic.setdefault(name, []).append({"partition_index": index, "error_code": code})
-    return {"throttle_time_ms": 0,
-            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()]}
+    ids = {t["name"]: t.get("topic_id", NO_TOPIC_ID) for t in named}
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": name, "topic_id": ids[name], "partitions": parts} for name, parts in by_topic.items()] + [
+        {"topic_id": t["topic_id"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_ID}
+            for p in t["partitions"]]} for t in unknown]}
 
 
 async def _offsets_partition_not_in_transaction(broker: Broker, version: int,
@@ -259,7 +268,7 @@ APIS = [
     Api(24, "AddPartitionsToTxn", 0, 5, add_partitions),
     Api(25, "AddOffsetsToTxn", 0, 4, add_offsets),
     Api(26, "EndTxn", 0, 5, end_txn),
-    Api(28, "TxnOffsetCommit", 0, 5, txn_offset_commit),
+    Api(28, "TxnOffsetCommit", 0, 6, txn_offset_commit),
     Api(61, "DescribeProducers", 0, 0, describe_producers),
     Api(65, "DescribeTransactions", 0, 0, describe_transactions),
     Api(66, "ListTransactions", 0, 2, list_transactions),

@@ -3,11 +3,12 @@ cluster has finalized, and their node in the metadata store.
 
 Kafka's ZooKeeper mode kept them in the ``/feature`` znode; so do we, in the same JSON shape
 (``{"version":2,"status":1,"features":{"transaction.version":{"max_version_level":2}}}``).  A
-cluster whose node is absent runs at the default levels, those of a new Kafka 4.1 cluster.
+cluster whose node is absent runs at the default levels, those of a new Kafka 4.4 cluster (less the
+features pykafkad does not implement).
 ApiVersions reports the levels with an epoch (the node's version plus one, 0 while it is absent)
 so clients see a change; ``kafka-features.sh`` changes them through UpdateFeatures.
 
-The features are Kafka 4.1's, with its ranges, so ``kafka-features.sh upgrade --release 4.1``
+The features are Kafka 4.4's, with its ranges, so ``kafka-features.sh upgrade --release 4.4``
 (which names every one of them) is taken.  pykafkad acts on ``transaction.version``; the others
 are recorded and described, and ``NOT_IMPLEMENTED`` says what a level above 0 would ask for that
 pykafkad does not do (the broker logs it when one is set).
@@ -26,16 +27,17 @@ METADATA_VERSION = "metadata.version"
 ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
 # metadata.version 3.3-IV3, the lowest Kafka sets (the first with feature level records).
 MINIMUM_METADATA_VERSION = 7
-# 4.1-IV1, Kafka 4.1's latest production metadata.version: the protocol pykafkad serves.
-LATEST_METADATA_VERSION = 27
-# name -> (min, max) level this broker can run at, as Kafka 4.1's broker describes them.  Level 0
+# 4.4-IV2, Kafka 4.4's latest production metadata.version: the protocol pykafkad serves.
+LATEST_METADATA_VERSION = 33
+# name -> (min, max) level this broker can run at, as Kafka 4.4's broker describes them.  Level 0
 # means the feature is off; a feature not listed supports level 0 only.
 SUPPORTED: dict[str, tuple[int, int]] = {
     ELIGIBLE_LEADER_REPLICAS_VERSION: (0, 1),
     "group.version": (0, 1),
     "kraft.version": (0, 1),
     METADATA_VERSION: (MINIMUM_METADATA_VERSION, LATEST_METADATA_VERSION),
-    "share.version": (0, 1),
+    "share.version": (0, 2),
+    "streams.version": (0, 1),
     TRANSACTION_VERSION: (0, 2),
 }
 # What a level above 0 of these asks for that pykafkad does not do: the level is only recorded.
@@ -43,16 +45,17 @@ NOT_IMPLEMENTED: dict[str, str] = {
     ELIGIBLE_LEADER_REPLICAS_VERSION: "eligible leader replicas (KIP-966)",
     "group.version": "the consumer group protocol of KIP-848 (ConsumerGroupHeartbeat)",
     "kraft.version": "KRaft (pykafkad runs single-node or on ZooKeeper)",
-    METADATA_VERSION: "behaviour by metadata.version (it serves Kafka 4.1's protocol at every level)",
+    METADATA_VERSION: "behaviour by metadata.version (it serves Kafka 4.4's protocol at every level)",
     "share.version": "share groups (KIP-932)",
+    "streams.version": "the streams group protocol of KIP-1071 (StreamsGroupHeartbeat)",
 }
 # metadata.version levels that changed the metadata (Kafka's MetadataVersion.didMetadataChange):
 # a downgrade across one of them could lose metadata, so Kafka refuses it.
-METADATA_CHANGED_AT = frozenset({7, 8, 11, 13, 14, 15, 17, 23})
+METADATA_CHANGED_AT = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33})
 # Features a level depends on: (feature, level) -> the metadata.version level it needs.
 METADATA_VERSION_NEEDED = {(ELIGIBLE_LEADER_REPLICAS_VERSION, 1): 23}
-# A cluster never told otherwise runs at these (Kafka 4.1 bootstraps transaction.version=2;
-# the features pykafkad does not implement stay off).
+# A cluster never told otherwise runs at these (Kafka 4.4 bootstraps transaction.version=2, and
+# group, share, streams and ELR levels that pykafkad leaves off, since it does not implement them).
 DEFAULT_LEVELS: dict[str, int] = {METADATA_VERSION: LATEST_METADATA_VERSION, TRANSACTION_VERSION: 2}
 _ZNODE_VERSION = 2
 _ENABLED = 1
