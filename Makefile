@@ -10,6 +10,8 @@ KAFKA_VERSION := 4.4.0
 # Older Java clients kept under test (compat_tests/test_older_java_clients.py): 3.9 is what Spark
 # bundles, 4.1.1 the previous pin.
 OLDER_JAVA_CLIENTS := 3.9.0 4.1.1
+# Connect and MirrorMaker 2 (compat_tests/java/connect/pom.xml says why not KAFKA_VERSION).
+CONNECT_VERSION := 4.3.1
 JAVA_LIB    := $(CACHE)/java/lib
 SPARK_JARS  := $(CACHE)/spark/jars
 ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
@@ -51,11 +53,17 @@ $(VENV)/.built: $(VENV)/.created $(BUILD_INPUTS)
 # Kafka's own Java tools and clients, from Maven Central, for compat tests.
 # The directory is emptied first: jars of two releases on one classpath would mix.  The older
 # clients (kafka-clients alone, with its compression and logging jars) go to one directory each.
-java-deps: $(JAVA_LIB)/.done-$(KAFKA_VERSION) $(foreach v,$(OLDER_JAVA_CLIENTS),$(CACHE)/java/clients-$(v)/.done)
+java-deps: $(JAVA_LIB)/.done-$(KAFKA_VERSION) $(foreach v,$(OLDER_JAVA_CLIENTS),$(CACHE)/java/clients-$(v)/.done) \
+	$(CACHE)/java/connect-$(CONNECT_VERSION)/.done
 $(JAVA_LIB)/.done-$(KAFKA_VERSION): compat_tests/java/pom.xml
 	rm -rf $(JAVA_LIB)
 	mvn -q -f compat_tests/java/pom.xml dependency:copy-dependencies \
 		-Dkafka.version=$(KAFKA_VERSION) -DoutputDirectory=$(abspath $(JAVA_LIB))
+	touch $@
+$(CACHE)/java/connect-%/.done: compat_tests/java/connect/pom.xml
+	rm -rf $(dir $@)
+	mvn -q -f compat_tests/java/connect/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+		-Dconnect.version=$* -DoutputDirectory=$(abspath $(dir $@))
 	touch $@
 $(CACHE)/java/clients-%/.done: compat_tests/java/clients/pom.xml
 	rm -rf $(dir $@)
@@ -128,7 +136,7 @@ test-rust:
 
 test-python:
 	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
-		JAVA_CLIENTS_DIR=$(abspath $(CACHE)/java) HELM=$(abspath $(HELM)) $(PY) -m pytest -q
+		JAVA_CLIENTS_DIR=$(abspath $(CACHE)/java) JAVA_CONNECT_LIB=$(abspath $(CACHE)/java/connect-$(CONNECT_VERSION)) HELM=$(abspath $(HELM)) $(PY) -m pytest -q
 
 # kafka-python's own integration tests (from its sdist, fetched into $(CACHE)/suites) against pykafkad;
 # fails if a test on compat_tests/suites/kafka_python/allowlist.txt does not pass.  Against Kafka

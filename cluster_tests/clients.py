@@ -137,7 +137,7 @@ class JavaLoad:
         self._proc = subprocess.Popen(
             [java_executable(), *JVM_OPTIONS, "-cp", java_classpath(), SCRIPTS["kafka-verifiable-producer.sh"],
              "--bootstrap-server", bootstrap, "--topic", topic, "--max-messages", "-1", "--throughput", "2000",
-             "--acks", "-1", "--producer.config", str(config)],
+             "--acks", "-1", "--command-config", str(config)],
             stdout=subprocess.PIPE, stderr=self._stderr.open("w"), text=True)
         self._progress = threading.Condition()
         self._thread = threading.Thread(target=self._read, daemon=True)

@@ -1,9 +1,13 @@
-"""A Kafka Connect worker in distributed mode (``connect-runtime`` 4.1.1, unchanged) as a subprocess,
-driven through its REST API as an operator would."""
+"""A Kafka Connect worker in distributed mode (``connect-runtime`` 4.3.1, unchanged) as a subprocess,
+driven through its REST API as an operator would.
+
+Connect and MirrorMaker 2 run from a directory of their own (env JAVA_CONNECT_LIB, laid out by
+``make java-deps`` from compat_tests/java/connect/pom.xml, which says why 4.3.1 and not 4.4.0)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 import urllib.error
@@ -11,18 +15,29 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from compat_tests.broker_process import free_port
-from compat_tests.java_tools import java_classpath, java_executable, stop_java
+from compat_tests.java_tools import java_executable, stop_java
 
 CONNECT_DISTRIBUTED = "org.apache.kafka.connect.cli.ConnectDistributed"
 MIRROR_MAKER = "org.apache.kafka.connect.mirror.MirrorMaker"
 READY_TIMEOUT_S = 120.0
 
 
+def connect_classpath() -> str:
+    lib = os.environ.get("JAVA_CONNECT_LIB")
+    if not lib or not any(Path(lib).glob("connect-runtime-*.jar")):
+        pytest.fail(f"env JAVA_CONNECT_LIB={lib!r} holds no connect-runtime jar: run `make java-deps` and the "
+                    "tests as `make test-python` does (JAVA_CONNECT_LIB=<repo>/.cache/java/connect-<version>)",
+                    pytrace=False)
+    return str(Path(lib) / "*")
+
+
 def java_process(main_class: str, args: list[str], stderr: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [java_executable(), "-Xmx384m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-         "-Dlog4j2.level=WARN", "-cp", java_classpath(), main_class, *args],
+         "-Dlog4j2.level=WARN", "-cp", connect_classpath(), main_class, *args],
         stdout=stderr.open("ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 

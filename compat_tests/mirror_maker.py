@@ -1,4 +1,4 @@
-"""MirrorMaker 2 (``connect-mirror`` 4.1.1, its dedicated ``MirrorMaker`` driver, unchanged) between
+"""MirrorMaker 2 (``connect-mirror`` 4.3.1, its dedicated ``MirrorMaker`` driver, unchanged) between
 two clusters, as the tests run it: a topic mirrored to ``A.<topic>`` with its records, its configs
 and a partition added later; a consumer group's committed offsets translated through checkpoints,
 so the group moved to the target cluster resumes where it stopped, with nothing skipped.  Used on

@@ -46,7 +46,8 @@ def test_a_java_consumer_on_500_partitions_reads_through_an_incremental_session(
             done.append(run_tool("kafka-console-consumer", [
                 "--bootstrap-server", broker.bootstrap, "--topic", topic, "--from-beginning",
                 "--max-messages", str(total), "--timeout-ms", "90000",
-                "--property", "print.partition=true", "--property", "print.offset=true"], timeout=180, check=False))
+                "--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true"],
+                timeout=180, check=False))
         except BaseException as e:  # noqa: BLE001 - raised again in the test's own thread
             done.append(e)
 

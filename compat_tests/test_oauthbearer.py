@@ -90,9 +90,9 @@ def test_kafka_java_tools_with_an_unsecured_token(oauth: OAuthBroker, tmp_path: 
                       "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
                       'required unsecuredLoginStringClaim_sub="carol" unsecuredLoginListClaim_scope=",kafka";\n')
     bootstrap = f"127.0.0.1:{oauth.sasl_port}"
-    run_tool("kafka-console-producer", ["--bootstrap-server", bootstrap, "--producer.config", str(client),
+    run_tool("kafka-console-producer", ["--bootstrap-server", bootstrap, "--command-config", str(client),
                                         "--topic", topic], stdin="one\ntwo\n")
-    out = run_tool("kafka-console-consumer", ["--bootstrap-server", bootstrap, "--consumer.config", str(client),
+    out = run_tool("kafka-console-consumer", ["--bootstrap-server", bootstrap, "--command-config", str(client),
                                               "--topic", topic, "--from-beginning", "--max-messages", "2",
                                               "--timeout-ms", "30000"]).stdout
     assert out.split() == ["one", "two"]

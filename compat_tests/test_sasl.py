@@ -126,9 +126,9 @@ def test_kafka_java_tools_with_scram(sasl: SaslBroker, tmp_path: Path) -> None:
     bootstrap = f"127.0.0.1:{sasl.sasl_port}"
     run_tool("kafka-topics", ["--bootstrap-server", bootstrap, "--command-config", str(client), "--create",
                               "--topic", topic, "--partitions", "1"])
-    run_tool("kafka-console-producer", ["--bootstrap-server", bootstrap, "--producer.config", str(client),
+    run_tool("kafka-console-producer", ["--bootstrap-server", bootstrap, "--command-config", str(client),
                                         "--topic", topic], stdin="one\ntwo\n")
-    out = run_tool("kafka-console-consumer", ["--bootstrap-server", bootstrap, "--consumer.config", str(client),
+    out = run_tool("kafka-console-consumer", ["--bootstrap-server", bootstrap, "--command-config", str(client),
                                               "--topic", topic, "--from-beginning", "--max-messages", "2",
                                               "--timeout-ms", "30000"]).stdout
     assert out.split() == ["one", "two"]

@@ -84,9 +84,9 @@ def test_kafka_java_tools_over_ssl(tls: TlsBroker, tmp_path: Path) -> None:
     client.write_text(f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={tls.ca.cert_path}\n")
     run_tool("kafka-topics", ["--bootstrap-server", tls.ssl_bootstrap, "--command-config", str(client), "--create",
                               "--topic", topic, "--partitions", "1"])
-    run_tool("kafka-console-producer", ["--bootstrap-server", tls.ssl_bootstrap, "--producer.config", str(client),
+    run_tool("kafka-console-producer", ["--bootstrap-server", tls.ssl_bootstrap, "--command-config", str(client),
                                         "--topic", topic], stdin="alpha\nbeta\n")
-    out = run_tool("kafka-console-consumer", ["--bootstrap-server", tls.ssl_bootstrap, "--consumer.config",
+    out = run_tool("kafka-console-consumer", ["--bootstrap-server", tls.ssl_bootstrap, "--command-config",
                                               str(client), "--topic", topic, "--from-beginning",
                                               "--max-messages", "2", "--timeout-ms", "30000"]).stdout
     assert out.split() == ["alpha", "beta"]

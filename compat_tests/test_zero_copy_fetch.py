@@ -141,7 +141,8 @@ def _java(zc: ZeroCopyBroker, topic: str) -> Seen:
     out = run_tool("kafka-console-consumer", [
         "--bootstrap-server", zc.broker.bootstrap, "--topic", topic, "--from-beginning",
         "--max-messages", str(RECORDS), "--timeout-ms", "60000",
-        "--property", "print.partition=true", "--property", "print.offset=true", "--property", "print.key=true",
+        "--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
+        "--formatter-property", "print.key=true",
     ]).stdout
     # Partition:0<TAB>Offset:12<TAB>key-24<TAB>value
     return [_parsed([f.split(":", 1)[-1] for f in line.split("\t")]) for line in out.splitlines() if line]

@@ -1,8 +1,8 @@
 """Apache Kafka's own command-line tools, as scripts named like Kafka's ``bin/*.sh``.
 
 Kafka ships its tools as shell scripts around Java classes whose names have moved between
-releases (``kafka.admin.ConfigCommand`` is still in the broker jar; most others are
-``org.apache.kafka.tools.*`` now).  ``make tools`` runs this module to write one small script per
+releases (all in ``org.apache.kafka.tools`` since 4.4 moved ``ConfigCommand`` there from the broker
+jar's ``kafka.admin``).  ``make tools`` runs this module to write one small script per
 tool into the virtualenv's ``bin``, running the class from Kafka's jars (``make java-deps``) with
 logging at WARN, so a user who has no Kafka installation types the same commands as against Kafka.
 
@@ -19,13 +19,14 @@ import shlex
 import sys
 from pathlib import Path
 
-# Kafka 4.1's script names and the class each runs (as in Kafka's bin/ directory).
+# Kafka 4.4's script names and the class each runs (as in Kafka's bin/ directory; 4.4 moved
+# ConfigCommand from kafka.admin into kafka-tools).
 SCRIPTS: dict[str, str] = {
     "kafka-topics.sh": "org.apache.kafka.tools.TopicCommand",
     "kafka-console-producer.sh": "org.apache.kafka.tools.ConsoleProducer",
     "kafka-console-consumer.sh": "org.apache.kafka.tools.consumer.ConsoleConsumer",
     "kafka-consumer-groups.sh": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-    "kafka-configs.sh": "kafka.admin.ConfigCommand",
+    "kafka-configs.sh": "org.apache.kafka.tools.ConfigCommand",
     "kafka-get-offsets.sh": "org.apache.kafka.tools.GetOffsetShell",
     "kafka-delete-records.sh": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-log-dirs.sh": "org.apache.kafka.tools.LogDirsCommand",
