@@ -1,4 +1,4 @@
-"""Kafka Connect (4.1.1, unchanged) on three brokers: two distributed workers with their config,
+"""Kafka Connect (4.3.1, unchanged) on three brokers: two distributed workers with their config,
 offset and status topics replicated three times copy a file through a replicated topic
 (FileStreamSource, FileStreamSink); the broker leading the topic is killed -9 halfway and the copy
 ends complete, in order, with no line twice."""

@@ -1,4 +1,4 @@
-"""Kafka Streams (4.1.1, unchanged) on three brokers: the word count of ``compat_tests/test_streams.py``
+"""Kafka Streams (4.4.0, unchanged) on three brokers: the word count of ``compat_tests/test_streams.py``
 with its internal topics (repartition, changelog) replicated three times and exactly_once_v2; one
 of its two instances is killed -9 while records flow and the counts stay exact for read_committed
 consumers.  The transaction and group coordinators and the partition leaders are spread over the

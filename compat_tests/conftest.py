@@ -74,7 +74,7 @@ REFERENCE_OVERRIDES = {
 
 @pytest.fixture(scope="session")
 def reference_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    """A real Apache Kafka 4.1.1 broker (single-node KRaft, from JAVA_LIB) for tests that compare
+    """A real Apache Kafka 4.4.0 broker (single-node KRaft, from JAVA_LIB) for tests that compare
     pykafkad's answers with Kafka's own; started once, on first use."""
     kafka = BrokerProcess(tmp_path_factory.mktemp("reference-kafka") / "logs", REFERENCE_OVERRIDES,
                           name="reference-kafka", module=REFERENCE_KAFKA_MODULE)

@@ -1,4 +1,4 @@
-"""Run Apache Kafka's own Java command-line tools (Kafka 4.1.1 jars) against the broker.
+"""Run Apache Kafka's own Java command-line tools (Kafka 4.4.0 jars) against the broker.
 
 The jars come from `make java-deps` (compat_tests/java/pom.xml), which copies
 them into one directory; the Makefile passes that directory to pytest as env

@@ -1,4 +1,4 @@
-"""A real Apache Kafka 4.1.1 broker behind pykafkad's command line, as a reference.
+"""A real Apache Kafka 4.4.0 broker behind pykafkad's command line, as a reference.
 
 `python -m compat_tests.reference_kafka serve <properties> --override key=value ...` takes the
 same arguments as `python -m pykafkad serve`, writes a single-node KRaft configuration (broker

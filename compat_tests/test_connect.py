@@ -1,4 +1,4 @@
-"""Kafka Connect (4.1.1, unchanged) in distributed mode on pykafkad: its config, offset and status
+"""Kafka Connect (4.3.1, unchanged) in distributed mode on pykafkad: its config, offset and status
 topics (compacted), its workers forming a group with the connect protocol, and the FileStreamSource
 and FileStreamSink connectors copying a file through a topic.  A restarted worker resumes from its
 stored offsets (nothing copied twice, nothing skipped), and a second worker takes a share of the

@@ -1,5 +1,5 @@
 """A topic deleted in a DeleteTopics request that also names an unknown topic, then asked for with
-Metadata v1 on the same connection, answered as Apache Kafka 4.1.1 answers it.
+Metadata v1 on the same connection, answered as Apache Kafka 4.4.0 answers it.
 
 Kafka deletes the real topic (the unknown name gets UNKNOWN_TOPIC_OR_PARTITION on its own and
 aborts nothing).  Metadata v1 has no allow_auto_topic_creation field, so with

@@ -1,5 +1,5 @@
 """DescribeConfigs as Kafka reports it: `kafka-configs --describe --all` against pykafkad and
-against a real Kafka 4.1.1 broker started with the same static settings.
+against a real Kafka 4.4.0 broker started with the same static settings.
 
 For every config pykafkad describes, on a topic and on the broker, the value and the synonyms
 (source, key and value, in order) must be what Kafka prints.  Each synonym's value is in its own

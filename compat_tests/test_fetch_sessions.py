@@ -7,7 +7,7 @@ fetch on the session named; one the broker does not have gets FETCH_SESSION_ID_N
 topics.  segmentio/kafka-go's Client.Fetch sends (-1, -1); pykafkad answered it
 FETCH_SESSION_ID_NOT_FOUND with no topics, so the client reported "topic not found".
 
-Each combination goes to pykafkad and to a real Kafka 4.1.1 on the same connection after a
+Each combination goes to pykafkad and to a real Kafka 4.4.0 on the same connection after a
 produce, and the top-level error, the partitions answered and their records must match; both open a
 session exactly where asked to (epoch 0).  Then one session through its life, side by side: a full
 fetch opens it, incremental fetches are answered only the partitions with news (records or moved

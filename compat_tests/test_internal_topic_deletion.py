@@ -1,4 +1,4 @@
-"""Deleting ``__consumer_offsets`` and ``__transaction_state``, answered as Apache Kafka 4.1.1 answers it.
+"""Deleting ``__consumer_offsets`` and ``__transaction_state``, answered as Apache Kafka 4.4.0 answers it.
 
 Kafka 4 (KRaft) has no rule against it: DeleteTopics deletes both internal topics (error NONE;
 `kafka-topics.sh --delete` succeeds the same way), the groups' committed offsets go with them,

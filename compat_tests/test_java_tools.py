@@ -1,4 +1,4 @@
-"""Apache Kafka 4.1.1's own command-line tools against pykafkad: kafka-topics
+"""Apache Kafka 4.4.0's own command-line tools against pykafkad: kafka-topics
 (create/list/describe/alter --partitions/delete), kafka-console-producer and
 kafka-console-consumer (by partition, no group), kafka-get-offsets and
 kafka-broker-api-versions.  The tools run from the jars of `make java-deps` (env JAVA_LIB)."""

@@ -1,4 +1,4 @@
-"""segmentio/kafka-go, a Go client, against pykafkad and side by side against Kafka 4.1.1.
+"""segmentio/kafka-go, a Go client, against pykafkad and side by side against Kafka 4.4.0.
 
 Its ``Client.Fetch`` sends Fetch v11 without a fetch session (session id -1, epoch -1, Kafka's
 FINAL_EPOCH).  Kafka serves that as a full fetch; pykafkad answered FETCH_SESSION_ID_NOT_FOUND

@@ -5,7 +5,7 @@ topic checks that timestamp against message.timestamp.before/after.max.ms and ke
 (stored as CreateTime, maxTimestamp kept) when it is in range; the flag itself is refused, with
 INVALID_TIMESTAMP and a record error per record ("Producer should not set timestamp type to
 LogAppendTime"), on a LogAppendTime topic and when the batch has no timestamp (-1).  pykafkad
-appended every such batch.  Each case goes to pykafkad and to a real Kafka 4.1.1 on a topic of its
+appended every such batch.  Each case goes to pykafkad and to a real Kafka 4.4.0 on a topic of its
 own; the error, the records named in the record errors, the log end offset and the stored batch's
 timestamp type and maxTimestamp must match.
 """

@@ -3,7 +3,7 @@
 Kafka 4's leader checks acks=all against an effective min ISR of min(`min.insync.replicas`,
 replicas), so a topic of replication factor 1 with `min.insync.replicas=2` takes acks=all, acks=1
 and acks=0 alike (the replica manager's min-ISR check, new here, must not refuse it).  Each case
-goes to pykafkad and to a real Kafka 4.1.1; codes and log end offsets must match.
+goes to pykafkad and to a real Kafka 4.4.0; codes and log end offsets must match.
 NOT_ENOUGH_REPLICAS itself needs brokers down, so it is proven in the cluster tests.
 """
 

@@ -4,7 +4,7 @@ Kafka refuses, per partition and before the log sees anything: more than one rec
 (INVALID_RECORD), a batch of magic 0 or 1 (INVALID_RECORD) and zstd below Produce v7
 (UNSUPPORTED_COMPRESSION_TYPE).  Before, pykafkad appended two batches, and answered a magic-1
 message set with UNSUPPORTED_FOR_MESSAGE_FORMAT.  Each case goes to pykafkad and to a real
-Kafka 4.1.1, and the error codes and what the partition then holds must match.  Kafka sends no
+Kafka 4.4.0, and the error codes and what the partition then holds must match.  Kafka sends no
 error message with these; pykafkad says which rule was broken (v8+ responses carry it).
 """
 

@@ -8,7 +8,7 @@ INVALID_RECORD with `record_errors` naming those ten by their index in the batch
 fail exactly them with INVALID_RECORD and the other 90 with an error of their own: librdkafka
 with _INVALID_DIFFERENT_RECORD, the Java producer with "part of a batch which had one more more
 invalid records".  Each client's outcome for every record, and the log left behind, must be
-the same on pykafkad as on a real Kafka 4.1.1 broker started by the test (compat_tests'
+the same on pykafkad as on a real Kafka 4.4.0 broker started by the test (compat_tests'
 reference mode).  Before, pykafkad sent no record errors, so both clients failed all 100
 records alike.
 """

@@ -1,5 +1,5 @@
 """``log.segment.bytes`` has Kafka 4's 1 MiB minimum: below it the broker does not start, and a
-dynamic broker config below it is refused with Kafka's answer (compared with a real Kafka 4.1.1).
+dynamic broker config below it is refused with Kafka's answer (compared with a real Kafka 4.4.0).
 Tests that want small segments set the internal ``internal.log.segment.bytes`` (the broker-wide
 default of Kafka's topic-level ``internal.segment.bytes``), which DescribeConfigs never shows."""
 

@@ -1,4 +1,4 @@
-"""Kafka Streams (4.1.1, unchanged) runs on pykafkad: a word count with a repartition topic and a
+"""Kafka Streams (4.4.0, unchanged) runs on pykafkad: a word count with a repartition topic and a
 state store's changelog, processing.guarantee=exactly_once_v2, two instances sharing its tasks.
 One instance is killed -9 while records flow; the other takes over its tasks, restores their
 state from the changelog, and the counts a read_committed consumer sees are exact.

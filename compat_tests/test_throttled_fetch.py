@@ -4,7 +4,7 @@ Kafka's KafkaApis checks a consumer Fetch's response size against ``consumer_byt
 handler time against ``request_percentage``) before it sends it; when the client is over, the
 answer is the fetch context's throttled response: the throttle time, no error and no topics at
 all; the bytes are taken back off the quota, and the channel is muted.  pykafkad sent the records
-with the throttle time.  The same raw Fetch goes to pykafkad and to Kafka 4.1.1 from a client id
+with the throttle time.  The same raw Fetch goes to pykafkad and to Kafka 4.4.0 from a client id
 with a small byte rate, on a connection of its own each time (a throttled one is muted).
 """
 

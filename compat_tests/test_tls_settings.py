@@ -4,7 +4,7 @@ PEM stores have no store password: Kafka's DefaultSslEngineFactory refuses ``ssl
 and ``ssl.truststore.password`` with them, and so does pykafkad, with Kafka's words.  An encrypted PEM
 private key is opened with ``ssl.key.password`` (Kafka's meaning); without it the broker says so
 instead of asking for a pass phrase on the terminal.  ``ssl.protocol`` is Kafka's SSLContext protocol:
-checked at start, and, as a Kafka 4.1.1 broker was seen to do by hand (a listener with
+checked at start, and, as a Kafka 4.4.0 broker was seen to do by hand (a listener with
 ``ssl.protocol=TLSv1.2`` still negotiates TLS 1.3), it leaves the listener's versions to
 ``ssl.enabled.protocols``; on the client side, ``TLSv1.2`` keeps connections at TLS 1.2 at most, as
 Kafka's Java client shows here against a listener that speaks TLS 1.3 only.

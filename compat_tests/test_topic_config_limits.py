@@ -1,6 +1,6 @@
 """Topic configs are checked against Kafka 4.1's own bounds and valid values, with Kafka's messages.
 
-Each case goes to pykafkad and to a real Kafka 4.1.1 broker (compat_tests' reference mode) through
+Each case goes to pykafkad and to a real Kafka 4.4.0 broker (compat_tests' reference mode) through
 CreateTopics, IncrementalAlterConfigs and AlterConfigs (legacy, whole set), and both must answer the
 same: the same error code and message, or success.  Before, pykafkad took `segment.bytes` down to
 14 bytes, which Kafka 4 refuses below 1 MiB; a script that worked here broke when moved to Kafka.

@@ -1,6 +1,6 @@
 """The generator of ``wire/messages`` from the JSON message definitions in a kafka-clients jar.
 
-Run it as ``python -m wire.codegen --kafka-version 4.1.1``; :func:`generate_sources` is the
+Run it as ``python -m wire.codegen --kafka-version 4.4.0``; :func:`generate_sources` is the
 library entry point (used by the staleness test).
 """
 

@@ -1,6 +1,6 @@
 """Command line of the generator.
 
-Usage: ``python -m wire.codegen --kafka-version 4.1.1 [--jar PATH] [--out DIR]``.
+Usage: ``python -m wire.codegen --kafka-version 4.4.0 [--jar PATH] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m wire.codegen", description="Generate wire/messages from kafka-clients."
     )
-    parser.add_argument("--kafka-version", required=True, help="kafka-clients version, e.g. 4.1.1")
+    parser.add_argument("--kafka-version", required=True, help="kafka-clients version, e.g. 4.4.0")
     parser.add_argument("--jar", help="path of kafka-clients-<version>.jar (default: $JAVA_LIB, ~/.m2, mvn)")
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})"
