@@ -1,4 +1,5 @@
-"""Live config changes: topic overrides and dynamic broker configs, validated, persisted and applied.
+"""Live config changes: topic overrides, dynamic broker configs and client-metrics subscriptions,
+validated, persisted and applied.
 
 AlterConfigs replaces a resource's whole set of overrides; IncrementalAlterConfigs edits it
 key by key.  Both end here, with the new complete set, which the controller writes to the
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.client_metrics import validate_subscription
 from pykafkad.config import BrokerConfig, ConfigError, parse_value
 from pykafkad.errors import KafkaError
 from pykafkad.topic_config import TOPIC_KEYS, accepted_only, validate_topic_configs
@@ -24,6 +26,7 @@ log = logging.getLogger(__name__)
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
+CLIENT_METRICS_RESOURCE = 16
 
 # Broker keys that may change at run time: the broker-wide defaults of topic configs
 # (Kafka's dynamic log configs), and the replication quotas.
@@ -96,7 +99,18 @@ def current_overrides(broker: Broker, resource_type: int, name: str) -> dict[str
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
         return dict(topic.configs)
+    if resource_type == CLIENT_METRICS_RESOURCE:
+        return dict(broker.metadata.client_metrics.get(name, {}))
     return dict(broker.metadata.broker_configs.get(name, {}))
+
+
+async def set_client_metrics(broker: Broker, name: str, values: dict[str, str | None], validate_only: bool) -> None:
+    """Make ``values`` the complete set of keys of client-metrics subscription ``name``."""
+    clean = validate_subscription(name, values)
+    if validate_only:
+        return
+    await broker.controller.set_client_metrics(name, clean)
+    log.info("client metrics subscription %s is now %s", name, clean or "deleted")
 
 
 async def set_configs(broker: Broker, resource_type: int, name: str, values: dict[str, str | None],
@@ -105,6 +119,8 @@ async def set_configs(broker: Broker, resource_type: int, name: str, values: dic
         await set_topic_configs(broker, name, values, validate_only)
     elif resource_type == BROKER_RESOURCE:
         await set_broker_configs(broker, name, values, validate_only)
+    elif resource_type == CLIENT_METRICS_RESOURCE:
+        await set_client_metrics(broker, name, values, validate_only)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Altering configs of resource type {resource_type} "
                          "is not supported.")

@@ -37,6 +37,7 @@ SCRIPTS: dict[str, str] = {
     "kafka-reassign-partitions.sh": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-leader-election.sh": "org.apache.kafka.tools.LeaderElectionCommand",
     "kafka-verifiable-producer.sh": "org.apache.kafka.tools.VerifiableProducer",
+    "kafka-client-metrics.sh": "org.apache.kafka.tools.ClientMetricsCommand",
 }
 
 # Fast start for short-lived tools; slf4j-simple (the binding in the jars) at WARN, to stderr,

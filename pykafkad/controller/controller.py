@@ -384,6 +384,20 @@ class Controller:
         version = await self._put(path, znodes.encode_config(configs))
         await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
 
+    async def set_client_metrics(self, name: str, configs: dict[str, str]) -> None:
+        """Make ``configs`` the keys of client-metrics subscription ``name``; none removes it, as
+        Kafka drops a subscription whose every key was deleted."""
+        path = znodes.client_metrics_path(name)
+        if configs:
+            version = await self._put(path, znodes.encode_config(configs))
+            await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
+            return
+        try:
+            await self.store.delete(path)
+        except NoNodeError:
+            pass
+        await self.metadata.wait_for(lambda: name not in self.metadata.client_metrics)
+
     async def alter_entity_configs(self, path: str, changes: Mapping[str, str | None]) -> None:
         """Set each key of ``changes`` in the config node at ``path`` (None removes the key), leaving
         its other keys alone: a user's node holds its SCRAM credentials and its quotas, changed by

@@ -1,10 +1,11 @@
-"""AlterConfigs (33) and IncrementalAlterConfigs (44): change topic and dynamic broker configs live."""
+"""AlterConfigs (33) and IncrementalAlterConfigs (44): change topic and dynamic broker configs and
+client-metrics subscriptions live."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykafkad.config_changes import TOPIC_RESOURCE, current_overrides, set_configs
+from pykafkad.config_changes import CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE, current_overrides, set_configs
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation
 from pykafkad.handlers.api import Api, RequestContext
@@ -64,6 +65,10 @@ def _edited(broker: Broker, resource: dict[str, Any]) -> dict[str, str | None]:
         elif op == DELETE:
             values.pop(name, None)
         elif op in (APPEND, SUBTRACT):
+            if rtype == CLIENT_METRICS_RESOURCE:
+                # Kafka 4.4's answer, though it describes ``metrics`` and ``match`` as lists.
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Can't {'APPEND' if op == APPEND else 'SUBTRACT'} "
+                                 f"to key {name} because its type is not LIST.")
             if not _is_list(rtype, name):
                 raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  f"Config {name} is not a list: APPEND and SUBTRACT need a list-type config.")

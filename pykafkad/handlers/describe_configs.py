@@ -1,9 +1,11 @@
-"""DescribeConfigs (key 32): topic and broker configs with their values, sources and synonyms."""
+"""DescribeConfigs (key 32): topic and broker configs, and client-metrics subscriptions, with their
+values, sources and synonyms."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.client_metrics import KEYS as SUBSCRIPTION_KEYS
 from pykafkad.config import KEYS, render_value
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 TOPIC = 2
 BROKER = 4
 BROKER_LOGGER = 8
+CLIENT_METRICS = 16
 
 _BROKER_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG, "short": ConfigType.SHORT,
                  "double": ConfigType.DOUBLE, "boolean": ConfigType.BOOLEAN, "string": ConfigType.STRING,
@@ -78,13 +81,28 @@ def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
 def config_denied(broker: Broker, ctx: RequestContext, rtype: int, rname: str,
                   operation: Operation) -> ErrorCode | None:
     """The authorization error for a config resource, if the principal may not ``operation`` it
-    (topics by topic, brokers and their loggers by the cluster)."""
+    (topics by topic; brokers, their loggers and client-metrics subscriptions by the cluster)."""
     if rtype == TOPIC:
         ok = allowed(broker, ctx, operation, ResourceType.TOPIC, rname)
         return None if ok else ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    if rtype in (BROKER, BROKER_LOGGER) and not cluster_allowed(broker, ctx, operation):
+    if rtype in (BROKER, BROKER_LOGGER, CLIENT_METRICS) and not cluster_allowed(broker, ctx, operation):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None
+
+
+def _subscription_configs(broker: Broker, name: str) -> list[EffectiveConfig]:
+    """Every key of a client-metrics subscription, its default where unset; a name that is no
+    subscription shows the defaults, as Kafka answers."""
+    stored = broker.metadata.client_metrics.get(name, {})
+    out = []
+    for key in SUBSCRIPTION_KEYS:
+        if key.name in stored:
+            value = stored[key.name]
+            out.append(EffectiveConfig(key.name, value, ConfigSource.CLIENT_METRICS_CONFIG,
+                                       [Synonym(key.name, value, ConfigSource.CLIENT_METRICS_CONFIG)], key.config_type))
+        else:  # a default has no synonym, as Kafka describes it
+            out.append(EffectiveConfig(key.name, key.default, ConfigSource.DEFAULT_CONFIG, [], key.config_type))
+    return out
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +131,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                                           f"string, but received {rname}"
                 continue
             configs, read_only = _broker_configs(broker), True
+        elif rtype == CLIENT_METRICS:
+            configs, read_only = _subscription_configs(broker, rname), False
         else:
             result["error_code"] = ErrorCode.INVALID_REQUEST
             result["error_message"] = f"Describing configs of resource type {rtype} is not supported."

@@ -1,6 +1,6 @@
 """ListConfigResources (key 74, KIP-1142; v0 was ListClientMetricsResources): the resources that
 configs can be described for, by type: topics, brokers and their loggers, groups, client-metrics
-subscriptions (pykafkad has none).  Needs DESCRIBE_CONFIGS on the cluster, as in Kafka."""
+subscriptions.  Needs DESCRIBE_CONFIGS on the cluster, as in Kafka."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _names(broker: Broker, resource_type: int) -> list[str]:
         return [str(b) for b in sorted(broker.metadata.brokers)]
     if resource_type == GROUP:
         return sorted(broker.groups.group_ids())
-    return []  # CLIENT_METRICS: no client-metrics subscriptions in pykafkad
+    return sorted(broker.metadata.client_metrics)  # CLIENT_METRICS
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:

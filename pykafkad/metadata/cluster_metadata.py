@@ -139,6 +139,9 @@ class ClusterMetadata:
         self.topics_by_id: dict[uuid.UUID, TopicInfo] = {}
         # Dynamic broker configs by resource name: "" is the cluster default, "<id>" one broker.
         self.broker_configs: dict[str, dict[str, str]] = {}
+        # Client-metrics subscriptions (KIP-714) by name: their keys as set.
+        self.client_metrics: dict[str, dict[str, str]] = {}
+        self._client_metrics_watches: dict[str, Watch] = {}  # by node name
         # Each user's configs (``/config/users/<user>``): its SCRAM credentials and quotas.
         self.user_configs: dict[str, dict[str, str]] = {}
         self._user_watches: dict[str, _UserNodes] = {}  # by node name
@@ -196,6 +199,7 @@ class ClusterMetadata:
             await store.watch_children(znodes.CONFIG_BROKERS, lambda kids: post("broker_configs", kids)),
             await store.watch_children(znodes.CONFIG_USERS, lambda kids: post("users", kids)),
             await store.watch_children(znodes.CONFIG_CLIENTS, lambda kids: post("clients", kids)),
+            await store.watch_children(znodes.CONFIG_CLIENT_METRICS, lambda kids: post("client_metrics", kids)),
             await store.watch_children(znodes.TOPICS, lambda kids: post("topics", kids)),
             await store.watch_data(features.FEATURE_ZNODE, lambda n: post("features", n)),
         ]
@@ -227,7 +231,7 @@ class ClusterMetadata:
 
     def close(self) -> None:
         for watch in (self._watches + list(self._broker_watches.values()) + list(self._broker_config_watches.values())
-                      + list(self._client_watches.values())):
+                      + list(self._client_watches.values()) + list(self._client_metrics_watches.values())):
             watch.cancel()
         for user_nodes in self._user_watches.values():
             user_nodes.cancel()
@@ -255,6 +259,16 @@ class ClusterMetadata:
             self.controller_epoch = int(node.data or b"0") if node is not None else 0
         elif kind == "broker_configs":
             await self._broker_config_entities_changed(event[1] or [])
+        elif kind == "client_metrics":
+            await self._subscriptions_changed(event[1] or [])
+        elif kind == "subscription":
+            _, name, node = event
+            self._config_versions[znodes.client_metrics_path(name)] = -1 if node is None else node.version
+            configs = znodes.decode_config(node.data) if node is not None else {}
+            if configs:
+                self.client_metrics[name] = configs
+            else:
+                self.client_metrics.pop(name, None)
         elif kind == "users":
             await self._users_changed(event[1] or [])
         elif kind == "user":
@@ -386,6 +400,17 @@ class ClusterMetadata:
         else:
             self.client_quotas.pop(entity, None)
         self.quota_generation += 1
+
+    async def _subscriptions_changed(self, nodes: list[str]) -> None:
+        for node in list(self._client_metrics_watches):
+            if node not in nodes:
+                self._client_metrics_watches.pop(node).cancel()
+                self._post("subscription", znodes.desanitize(node), None)
+        for node in nodes:
+            if node not in self._client_metrics_watches:
+                name = znodes.desanitize(node)
+                self._client_metrics_watches[node] = await self.store.watch_data(
+                    znodes.client_metrics_path(name), lambda n, s=name: self._post("subscription", s, n))
 
     async def _broker_config_entities_changed(self, entities: list[str]) -> None:
         for entity in list(self._broker_config_watches):

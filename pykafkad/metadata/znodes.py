@@ -24,6 +24,7 @@ CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
 CONFIG_USERS = "/config/users"
 CONFIG_CLIENTS = "/config/clients"
+CONFIG_CLIENT_METRICS = "/config/client-metrics"
 DELETE_TOPICS = "/admin/delete_topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
@@ -31,8 +32,8 @@ CLUSTER_ID = "/cluster/id"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 
 # Created at start when missing, as Kafka's broker does, so watches on them always have a node.
-PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, CONFIG_USERS, CONFIG_CLIENTS, DELETE_TOPICS,
-                    "/config/changes", "/isr_change_notification")
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, CONFIG_USERS, CONFIG_CLIENTS,
+                    CONFIG_CLIENT_METRICS, DELETE_TOPICS, "/config/changes", "/isr_change_notification")
 
 # Kafka's ConfigEntityName.DEFAULT: the node of a default entity (the cluster-wide broker config
 # resource "", the default user or client id of a quota).  Real names are sanitized, so none is it.
@@ -87,6 +88,12 @@ def entity_node(name: str | None) -> str:
 
 def entity_name(node: str) -> str | None:
     return None if node == DEFAULT_ENTITY else desanitize(node)
+
+
+def client_metrics_path(subscription: str) -> str:
+    """A client-metrics subscription's keys (``interval.ms``, ``match``, ``metrics``); its name may
+    hold any character, so the node's is sanitized as a quota entity's."""
+    return f"{CONFIG_CLIENT_METRICS}/{sanitize(subscription)}"
 
 
 def user_config_path(user: str | None) -> str:
