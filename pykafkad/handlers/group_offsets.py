@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.coordinator.group.requests import CommitOffsets, DeleteOffsets, FetchOffsets
 from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.topic_ids import NO_TOPIC_ID, named_topics, topic_id
@@ -48,14 +49,11 @@ async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any
         results.update({(t["name"], p["partition_index"]): ErrorCode.INVALID_GROUP_ID
                         for t in known for p in t["partitions"]})
     elif known:
-        args = {
-            "version": ctx.api_version,
-            "generation_id": body["generation_id_or_member_epoch"],
-            "member_id": body["member_id"],
-            "group_instance_id": body["group_instance_id"] if ctx.api_version >= 7 else None,
-            "topics": known,
-        }
-        results.update((await broker.groups.call(group_id, "commit", args))["results"])
+        request = CommitOffsets(version=ctx.api_version, generation_id=body["generation_id_or_member_epoch"],
+                                member_id=body["member_id"],
+                                group_instance_id=body["group_instance_id"] if ctx.api_version >= 7 else None,
+                                topics=known)
+        results.update((await broker.groups.call(group_id, request))["results"])
     answered = [{"name": t["name"], "topic_id": t.get("topic_id", NO_TOPIC_ID), "partitions": [
         {"partition_index": p["partition_index"], "error_code": results[(t["name"], p["partition_index"])]}
         for p in t["partitions"]]} for t in named]
@@ -78,7 +76,7 @@ async def _fetch_group(broker: Broker, ctx: RequestContext, group_id: str, topic
     denied = [] if topics is None else [t for t in topics
                                         if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, t["name"])]
     wanted = None if topics is None else [(t["name"], list(t["partition_indexes"])) for t in topics if t not in denied]
-    result = await broker.groups.call(group_id, "fetch", {"topics": wanted, "require_stable": require_stable})
+    result = await broker.groups.call(group_id, FetchOffsets(wanted, require_stable))
     if topics is None and broker.authorizer is not None:
         # Asked for every committed offset: those of topics the principal may not describe are left out.
         result = {**result, "topics": [t for t in result["topics"] if allowed(
@@ -123,7 +121,7 @@ async def offset_delete(broker: Broker, ctx: RequestContext, body: dict[str, Any
     if not allowed(broker, ctx, Operation.DELETE, ResourceType.GROUP, body["group_id"]):
         return {"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "throttle_time_ms": 0, "topics": []}
     readable = [t for t in body["topics"] if _topic_readable(broker, ctx, t["name"])]
-    result = await broker.groups.call(body["group_id"], "offset_delete", {"topics": readable})
+    result = await broker.groups.call(body["group_id"], DeleteOffsets(readable))
     denied = [{"name": t["name"], "partitions": [
         {"partition_index": p["partition_index"], "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
         for p in t["partitions"]]} for t in body["topics"] if t not in readable]

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykafkad.coordinator.group.group import join_error
+from pykafkad.coordinator.group.requests import (
+    DeleteGroup,
+    DescribeGroup,
+    Heartbeat,
+    JoinGroup,
+    LeaveGroup,
+    ListGroup,
+    SyncGroup,
+    join_error,
+)
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
@@ -53,18 +62,18 @@ async def join_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) 
     if not config.min_session_timeout_ms <= session <= config.max_session_timeout_ms:
         return _join_response(ctx, join_error(ErrorCode.INVALID_SESSION_TIMEOUT, body["member_id"]))
     rebalance = body["rebalance_timeout_ms"] if ctx.api_version >= 1 else -1
-    args = {
-        "version": ctx.api_version,
-        "member_id": body["member_id"],
-        "group_instance_id": body["group_instance_id"] if ctx.api_version >= 5 else None,
-        "client_id": ctx.client_id or "",
-        "client_host": client_host(ctx),
-        "session_timeout_ms": session,
-        "rebalance_timeout_ms": rebalance if rebalance > 0 else session,
-        "protocol_type": body["protocol_type"],
-        "protocols": [(p["name"], p["metadata"]) for p in body["protocols"]],
-    }
-    return _join_response(ctx, await broker.groups.call(group_id, "join", args))
+    request = JoinGroup(
+        version=ctx.api_version,
+        member_id=body["member_id"],
+        group_instance_id=body["group_instance_id"] if ctx.api_version >= 5 else None,
+        client_id=ctx.client_id or "",
+        client_host=client_host(ctx),
+        session_timeout_ms=session,
+        rebalance_timeout_ms=rebalance if rebalance > 0 else session,
+        protocol_type=body["protocol_type"],
+        protocols=[(p["name"], p["metadata"]) for p in body["protocols"]],
+    )
+    return _join_response(ctx, await broker.groups.call(group_id, request))
 
 
 async def sync_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -75,15 +84,15 @@ async def sync_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) 
     if ctx.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
         # From v5 both are mandatory, as Kafka checks before looking at the group.
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "assignment": b""}
-    args = {
-        "member_id": body["member_id"],
-        "generation_id": body["generation_id"],
-        "group_instance_id": body["group_instance_id"] if ctx.api_version >= 3 else None,
-        "protocol_type": body["protocol_type"] if ctx.api_version >= 5 else None,
-        "protocol_name": body["protocol_name"] if ctx.api_version >= 5 else None,
-        "assignments": body["assignments"],
-    }
-    return {"throttle_time_ms": 0, **await broker.groups.call(body["group_id"], "sync", args)}
+    request = SyncGroup(
+        member_id=body["member_id"],
+        generation_id=body["generation_id"],
+        group_instance_id=body["group_instance_id"] if ctx.api_version >= 3 else None,
+        protocol_type=body["protocol_type"] if ctx.api_version >= 5 else None,
+        protocol_name=body["protocol_name"] if ctx.api_version >= 5 else None,
+        assignments=body["assignments"],
+    )
+    return {"throttle_time_ms": 0, **await broker.groups.call(body["group_id"], request)}
 
 
 async def heartbeat(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -91,12 +100,9 @@ async def heartbeat(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID}
     if not _group_allowed(broker, ctx, Operation.READ, body["group_id"]):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
-    args = {
-        "member_id": body["member_id"],
-        "generation_id": body["generation_id"],
-        "group_instance_id": body["group_instance_id"] if ctx.api_version >= 3 else None,
-    }
-    return {"throttle_time_ms": 0, **await broker.groups.call(body["group_id"], "heartbeat", args)}
+    request = Heartbeat(member_id=body["member_id"], generation_id=body["generation_id"],
+                        group_instance_id=body["group_instance_id"] if ctx.api_version >= 3 else None)
+    return {"throttle_time_ms": 0, **await broker.groups.call(body["group_id"], request)}
 
 
 async def leave_group(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -109,7 +115,7 @@ async def leave_group(broker: Broker, ctx: RequestContext, body: dict[str, Any])
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_GROUP_ID, "members": []}
     if not _group_allowed(broker, ctx, Operation.READ, body["group_id"]):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "members": []}
-    result = await broker.groups.call(body["group_id"], "leave", {"members": members})
+    result = await broker.groups.call(body["group_id"], LeaveGroup(members))
     if ctx.api_version < 3 and result["error_code"] == ErrorCode.NONE and result["members"]:
         # Before v3 a leave names one member, whose error is the response's.
         result = {**result, "error_code": result["members"][0]["error_code"]}
@@ -127,7 +133,7 @@ async def describe_groups(broker: Broker, ctx: RequestContext, body: dict[str, A
             groups.append({"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": group_id,
                            "group_state": "", "protocol_type": "", "protocol_data": "", "members": []})
             continue
-        described = await broker.groups.call(group_id, "describe", {})
+        described = await broker.groups.call(group_id, DescribeGroup())
         if ctx.api_version >= GROUP_NOT_FOUND_FROM and described["error_code"] == ErrorCode.NONE \
                 and described["group_state"] == "Dead":
             described = {**described, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
@@ -150,7 +156,7 @@ async def list_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     for group_id in sorted(broker.groups.group_ids()):
         if not every_group and not _group_allowed(broker, ctx, Operation.DESCRIBE, group_id, log_denial=False):
             continue
-        entry = await broker.groups.call(group_id, "list", {})
+        entry = await broker.groups.call(group_id, ListGroup())
         if not entry:
             continue
         if states and entry["group_state"].lower() not in states:
@@ -170,7 +176,7 @@ async def delete_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any
         if not _group_allowed(broker, ctx, Operation.DELETE, group_id):
             results.append({"group_id": group_id, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED})
             continue
-        result = await broker.groups.call(group_id, "delete", {})
+        result = await broker.groups.call(group_id, DeleteGroup())
         results.append({"group_id": group_id, "error_code": result["error_code"]})
     return {"throttle_time_ms": 0, "results": results}
 

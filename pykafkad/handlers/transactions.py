@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
+from pykafkad.coordinator.group.requests import CommitTransactionalOffsets
 from pykafkad.coordinator.transaction.transaction_metadata import TV_2, TransactionState
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
@@ -133,8 +134,6 @@ async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str,
     COMMIT marker reaches the group's ``__consumer_offsets`` partition."""
     named, unknown = named_topics(broker, body["topics"], ctx.api_version >= TXN_COMMIT_BY_TOPIC_ID_FROM)
     body = {**body, "topics": named}
-    args = {**body, "version": ctx.api_version, "generation_id": body["generation_id_or_member_epoch"],
-            "member_id": body.get("member_id") or "", "group_instance_id": body.get("group_instance_id")}
     every = [(t["name"], p["partition_index"]) for t in body["topics"] for p in t["partitions"]]
     refused: ErrorCode | None = None
     if not _txn_writable(broker, ctx, body["transactional_id"]):
@@ -148,8 +147,11 @@ async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str,
     if refused is not None:
         results = dict.fromkeys(every, refused)
     elif readable:
-        results.update((await broker.groups.call(body["group_id"], "txn_commit",
-                                                 {**args, "topics": readable}))["results"])
+        request = CommitTransactionalOffsets(
+            version=ctx.api_version, generation_id=body["generation_id_or_member_epoch"],
+            member_id=body.get("member_id") or "", group_instance_id=body.get("group_instance_id"),
+            topics=readable, producer_id=body["producer_id"], producer_epoch=body["producer_epoch"])
+        results.update((await broker.groups.call(body["group_id"], request))["results"])
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for (name, index), code in results.items():
         by_topic.setdefault(name, []).append({"partition_index": index, "error_code": code})

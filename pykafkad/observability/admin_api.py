@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad.broker_logging import RECENT
 from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions
+from pykafkad.coordinator.group.requests import DescribeGroup, FetchOffsets, ListGroup
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
@@ -70,9 +71,9 @@ def topic(broker: Broker, name: str) -> dict[str, Any]:
 async def groups(broker: Broker) -> list[dict[str, Any]]:
     listed = []
     for group_id in sorted(broker.groups.group_ids()):
-        entry = await broker.groups.call(group_id, "list", {})
+        entry = await broker.groups.call(group_id, ListGroup())
         if entry:
-            described = await broker.groups.call(group_id, "describe", {})
+            described = await broker.groups.call(group_id, DescribeGroup())
             listed.append({"group_id": group_id, "state": entry["group_state"],
                            "protocol_type": entry["protocol_type"], "members": len(described["members"])})
     return listed
@@ -81,14 +82,14 @@ async def groups(broker: Broker) -> list[dict[str, Any]]:
 async def group(broker: Broker, group_id: str) -> dict[str, Any]:
     if group_id not in broker.groups.group_ids():
         raise NotFound(f"group {group_id} is not coordinated by broker {broker.config.node_id}")
-    described = await broker.groups.call(group_id, "describe", {})
+    described = await broker.groups.call(group_id, DescribeGroup())
     consumer = described["protocol_type"] == CONSUMER_PROTOCOL_TYPE
     members = [{"member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
                 "client_id": m["client_id"], "client_host": m["client_host"],
                 "assignment": assigned_partitions(m["member_assignment"]) if consumer else {}}
                for m in described["members"]]
     owner = {(t, p): m["member_id"] for m in members for t, ps in m["assignment"].items() for p in ps}
-    fetched = await broker.groups.call(group_id, "fetch", {"topics": None, "require_stable": False})
+    fetched = await broker.groups.call(group_id, FetchOffsets())
     offsets = []
     for t in fetched.get("topics", []):
         for p in t["partitions"]:

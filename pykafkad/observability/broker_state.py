@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from pykafkad.coordinator.group.requests import FetchOffsets
+
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
@@ -60,7 +62,7 @@ class BrokerStateCollector(Collector):
         broker = self.broker
         lag: list[tuple[str, str, int, int, int]] = []
         for group_id in sorted(broker.groups.group_ids()):
-            result = await broker.groups.call(group_id, "fetch", {"topics": None, "require_stable": False})
+            result = await broker.groups.call(group_id, FetchOffsets())
             for topic in result.get("topics", []):
                 for p in topic["partitions"]:
                     committed = p["committed_offset"]

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from pykafkad.coordinator.group.requests import FetchOffsets
+
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
@@ -50,7 +52,7 @@ class History:
                 self.topic_rates.setdefault(topic, collections.deque(maxlen=SAMPLES)).append((now, rate))
             self._last_ends[topic] = (now, end)
         for group_id in self.broker.groups.group_ids():
-            fetched = await self.broker.groups.call(group_id, "fetch", {"topics": None, "require_stable": False})
+            fetched = await self.broker.groups.call(group_id, FetchOffsets())
             total = 0
             for t in fetched.get("topics", []):
                 for p in t["partitions"]:

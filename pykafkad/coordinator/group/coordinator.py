@@ -22,7 +22,7 @@ import trio
 
 from pykafkad._rust_log import LogError
 from pykafkad.coordinator.coordinator_partitions import CoordinatorPartitions
-from pykafkad.coordinator.group.group import GroupActor, GroupConfig, error_reply, now_ms
+from pykafkad.coordinator.group.group import GroupActor, GroupConfig, now_ms
 from pykafkad.coordinator.group.offsets_store import (
     OFFSETS_TOPIC,
     OFFSETS_TOPIC_CONFIGS,
@@ -33,6 +33,7 @@ from pykafkad.coordinator.group.offsets_store import (
     partition_for,
     read_groups,
 )
+from pykafkad.coordinator.group.requests import GroupRequest, TopicDeleted, TransactionEnded, Unload
 from pykafkad.coordinator.internal_topic_log import encode_batch
 from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
@@ -48,16 +49,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC_WAIT_S = 30.0
-# Group requests that may write to ``__consumer_offsets`` (and so need it to exist).
-WRITING_REQUESTS = frozenset({"join", "sync", "heartbeat", "leave", "commit", "delete", "offset_delete",
-                              "txn_commit"})
-# Requests answered only once what their group wrote is replicated (Kafka appends these with acks=all).
-# OffsetFetch too: the group applies a commit when it is appended, and Kafka answers only offsets whose
-# append completed, so a fetch waits for (or answers the error of) a commit still replicating.
-REPLICATED_REQUESTS = frozenset({"sync", "leave", "commit", "delete", "offset_delete", "topic_deleted",
-                                 "txn_commit", "fetch"})
-
-
 def coordinator_error(code: ErrorCode) -> ErrorCode:
     """How a failed ``__consumer_offsets`` append is told to group clients (Kafka's mapping)."""
     if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
@@ -163,8 +154,7 @@ class GroupCoordinator:
             self._txn_groups.setdefault(producer[0], set()).add(group_id)
         return ErrorCode.NONE
 
-    async def _replicated(self, group_id: str, kind: str, args: dict[str, Any],
-                          result: dict[str, Any]) -> dict[str, Any]:
+    async def _replicated(self, group_id: str, request: GroupRequest, result: dict[str, Any]) -> dict[str, Any]:
         """``result``, once what the group wrote is below the high watermark; else the request's answer
         with Kafka's error (COORDINATOR_NOT_AVAILABLE, or NOT_COORDINATOR when leadership moved)."""
         end = self._written.get(group_id)
@@ -182,9 +172,9 @@ class GroupCoordinator:
             if self._written.get(group_id) == end:
                 del self._written[group_id]
             return result
-        log.warning("group %s: %s of %s-%d up to offset %d not replicated: %s", group_id, kind, OFFSETS_TOPIC,
-                    self.partition_for(group_id), end, code.name)
-        return error_reply(kind, group_id, args, coordinator_error(code))
+        log.warning("group %s: %s of %s-%d up to offset %d not replicated: %s", group_id, type(request).__name__,
+                    OFFSETS_TOPIC, self.partition_for(group_id), end, code.name)
+        return request.error_reply(group_id, coordinator_error(code))
 
     def has_partition(self, topic: str, partition: int) -> bool:
         """Whether the cluster has this partition now (offsets of others are refused or removed)."""
@@ -231,7 +221,7 @@ class GroupCoordinator:
     async def _unload(self, actor: GroupActor) -> None:
         send, _receive = trio.open_memory_channel[dict[str, Any]](1)
         try:
-            await actor.send.send(("unload", {}, send))
+            await actor.send.send((Unload(), send))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # ended already
 
@@ -239,11 +229,11 @@ class GroupCoordinator:
         if self._nursery is not None:
             self._nursery.start_soon(fn, *args)
 
-    async def _check_coordinator(self, group_id: str, kind: str) -> ErrorCode | None:
+    async def _check_coordinator(self, group_id: str, request: GroupRequest) -> ErrorCode | None:
         """None when this broker coordinates ``group_id`` now, else the error to answer with."""
         if OFFSETS_TOPIC not in self.metadata.topics:
             # Nothing was ever written: a read sees an empty group; a write waits for the topic.
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE if kind in WRITING_REQUESTS else None
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE if request.writes else None
         return await self.partitions.check(self.partition_for(group_id))
 
     # -- transactional offsets --------------------------------------------------------------------
@@ -259,7 +249,7 @@ class GroupCoordinator:
         if not groups:
             self._txn_groups.pop(producer_id, None)
         for group_id in ended:
-            self._nursery_start(self.call, group_id, "txn_marker", {"producer_id": producer_id, "commit": commit})
+            self._nursery_start(self.call, group_id, TransactionEnded(producer_id, commit))
 
     # -- removing a deleted topic's offsets ------------------------------------------------------
 
@@ -290,7 +280,7 @@ class GroupCoordinator:
         topic (``topic_removed``)."""
         removed = 0
         for group_id in list(self._actors):
-            result = await self.call(group_id, "topic_deleted", {"topic": topic})
+            result = await self.call(group_id, TopicDeleted(topic))
             if result["error_code"] != ErrorCode.NONE:
                 # The next load finishes the removal (``_drop_offsets_of_deleted_topics``).
                 log.error("group %s: removing offsets of deleted topic %s failed: %s",
@@ -329,19 +319,19 @@ class GroupCoordinator:
         if self._actors.get(actor.group_id) is actor:
             del self._actors[actor.group_id]
 
-    async def call(self, group_id: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, group_id: str, request: GroupRequest) -> dict[str, Any]:
         """Send one request to the group's actor and wait for its answer (held ones included); a broker
         that does not coordinate the group answers NOT_COORDINATOR in the request's shape."""
-        if kind in WRITING_REQUESTS:
+        if request.writes:
             await self._ensure_offsets_topic()
         while True:
-            error = await self._check_coordinator(group_id, kind)
+            error = await self._check_coordinator(group_id, request)
             if error is not None:
-                return error_reply(kind, group_id, args, error)
+                return request.error_reply(group_id, error)
             actor = self._actors.get(group_id) or self._spawn(group_id)
             send, receive = trio.open_memory_channel[dict[str, Any]](1)
             try:
-                await actor.send.send((kind, args, send))
+                await actor.send.send((request, send))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 continue  # the actor ended (group deleted or unloaded) just now: look again
             with receive:
@@ -349,8 +339,8 @@ class GroupCoordinator:
                     result = await receive.receive()
                 except trio.EndOfChannel:
                     continue
-            if kind in REPLICATED_REQUESTS:
-                result = await self._replicated(group_id, kind, args, result)
+            if request.replicated:
+                result = await self._replicated(group_id, request, result)
             return result
 
     def group_ids(self) -> list[str]:

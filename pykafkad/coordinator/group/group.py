@@ -38,12 +38,30 @@ from pykafkad.coordinator.group.offsets_store import (
     offset_key,
     offset_value,
 )
+from pykafkad.coordinator.group.requests import (
+    CommitOffsets,
+    CommitTransactionalOffsets,
+    DeleteGroup,
+    DeleteOffsets,
+    DescribeGroup,
+    FetchOffsets,
+    GroupRequest,
+    Heartbeat,
+    JoinGroup,
+    LeaveGroup,
+    ListGroup,
+    SyncGroup,
+    TopicDeleted,
+    TransactionEnded,
+    Unload,
+    join_error,
+    sync_error,
+)
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # KIP-394: a new member that never completes its join is dropped
-NO_GENERATION = -1
 
 Reply = trio.MemorySendChannel[dict[str, Any]]
 
@@ -82,44 +100,8 @@ class GroupStore(Protocol):
     def has_partition(self, topic: str, partition: int) -> bool: ...
 
 
-def join_error(code: ErrorCode, member_id: str = "") -> dict[str, Any]:
-    return {"error_code": code, "generation_id": NO_GENERATION, "protocol_type": None, "protocol_name": None,
-            "leader": "", "skip_assignment": False, "member_id": member_id, "members": []}
-
-
-def sync_error(code: ErrorCode) -> dict[str, Any]:
-    return {"error_code": code, "protocol_type": None, "protocol_name": None, "assignment": b""}
-
-
-def error_reply(kind: str, group_id: str, args: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
-    """The answer to a ``kind`` request the group could not take, in that request's shape (a broker
-    that does not coordinate the group, or a write that did not reach the in-sync replicas)."""
-    if kind == "join":
-        return join_error(code, args["member_id"])
-    if kind == "sync":
-        return sync_error(code)
-    if kind in ("commit", "txn_commit"):
-        return {"results": {(t["name"], p["partition_index"]): code for t in args["topics"] for p in t["partitions"]}}
-    if kind == "fetch" and args.get("topics"):
-        # Also per partition: OffsetFetch v0-1 has no top-level error code.
-        return {"error_code": code, "topics": [
-            {"name": name, "partitions": [{"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
-                                           "metadata": "", "error_code": code} for i in indexes]}
-            for name, indexes in args["topics"]]}
-    if kind in ("leave", "offset_delete", "fetch"):
-        return {"error_code": code, "members" if kind == "leave" else "topics": []}
-    if kind == "describe":
-        return {"error_code": code, "group_id": group_id, "group_state": "", "protocol_type": "",
-                "protocol_data": "", "members": []}
-    if kind == "list":
-        return {}
-    if kind == "topic_deleted":
-        return {"error_code": code, "removed": 0}
-    return {"error_code": code}  # heartbeat, delete
-
-
 class GroupActor:
-    """The task that owns one group; ``send`` takes ``(kind, args, reply)`` messages."""
+    """The task that owns one group; ``send`` takes ``(request, reply)`` messages."""
 
     def __init__(self, group_id: str, config: GroupConfig, store: GroupStore,
                  on_exit: Callable[[GroupActor], None]) -> None:
@@ -127,7 +109,7 @@ class GroupActor:
         self.config = config
         self.store = store
         self.on_exit = on_exit
-        self.send, self._receive = trio.open_memory_channel[tuple[str, dict[str, Any], Reply]](0)
+        self.send, self._receive = trio.open_memory_channel[tuple[GroupRequest, Reply]](0)
         self.exists = False
         self.state = GroupState.EMPTY
         self.protocol_type: str | None = None
@@ -180,12 +162,12 @@ class GroupActor:
     # -- the actor loop --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        handlers: dict[str, Callable[[dict[str, Any], Reply], None]] = {
-            "join": self._join, "sync": self._sync, "heartbeat": self._heartbeat, "leave": self._leave,
-            "commit": self._commit, "fetch": self._fetch, "describe": self._describe, "list": self._list,
-            "delete": self._delete, "offset_delete": self._offset_delete,
-            "topic_deleted": self._topic_deleted, "unload": self._unload,
-            "txn_commit": self._txn_commit, "txn_marker": self._txn_marker,
+        handlers: dict[type[GroupRequest], Callable[[Any, Reply], None]] = {
+            JoinGroup: self._join, SyncGroup: self._sync, Heartbeat: self._heartbeat, LeaveGroup: self._leave,
+            CommitOffsets: self._commit, FetchOffsets: self._fetch, DescribeGroup: self._describe,
+            ListGroup: self._list, DeleteGroup: self._delete, DeleteOffsets: self._offset_delete,
+            TopicDeleted: self._topic_deleted, Unload: self._unload,
+            CommitTransactionalOffsets: self._txn_commit, TransactionEnded: self._txn_marker,
         }
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
         with self._receive:
@@ -194,8 +176,8 @@ class GroupActor:
                 with trio.move_on_at(self._next_deadline()):
                     item = await self._receive.receive()
                 if item is not None:
-                    kind, args, out = item
-                    handlers[kind](args, out)
+                    request, out = item
+                    handlers[type(request)](request, out)
                 self._fire_timers(trio.current_time())
                 if not self.exists or self.state == GroupState.DEAD:
                     self.on_exit(self)
@@ -307,10 +289,10 @@ class GroupActor:
 
     # -- membership changes ----------------------------------------------------------------------
 
-    def _add_member_and_rebalance(self, member_id: str, args: dict[str, Any], out: Reply) -> None:
-        m = Member(member_id, args["group_instance_id"], args["client_id"], args["client_host"],
-                   args["rebalance_timeout_ms"], args["session_timeout_ms"], args["protocol_type"],
-                   args["protocols"], join_reply=out, is_new=True)
+    def _add_member_and_rebalance(self, member_id: str, args: JoinGroup, out: Reply) -> None:
+        m = Member(member_id, args.group_instance_id, args.client_id, args.client_host,
+                   args.rebalance_timeout_ms, args.session_timeout_ms, args.protocol_type,
+                   args.protocols, join_reply=out, is_new=True)
         if self.state == GroupState.PREPARING_REBALANCE and self.generation == 0:
             self.new_member_added = True
         if not self.members:
@@ -324,17 +306,17 @@ class GroupActor:
         self._schedule_heartbeat(m, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(f"adding new member {member_id}")
 
-    def _update_member_and_rebalance(self, m: Member, args: dict[str, Any], out: Reply) -> None:
-        m.protocols = args["protocols"]
-        m.rebalance_timeout_ms = args["rebalance_timeout_ms"]
-        m.session_timeout_ms = args["session_timeout_ms"]
+    def _update_member_and_rebalance(self, m: Member, args: JoinGroup, out: Reply) -> None:
+        m.protocols = args.protocols
+        m.rebalance_timeout_ms = args.rebalance_timeout_ms
+        m.session_timeout_ms = args.session_timeout_ms
         if m.join_reply is not None and m.join_reply is not out:
             reply(m.join_reply, join_error(ErrorCode.REBALANCE_IN_PROGRESS, m.member_id))
         m.join_reply = out
         self._maybe_prepare_rebalance(f"updating metadata for member {m.member_id}")
 
-    def _update_static_member_and_rebalance(self, new_id: str, args: dict[str, Any], out: Reply) -> None:
-        instance_id = args["group_instance_id"]
+    def _update_static_member_and_rebalance(self, new_id: str, args: JoinGroup, out: Reply) -> None:
+        instance_id = args.group_instance_id
         old_id = self.static_members[instance_id]
         old = self.members.pop(old_id)
         current_leader = self.leader_id
@@ -351,10 +333,10 @@ class GroupActor:
             self.pending_sync.add(new_id)
         m = old
         old_protocols = m.protocols
-        m.client_id, m.client_host = args["client_id"], args["client_host"]
-        m.protocols = args["protocols"]
-        m.rebalance_timeout_ms = args["rebalance_timeout_ms"]
-        m.session_timeout_ms = args["session_timeout_ms"]
+        m.client_id, m.client_host = args.client_id, args.client_host
+        m.protocols = args.protocols
+        m.rebalance_timeout_ms = args.rebalance_timeout_ms
+        m.session_timeout_ms = args.session_timeout_ms
         m.join_reply = out
         self._schedule_heartbeat(m)
         log.info("group %s: static member %s rejoined as %s", self.group_id, instance_id, new_id)
@@ -373,7 +355,7 @@ class GroupActor:
                     reply(out, join_error(error))
                     return
                 is_leader = self.leader_id == new_id
-                if args["version"] >= 9 and is_leader:
+                if args.version >= 9 and is_leader:
                     # KIP-814: the leader learns its new id and the members' metadata, but keeps the assignment.
                     reply(out, self._join_result(m, with_members=True, skip_assignment=True))
                 else:
@@ -517,8 +499,8 @@ class GroupActor:
 
     # -- JoinGroup -------------------------------------------------------------------------------
 
-    def _join(self, args: dict[str, Any], out: Reply) -> None:
-        member_id = args["member_id"]
+    def _join(self, args: JoinGroup, out: Reply) -> None:
+        member_id = args.member_id
         if not self.exists:
             if member_id:
                 reply(out, join_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
@@ -534,7 +516,7 @@ class GroupActor:
                 self._remove_member_and_update_group(known)
             reply(out, join_error(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
             return
-        if not self._supports_protocols(args["protocol_type"], args["protocols"]):
+        if not self._supports_protocols(args.protocol_type, args.protocols):
             reply(out, join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id))
             return
         if not member_id:
@@ -543,26 +525,26 @@ class GroupActor:
             self._current_member_join(args, out)
         self._try_complete_join()
 
-    def _new_member_join(self, args: dict[str, Any], out: Reply) -> None:
-        instance_id = args["group_instance_id"]
-        new_id = f"{instance_id if instance_id is not None else args['client_id']}-{uuid.uuid4()}"
+    def _new_member_join(self, args: JoinGroup, out: Reply) -> None:
+        instance_id = args.group_instance_id
+        new_id = f"{instance_id if instance_id is not None else args.client_id}-{uuid.uuid4()}"
         if instance_id is not None:
             if instance_id in self.static_members:
                 self._update_static_member_and_rebalance(new_id, args, out)
             else:
                 self._add_member_and_rebalance(new_id, args, out)
-        elif args["version"] >= 4:
-            self.pending_members[new_id] = trio.current_time() + args["session_timeout_ms"] / 1000
+        elif args.version >= 4:
+            self.pending_members[new_id] = trio.current_time() + args.session_timeout_ms / 1000
             reply(out, join_error(ErrorCode.MEMBER_ID_REQUIRED, new_id))
         else:
             self._add_member_and_rebalance(new_id, args, out)
 
-    def _current_member_join(self, args: dict[str, Any], out: Reply) -> None:
-        member_id = args["member_id"]
+    def _current_member_join(self, args: JoinGroup, out: Reply) -> None:
+        member_id = args.member_id
         if member_id in self.pending_members:
             self._add_member_and_rebalance(member_id, args, out)
             return
-        error = self._validate_member(member_id, args["group_instance_id"])
+        error = self._validate_member(member_id, args.group_instance_id)
         if error is not None:
             reply(out, join_error(error, member_id))
             return
@@ -570,14 +552,14 @@ class GroupActor:
         if self.state == GroupState.PREPARING_REBALANCE:
             self._update_member_and_rebalance(m, args, out)
         elif self.state == GroupState.COMPLETING_REBALANCE:
-            if m.matches(args["protocols"]):
+            if m.matches(args.protocols):
                 # It missed the JoinGroup answer of this generation: give it again.
                 self._schedule_heartbeat(m)
                 reply(out, self._join_result(m, with_members=member_id == self.leader_id))
             else:
                 self._update_member_and_rebalance(m, args, out)
         elif self.state == GroupState.STABLE:
-            if member_id == self.leader_id or not m.matches(args["protocols"]):
+            if member_id == self.leader_id or not m.matches(args.protocols):
                 self._update_member_and_rebalance(m, args, out)
             else:
                 self._schedule_heartbeat(m)
@@ -587,23 +569,23 @@ class GroupActor:
 
     # -- SyncGroup -------------------------------------------------------------------------------
 
-    def _sync(self, args: dict[str, Any], out: Reply) -> None:
+    def _sync(self, args: SyncGroup, out: Reply) -> None:
         if not self.exists:
             reply(out, sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
             return
         if self.state == GroupState.DEAD:
             reply(out, sync_error(ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
-        member_id = args["member_id"]
-        error = self._validate_member(member_id, args["group_instance_id"])
+        member_id = args.member_id
+        error = self._validate_member(member_id, args.group_instance_id)
         if error is not None:
             reply(out, sync_error(error))
             return
-        if args["generation_id"] != self.generation:
+        if args.generation_id != self.generation:
             reply(out, sync_error(ErrorCode.ILLEGAL_GENERATION))
             return
-        if ((args["protocol_type"] is not None and args["protocol_type"] != self.protocol_type)
-                or (args["protocol_name"] is not None and args["protocol_name"] != self.protocol_name)):
+        if ((args.protocol_type is not None and args.protocol_type != self.protocol_type)
+                or (args.protocol_name is not None and args.protocol_name != self.protocol_name)):
             reply(out, sync_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
             return
         m = self.members[member_id]
@@ -618,7 +600,7 @@ class GroupActor:
             self.pending_sync.discard(member_id)
             self._schedule_heartbeat(m)
             if member_id == self.leader_id:
-                assignments = {a["member_id"]: a["assignment"] for a in args["assignments"]}
+                assignments = {a["member_id"]: a["assignment"] for a in args.assignments}
                 for x in self.members.values():
                     x.assignment = assignments.get(x.member_id, b"")
                 error = self._store_group()
@@ -642,21 +624,21 @@ class GroupActor:
 
     # -- Heartbeat, LeaveGroup -------------------------------------------------------------------
 
-    def _heartbeat(self, args: dict[str, Any], out: Reply) -> None:
+    def _heartbeat(self, args: Heartbeat, out: Reply) -> None:
         error = self._heartbeat_error(args)
         reply(out, {"error_code": error})
 
-    def _heartbeat_error(self, args: dict[str, Any]) -> ErrorCode:
+    def _heartbeat_error(self, args: Heartbeat) -> ErrorCode:
         if not self.exists:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if self.state == GroupState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        error = self._validate_member(args["member_id"], args["group_instance_id"])
+        error = self._validate_member(args.member_id, args.group_instance_id)
         if error is not None:
             return error
-        if args["generation_id"] != self.generation:
+        if args.generation_id != self.generation:
             return ErrorCode.ILLEGAL_GENERATION
-        m = self.members[args["member_id"]]
+        m = self.members[args.member_id]
         if self.state == GroupState.EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
         self._schedule_heartbeat(m)
@@ -664,8 +646,8 @@ class GroupActor:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
-    def _leave(self, args: dict[str, Any], out: Reply) -> None:
-        leaving = args["members"]
+    def _leave(self, args: LeaveGroup, out: Reply) -> None:
+        leaving = args.members
         if not self.exists:
             reply(out, {"error_code": ErrorCode.NONE, "members": [
                 {"member_id": x["member_id"], "group_instance_id": x["group_instance_id"],
@@ -700,16 +682,16 @@ class GroupActor:
 
     # -- offsets ---------------------------------------------------------------------------------
 
-    def _commit_error(self, args: dict[str, Any]) -> ErrorCode | None:
-        generation = args["generation_id"]
-        member_id = args["member_id"]
-        instance_id = args["group_instance_id"]
+    def _commit_error(self, args: CommitOffsets) -> ErrorCode | None:
+        generation = args.generation_id
+        member_id = args.member_id
+        instance_id = args.group_instance_id
         if not self.exists:
             if generation < 0:
                 self.exists = True
                 self._transition(GroupState.EMPTY)
                 return None
-            return ErrorCode.GROUP_ID_NOT_FOUND if args["version"] >= 9 else ErrorCode.ILLEGAL_GENERATION
+            return ErrorCode.GROUP_ID_NOT_FOUND if args.version >= 9 else ErrorCode.ILLEGAL_GENERATION
         if self.state == GroupState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if generation < 0 and self.state == GroupState.EMPTY:
@@ -726,7 +708,7 @@ class GroupActor:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return None
 
-    def _stage_offsets(self, args: dict[str, Any], error: ErrorCode | None) -> tuple[
+    def _stage_offsets(self, args: CommitOffsets, error: ErrorCode | None) -> tuple[
             dict[tuple[str, int], ErrorCode], list[tuple[bytes, bytes | None]],
             dict[tuple[str, int], OffsetAndMetadata]]:
         """A commit's offsets checked: the refused ones' errors, and the records and offsets to write."""
@@ -734,7 +716,7 @@ class GroupActor:
         records: list[tuple[bytes, bytes | None]] = []
         staged: dict[tuple[str, int], OffsetAndMetadata] = {}
         ts = now_ms()
-        for topic in args["topics"]:
+        for topic in args.topics:
             for p in topic["partitions"]:
                 tp = (topic["name"], p["partition_index"])
                 metadata = p["committed_metadata"] or ""
@@ -752,7 +734,7 @@ class GroupActor:
                     records.append((offset_key(self.group_id, tp[0], tp[1]), offset_value(o)))
         return results, records, staged
 
-    def _commit(self, args: dict[str, Any], out: Reply) -> None:
+    def _commit(self, args: CommitOffsets, out: Reply) -> None:
         error = self._commit_error(args)
         results, records, staged = self._stage_offsets(args, error)
         if records:
@@ -762,36 +744,36 @@ class GroupActor:
                 if write_error == ErrorCode.NONE:
                     self.offsets[tp] = o
             if error is None and self.members:
-                m = self.members.get(args["member_id"])
+                m = self.members.get(args.member_id)
                 if m is not None:
                     self._schedule_heartbeat(m)
         reply(out, {"results": results})
 
-    def _txn_commit(self, args: dict[str, Any], out: Reply) -> None:
+    def _txn_commit(self, args: CommitTransactionalOffsets, out: Reply) -> None:
         """TxnOffsetCommit: the offsets are written in the producer's transaction and count once its
         COMMIT marker reaches this partition (``_txn_marker``)."""
         error = None
-        if args["generation_id"] >= 0 or args["member_id"]:
+        if args.generation_id >= 0 or args.member_id:
             error = self._commit_error(args) if self.exists else ErrorCode.ILLEGAL_GENERATION
         results, records, staged = self._stage_offsets(args, error)
         if records:
-            write_error = self.store.write(self.group_id, records, (args["producer_id"], args["producer_epoch"]))
+            write_error = self.store.write(self.group_id, records, (args.producer_id, args.producer_epoch))
             for tp in staged:
                 results[tp] = write_error
             if write_error == ErrorCode.NONE:
                 self.exists = True
-                self.pending_txn_offsets.setdefault(args["producer_id"], {}).update(staged)
+                self.pending_txn_offsets.setdefault(args.producer_id, {}).update(staged)
         reply(out, {"results": results})
 
-    def _txn_marker(self, args: dict[str, Any], out: Reply) -> None:
+    def _txn_marker(self, args: TransactionEnded, out: Reply) -> None:
         """A transaction marker reached this group's partition: its offsets count (COMMIT) or go."""
-        ended = self.pending_txn_offsets.pop(args["producer_id"], {})
-        if args["commit"]:
+        ended = self.pending_txn_offsets.pop(args.producer_id, {})
+        if args.commit:
             self.offsets.update(ended)
         reply(out, {"error_code": ErrorCode.NONE})
 
-    def _fetch(self, args: dict[str, Any], out: Reply) -> None:
-        wanted: list[tuple[str, list[int]]] | None = args["topics"]
+    def _fetch(self, args: FetchOffsets, out: Reply) -> None:
+        wanted: list[tuple[str, list[int]]] | None = args.topics
         if wanted is None:
             by_topic: dict[str, list[int]] = {}
             for topic, partition in self.offsets:
@@ -804,7 +786,7 @@ class GroupActor:
                 o = self.offsets.get((name, index)) if self.state != GroupState.DEAD else None
                 # require_stable (KIP-447): while a transaction may still commit an offset here,
                 # the client waits rather than resume from the one before it.
-                unstable = args.get("require_stable") and any(
+                unstable = args.require_stable and any(
                     (name, index) in pending for pending in self.pending_txn_offsets.values())
                 entries.append({"partition_index": index, "committed_offset": o.offset if o else -1,
                                 "committed_leader_epoch": o.leader_epoch if o else -1,
@@ -813,7 +795,7 @@ class GroupActor:
             topics.append({"name": name, "partitions": entries})
         reply(out, {"error_code": ErrorCode.NONE, "topics": topics})
 
-    def _offset_delete(self, args: dict[str, Any], out: Reply) -> None:
+    def _offset_delete(self, args: DeleteOffsets, out: Reply) -> None:
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "topics": []})
             return
@@ -823,7 +805,7 @@ class GroupActor:
         subscribed = self._subscribed_topics() if self.members else set()
         records: list[tuple[bytes, bytes | None]] = []
         topics = []
-        for topic in args["topics"]:
+        for topic in args.topics:
             entries = []
             for p in topic["partitions"]:
                 index = p["partition_index"]
@@ -839,7 +821,7 @@ class GroupActor:
             if error != ErrorCode.NONE:
                 reply(out, {"error_code": error, "topics": []})
                 return
-            for topic in args["topics"]:
+            for topic in args.topics:
                 if topic["name"] not in subscribed:
                     for p in topic["partitions"]:
                         self.offsets.pop((topic["name"], p["partition_index"]), None)
@@ -853,10 +835,10 @@ class GroupActor:
             topics |= subscribed_topics(m.metadata_for(self.protocol_name))
         return topics
 
-    def _topic_deleted(self, args: dict[str, Any], out: Reply) -> None:
+    def _topic_deleted(self, args: TopicDeleted, out: Reply) -> None:
         """A topic was deleted: drop its committed offsets, as Kafka's coordinator does on partition
         deletion, so that a topic re-created under the name is read from ``auto.offset.reset``."""
-        topic = args["topic"]
+        topic = args.topic
         removed = sorted(tp for tp in self.offsets if tp[0] == topic)
         if not removed or not self.exists or self.state == GroupState.DEAD:
             reply(out, {"error_code": ErrorCode.NONE, "removed": 0})
@@ -906,7 +888,7 @@ class GroupActor:
                 and self._remove_offsets(expired) == ErrorCode.NONE and expired:
             log.info("group %s: expired %d offset(s)", self.group_id, len(expired))
 
-    def _unload(self, args: dict[str, Any], out: Reply) -> None:
+    def _unload(self, args: Unload, out: Reply) -> None:
         """This broker no longer leads the group's ``__consumer_offsets`` partition: answer held joins
         and syncs with NOT_COORDINATOR (their members find the new coordinator) and end, writing
         nothing; the new coordinator has the group from the log."""
@@ -919,7 +901,7 @@ class GroupActor:
 
     # -- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------
 
-    def _describe(self, args: dict[str, Any], out: Reply) -> None:
+    def _describe(self, args: DescribeGroup, out: Reply) -> None:
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {"error_code": ErrorCode.NONE, "group_id": self.group_id, "group_state": "Dead",
                         "protocol_type": "", "protocol_data": "", "members": []})
@@ -933,14 +915,14 @@ class GroupActor:
                     "protocol_type": self.protocol_type or "",
                     "protocol_data": (self.protocol_name or "") if stable else "", "members": members})
 
-    def _list(self, args: dict[str, Any], out: Reply) -> None:
+    def _list(self, args: ListGroup, out: Reply) -> None:
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {})
             return
         reply(out, {"group_id": self.group_id, "protocol_type": self.protocol_type or "",
                     "group_state": self.state.value, "group_type": "classic"})
 
-    def _delete(self, args: dict[str, Any], out: Reply) -> None:
+    def _delete(self, args: DeleteGroup, out: Reply) -> None:
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {"error_code": ErrorCode.GROUP_ID_NOT_FOUND})
             return

@@ -1,0 +1,208 @@
+"""The requests a group's actor takes: one small typed message per kind.
+
+Handlers and the coordinator build these and ``GroupCoordinator.call`` sends them to the group's
+actor, which picks its handler by the message's type.  Each message knows what answering it may
+do (``writes``: it may append to ``__consumer_offsets``, which must exist first; ``replicated``:
+it is answered only once what its group wrote is replicated) and carries the answer of a group
+that cannot take it (a broker that does not coordinate the group, a write the in-sync replicas did
+not take), in its own response's shape.  A mistyped kind or field fails where it is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from wire.error_codes import ErrorCode
+
+NO_GENERATION = -1
+
+
+def join_error(code: ErrorCode, member_id: str = "") -> dict[str, Any]:
+    return {"error_code": code, "generation_id": NO_GENERATION, "protocol_type": None, "protocol_name": None,
+            "leader": "", "skip_assignment": False, "member_id": member_id, "members": []}
+
+
+def sync_error(code: ErrorCode) -> dict[str, Any]:
+    return {"error_code": code, "protocol_type": None, "protocol_name": None, "assignment": b""}
+
+
+@dataclass(frozen=True)
+class GroupRequest:
+    """What every message to a group's actor has."""
+
+    writes: ClassVar[bool] = False
+    replicated: ClassVar[bool] = False
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        """The answer when the group cannot take this request."""
+        return {"error_code": code}
+
+
+# -- the classic protocol's membership ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JoinGroup(GroupRequest):
+    writes: ClassVar[bool] = True
+
+    version: int
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return join_error(code, self.member_id)
+
+
+@dataclass(frozen=True)
+class SyncGroup(GroupRequest):
+    writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
+
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None
+    protocol_type: str | None
+    protocol_name: str | None
+    assignments: list[dict[str, Any]]
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return sync_error(code)
+
+
+@dataclass(frozen=True)
+class Heartbeat(GroupRequest):
+    writes: ClassVar[bool] = True
+
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None
+
+
+@dataclass(frozen=True)
+class LeaveGroup(GroupRequest):
+    """Members leaving, each ``{"member_id", "group_instance_id"}``."""
+
+    writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
+
+    members: list[dict[str, Any]]
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "members": []}
+
+
+# -- committed offsets ----------------------------------------------------------------------------
+
+def _per_partition(code: ErrorCode, topics: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"results": {(t["name"], p["partition_index"]): code for t in topics for p in t["partitions"]}}
+
+
+@dataclass(frozen=True)
+class CommitOffsets(GroupRequest):
+    """OffsetCommit; ``topics`` as the request names them (``name``, ``partitions``)."""
+
+    writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
+
+    version: int
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None
+    topics: list[dict[str, Any]]
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return _per_partition(code, self.topics)
+
+
+@dataclass(frozen=True)
+class CommitTransactionalOffsets(CommitOffsets):
+    """TxnOffsetCommit: offsets written in the producer's transaction."""
+
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class TransactionEnded(GroupRequest):
+    """A transaction marker reached this group's partition: its offsets count (commit) or go."""
+
+    producer_id: int
+    commit: bool
+
+
+@dataclass(frozen=True)
+class FetchOffsets(GroupRequest):
+    """OffsetFetch; ``topics`` as ``(name, partition indexes)``, or None for every committed offset."""
+
+    replicated: ClassVar[bool] = True
+
+    topics: list[tuple[str, list[int]]] | None = None
+    require_stable: bool = False
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        if not self.topics:
+            return {"error_code": code, "topics": []}
+        # Also per partition: OffsetFetch v0-1 has no top-level error code.
+        return {"error_code": code, "topics": [
+            {"name": name, "partitions": [{"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+                                           "metadata": "", "error_code": code} for i in indexes]}
+            for name, indexes in self.topics]}
+
+
+@dataclass(frozen=True)
+class DeleteOffsets(GroupRequest):
+    """OffsetDelete; ``topics`` as the request names them."""
+
+    writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
+
+    topics: list[dict[str, Any]] = field(default_factory=list)
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "topics": []}
+
+
+@dataclass(frozen=True)
+class TopicDeleted(GroupRequest):
+    """A topic was deleted: its committed offsets leave the group."""
+
+    replicated: ClassVar[bool] = True
+
+    topic: str
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "removed": 0}
+
+
+# -- administration -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DescribeGroup(GroupRequest):
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "group_id": group_id, "group_state": "", "protocol_type": "",
+                "protocol_data": "", "members": []}
+
+
+@dataclass(frozen=True)
+class ListGroup(GroupRequest):
+    """The group's line in ListGroups (empty when it is not to be listed)."""
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True)
+class DeleteGroup(GroupRequest):
+    writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class Unload(GroupRequest):
+    """This broker stopped coordinating the group: its actor ends, answering what it holds."""
