@@ -19,18 +19,22 @@ id, topics) replaced by their roles:
   INVALID_REGULAR_EXPRESSION for one RE2 refuses (a lookbehind, which Java's own regex would take).
 - Fetch v18: the follower's high watermark (a tagged field) is accepted; records as in v17.
 - OffsetCommit and OffsetFetch v10: topics by id; an id that names no topic is UNKNOWN_TOPIC_ID.
+- FindCoordinator v6: share-partition keys (KIP-932); a malformed one, or one before v6, is
+  INVALID_REQUEST; a well-formed one has no coordinator here (share groups are not served).
 """
 
 from __future__ import annotations
 
+import base64
 import time
 import uuid
 from typing import Any
 
 from confluent_kafka import Producer
+from kafka import KafkaConsumer, KafkaProducer
 
 from compat_tests.broker_process import BrokerProcess
-from compat_tests.clients import unique_topic
+from compat_tests.clients import create_topic, unique_topic
 from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
 from wire.error_codes import ErrorCode
 
@@ -271,3 +275,56 @@ def test_offsets_by_topic_id_as_kafka(broker: BrokerProcess, reference_kafka: Br
     assert ours["commit v10"][("bogus", 0)] == ErrorCode.UNKNOWN_TOPIC_ID
     assert ours["fetch v10 all"] == (0, {("topic", 0): (5, "m", 0)})
     assert ours == _offsets_by_topic_id(reference_kafka.port)
+
+
+def _coordinator_codes(port: int) -> dict[str, Any]:
+    share_key = "some-group:" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=") + ":0"
+    seen: dict[str, Any] = {}
+    with RawConnection(port) as conn:
+        group = unique_topic("coordinator-v6")
+        _wait_for_group_coordinator(conn, group)
+        for label, version, key_type, key in (("group v6", 6, 0, group), ("share key v5", 5, 2, share_key),
+                                              ("malformed share key v6", 6, 2, "no-colons"),
+                                              ("share key, partition not a number", 6, 2, share_key[:-1] + "x"),
+                                              ("unknown key type", 6, 7, group)):
+            [found] = conn.request(FIND_COORDINATOR, version, {"key_type": key_type, "coordinator_keys": [key]})[
+                "coordinators"]
+            seen[label] = found["error_code"]
+    return seen
+
+
+def test_find_coordinator_v6_as_kafka(broker: BrokerProcess, reference_kafka: BrokerProcess) -> None:
+    ours = _coordinator_codes(broker.port)
+    assert ours["group v6"] == 0 and ours["malformed share key v6"] == ErrorCode.INVALID_REQUEST
+    assert ours == _coordinator_codes(reference_kafka.port)
+    # A well-formed share-partition key has no coordinator here (share groups are not served).
+    share_key = "g:" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=") + ":3"
+    with RawConnection(broker.port) as conn:
+        [found] = conn.request(FIND_COORDINATOR, 6, {"key_type": 2, "coordinator_keys": [share_key]})["coordinators"]
+    assert found["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+
+def test_kafka_python_pinned_to_an_older_broker_version_consumes_in_a_group(broker: BrokerProcess) -> None:
+    """kafka-python infers the broker's version from the APIs it advertises (4.3 here); a client pinned
+    to an older ``api_version`` then uses its own table of that version's APIs instead of the broker's
+    list, so every version Kafka 4.1 served must be served (FindCoordinator v6 was not, and the
+    group never found its coordinator)."""
+    topic, group = unique_topic("kafka-python-pinned"), unique_topic("kafka-python-pinned-group")
+    create_topic(broker.bootstrap, topic)
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, api_version=(4, 1))
+    for i in range(5):
+        producer.send(topic, f"v-{i}".encode())
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, api_version=(4, 1),
+                             auto_offset_reset="earliest", consumer_timeout_ms=30000)
+    try:
+        got = []
+        for message in consumer:
+            got.append(message.value)
+            if len(got) == 5:
+                break
+        consumer.commit()
+    finally:
+        consumer.close()
+    assert sorted(got) == [f"v-{i}".encode() for i in range(5)]

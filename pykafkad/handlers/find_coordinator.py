@@ -2,11 +2,13 @@
 partition, a transactional id's the leader of its ``__transaction_state`` partition.
 
 v0-3 ask for one key, v4+ for a batch (``coordinator_keys``).  Each internal topic is
-created on first use, as Kafka does.
+created on first use, as Kafka does.  v6 adds share-partition keys (KIP-932), which have no
+coordinator here: COORDINATOR_NOT_AVAILABLE, as Kafka answers while its share groups are off.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -27,12 +29,34 @@ log = logging.getLogger(__name__)
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+# KIP-932: a share-partition's key, ``<group>:<topic id>:<partition>``, from v6.
+SHARE_KEY_TYPE = 2
+SHARE_KEYS_FROM = 6
 # How long a FindCoordinator waits for an internal topic another request is creating.
 CREATION_WAIT_S = 5.0
 
 
+def _share_key_valid(key: str) -> bool:
+    """Whether ``key`` is ``<group>:<topic id, base64url>:<partition>``, as Kafka checks it."""
+    parts = key.rsplit(":", 2)
+    if len(parts) != 3 or not parts[0]:
+        return False
+    group, topic_id, partition = parts
+    try:
+        decoded = base64.urlsafe_b64decode(topic_id + "=" * (-len(topic_id) % 4))
+        return len(decoded) == 16 and int(partition) >= 0
+    except ValueError:
+        return False
+
+
 async def _lookup(broker: Broker, ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     listener = ctx.listener
+    if key_type == SHARE_KEY_TYPE:
+        if ctx.api_version < SHARE_KEYS_FROM or not _share_key_valid(key):
+            return _error(key, ErrorCode.INVALID_REQUEST, "")
+        # No share coordinator: share groups are not served (yet), and Kafka answers a share key
+        # so while its share groups are off.
+        return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "")
     if key_type == GROUP_KEY_TYPE and not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.GROUP, key):
         return _error(key, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     if key_type == TRANSACTION_KEY_TYPE and not allowed(broker, ctx, Operation.DESCRIBE,
@@ -101,4 +125,4 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             "node_id": found["node_id"], "host": found["host"], "port": found["port"]}
 
 
-APIS = [Api(10, "FindCoordinator", 0, 5, handle)]
+APIS = [Api(10, "FindCoordinator", 0, 6, handle)]
