@@ -60,12 +60,14 @@ class SaslBroker:
 def sasl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SaslBroker]:
     server = SaslBroker(tmp_path_factory.mktemp("sasl"))
     server.broker.start()
-    run_tool("kafka-configs", ["--bootstrap-server", server.broker.bootstrap, "--alter", "--entity-type", "users",
-                               "--entity-name", SCRAM_USER, "--add-config",
-                               f"SCRAM-SHA-256=[iterations=8192,password={SCRAM_PASSWORD}],"
-                               f"SCRAM-SHA-512=[password={SCRAM_PASSWORD}]"])
-    yield server
-    server.broker.close()
+    try:  # a setup step that fails must not leave the broker running after the session
+        run_tool("kafka-configs", ["--bootstrap-server", server.broker.bootstrap, "--alter", "--entity-type",
+                                   "users", "--entity-name", SCRAM_USER, "--add-config",
+                                   f"SCRAM-SHA-256=[iterations=8192,password={SCRAM_PASSWORD}],"
+                                   f"SCRAM-SHA-512=[password={SCRAM_PASSWORD}]"])
+        yield server
+    finally:
+        server.broker.close()
 
 
 @pytest.mark.parametrize(("mechanism", "user", "password", "tls"), [
