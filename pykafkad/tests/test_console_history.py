@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import trio
 
+from pykafkad.coordinator.group.requests import FetchOffsets
 from pykafkad.observability import history
 from pykafkad.observability.history import History
 
@@ -23,7 +24,8 @@ def test_rates_lag_and_forgetting(monkeypatch: pytest.MonkeyPatch) -> None:
     partitions = {"orders": _partition("orders", True, 100, 100), "copied": _partition("copied", False, 500, 500)}
     committed = {"billing": 40}
 
-    async def call(group_id: str, op: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def call(group_id: str, request: FetchOffsets) -> dict[str, Any]:
+        assert request == FetchOffsets()
         return {"topics": [{"name": "orders", "partitions": [{"partition_index": 0,
                                                                "committed_offset": committed[group_id]}]}]}
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import trio
 
+from pykafkad.coordinator.group.requests import FetchOffsets
 from pykafkad.observability.broker_state import BrokerStateCollector
 from pykafkad.replica.fetch_session import FetchSessions
 
@@ -26,7 +27,8 @@ def _partition(topic: str, index: int, leader: bool, isr: list[int]) -> SimpleNa
 def _broker() -> SimpleNamespace:
     partitions = [_partition("orders", 0, True, [1, 2]), _partition("orders", 1, True, [1])]
 
-    async def call(group_id: str, op: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def call(group_id: str, request: FetchOffsets) -> dict[str, Any]:
+        assert request == FetchOffsets()
         return {"topics": [{"name": "orders", "partitions": [{"partition_index": 1, "committed_offset": 5}]}]}
 
     return SimpleNamespace(

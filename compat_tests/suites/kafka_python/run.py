@@ -36,10 +36,10 @@ from pathlib import Path
 from compat_tests.broker_process import REFERENCE_KAFKA_MODULE, REPO_ROOT, BrokerError, BrokerProcess
 
 KAFKA_PYTHON_VERSION = "3.0.12"
-# What the suite's fixtures pin their clients' ``api_version`` to.  kafka-python 3.0.12 knows Kafka up
-# to 4.3; a client pinned below the version it infers uses its own table of the pinned release's
-# APIs, which is what this keeps exercising (docs/compatibility.md, "What Kafka 4.4 changed").
-KAFKA_VERSION = "4.1.1"
+# The release the suite's fixtures pin their clients' ``api_version`` to, and expect the broker to
+# be inferred as: kafka-python 3.0.12 knows Kafka up to 4.3 and takes 4.4.0 as 4.3, which is also
+# what it infers from pykafkad's APIs (test_kafka_version_infer).
+KAFKA_VERSION = "4.4.0"
 HERE = Path(__file__).resolve().parent
 CACHE = REPO_ROOT / ".cache" / "suites"
 ALLOWLIST = HERE / "allowlist.txt"
