@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import re2
-
 from pykafkad.errors import KafkaError
+from pykafkad.regular_expression import whole_name_matcher
 from pykafkad.topic_config import ConfigType
 from wire.error_codes import ErrorCode
 
@@ -29,23 +28,18 @@ INTERVAL_MIN_MS, INTERVAL_MAX_MS = 100, 3_600_000
 MATCH_KEYS = frozenset({"client_instance_id", "client_id", "client_software_name", "client_software_version",
                         "client_source_address", "client_source_port"})
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
-
-
 @dataclass(frozen=True)
 class SubscriptionKey:
     name: str
     default: str
     config_type: ConfigType
-    documentation: str
 
 
 # In the order Kafka describes them.
 KEYS = (
-    SubscriptionKey(INTERVAL_MS, "300000", ConfigType.INT, "Metrics push interval in milliseconds"),
-    SubscriptionKey(MATCH, "", ConfigType.LIST, "Client match criteria"),
-    SubscriptionKey(METRICS, "", ConfigType.LIST, "Telemetry metric name prefix list"),
+    SubscriptionKey(INTERVAL_MS, "300000", ConfigType.INT),
+    SubscriptionKey(MATCH, "", ConfigType.LIST),
+    SubscriptionKey(METRICS, "", ConfigType.LIST),
 )
 KEY_NAMES = frozenset(k.name for k in KEYS)
 
@@ -83,7 +77,7 @@ def _valid_match(entry: str) -> bool:
     if not sep or key.strip() not in MATCH_KEYS or not pattern:
         return False
     try:
-        re2.compile(pattern, _RE2_OPTIONS)
-    except re2.error:
+        whole_name_matcher(pattern)
+    except KafkaError:
         return False
     return True

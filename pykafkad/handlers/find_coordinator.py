@@ -41,7 +41,7 @@ def _share_key_valid(key: str) -> bool:
     parts = key.rsplit(":", 2)
     if len(parts) != 3 or not parts[0]:
         return False
-    group, topic_id, partition = parts
+    _, topic_id, partition = parts
     try:
         decoded = base64.urlsafe_b64decode(topic_id + "=" * (-len(topic_id) % 4))
         return len(decoded) == 16 and int(partition) >= 0

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.coordinator.group.requests import CommitOffsets, DeleteOffsets, FetchOffsets
 from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
-from pykafkad.handlers.topic_ids import NO_TOPIC_ID, named_topics, topic_id
+from pykafkad.handlers.topic_ids import NO_TOPIC_ID, named_topics, topic_id, unknown_topic_results
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -57,10 +57,7 @@ async def offset_commit(broker: Broker, ctx: RequestContext, body: dict[str, Any
     answered = [{"name": t["name"], "topic_id": t.get("topic_id", NO_TOPIC_ID), "partitions": [
         {"partition_index": p["partition_index"], "error_code": results[(t["name"], p["partition_index"])]}
         for p in t["partitions"]]} for t in named]
-    answered += [{"topic_id": t["topic_id"], "partitions": [
-        {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_ID}
-        for p in t["partitions"]]} for t in unknown_ids]
-    return {"throttle_time_ms": 0, "topics": answered}
+    return {"throttle_time_ms": 0, "topics": answered + unknown_topic_results(unknown_ids)}
 
 
 def _topic_readable(broker: Broker, ctx: RequestContext, name: str) -> bool:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from wire.error_codes import ErrorCode
+
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
@@ -33,3 +35,10 @@ def topic_id(broker: Broker, name: str) -> uuid.UUID:
     """The id of the topic called ``name``; the zero id if there is none (any more)."""
     info = broker.topic(name)
     return info.topic_id if info is not None else NO_TOPIC_ID
+
+
+def unknown_topic_results(unknown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The per-partition answer of a commit to topics whose id names no topic."""
+    return [{"topic_id": t["topic_id"], "partitions": [
+        {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_ID}
+        for p in t["partitions"]]} for t in unknown]

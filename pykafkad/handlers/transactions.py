@@ -22,7 +22,7 @@ from pykafkad.coordinator.transaction.transaction_metadata import TV_2, Transact
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
-from pykafkad.handlers.topic_ids import NO_TOPIC_ID, named_topics
+from pykafkad.handlers.topic_ids import NO_TOPIC_ID, named_topics, unknown_topic_results
 from pykafkad.regular_expression import whole_name_matcher
 from wire.error_codes import ErrorCode
 
@@ -157,10 +157,8 @@ async def txn_offset_commit(broker: Broker, ctx: RequestContext, body: dict[str,
         by_topic.setdefault(name, []).append({"partition_index": index, "error_code": code})
     ids = {t["name"]: t.get("topic_id", NO_TOPIC_ID) for t in named}
     return {"throttle_time_ms": 0, "topics": [
-        {"name": name, "topic_id": ids[name], "partitions": parts} for name, parts in by_topic.items()] + [
-        {"topic_id": t["topic_id"], "partitions": [
-            {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_ID}
-            for p in t["partitions"]]} for t in unknown]}
+        {"name": name, "topic_id": ids[name], "partitions": parts} for name, parts in by_topic.items()]
+        + unknown_topic_results(unknown)}
 
 
 async def _offsets_partition_not_in_transaction(broker: Broker, version: int,

@@ -120,12 +120,12 @@ class CommitOffsets(GroupRequest):
         return _per_partition(code, self.topics)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CommitTransactionalOffsets(CommitOffsets):
     """TxnOffsetCommit: offsets written in the producer's transaction."""
 
-    producer_id: int = -1
-    producer_epoch: int = -1
+    producer_id: int
+    producer_epoch: int
 
 
 @dataclass(frozen=True)
