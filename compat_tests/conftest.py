@@ -69,6 +69,9 @@ REFERENCE_OVERRIDES = {
     "log.cleaner.delete.retention.ms": "3600000",
     "message.max.bytes": "2000000",
     "num.partitions": "1",
+    # A consumer-protocol group's target assignment on the heartbeat that needs it, not batched by
+    # the clock (test_consumer_group_heartbeat_kafka compares the answers heartbeat by heartbeat).
+    "group.consumer.assignment.interval.ms": "0",
 }
 
 

@@ -124,6 +124,32 @@ def one_of(*choices: str) -> Check:
     return Check(f"one of {', '.join(choices)}", check)
 
 
+# Kafka's class names of its server-side assignors, and the names members ask for.
+ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def assignor_names(value: list[str]) -> list[str]:
+    """``group.consumer.assignors`` as the names members choose from."""
+    return [ASSIGNOR_CLASSES.get(v, v) for v in value]
+
+
+def _check_assignors(value: Any) -> str | None:
+    bad = [v for v in assignor_names(value) if v not in ("uniform", "range")]
+    if bad:
+        return f"unknown assignor {', '.join(bad)}; pykafkad serves uniform and range"
+    return None if value else "at least one assignor is needed"
+
+
+def _check_rebalance_protocols(value: Any) -> str | None:
+    bad = [v for v in value if v not in ("classic", "consumer", "streams", "share")]
+    if bad:
+        return f"unknown group protocol {', '.join(bad)}; use classic, consumer, streams or share"
+    return None if "classic" in value else "Disabling the 'classic' protocol is not supported."
+
+
 def _check_cleanup_policy(value: Any) -> str | None:
     bad = [v for v in value if v not in ("delete", "compact")]
     return f"unknown policy {', '.join(bad)}; use delete, compact or both" if bad else None
@@ -646,6 +672,35 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.max.size", "int", INT_MAX, at_least(1),
                   by="coordinator/group/coordinator.py",
                   doc="The most members of one group."),
+        # Consumer-protocol groups (KIP-848, coordinator/group/consumer_group.py)
+        ConfigKey("group.coordinator.rebalance.protocols", "list", ["classic", "consumer", "streams"],
+                  Check("a list of classic, consumer, streams, share", _check_rebalance_protocols),
+                  by="handlers/api_versions.py",
+                  doc="The group protocols served; without consumer, ConsumerGroupHeartbeat is not advertised."),
+        ConfigKey("group.consumer.session.timeout.ms", "int", 45000, at_least(1),
+                  by="coordinator/group/coordinator.py",
+                  doc="How long a consumer-protocol member may go without a heartbeat."),
+        ConfigKey("group.consumer.min.session.timeout.ms", "int", 45000, at_least(1),
+                  by="config.py", doc="The lowest group.consumer.session.timeout.ms allowed."),
+        ConfigKey("group.consumer.max.session.timeout.ms", "int", 60000, at_least(1),
+                  by="config.py", doc="The highest group.consumer.session.timeout.ms allowed."),
+        ConfigKey("group.consumer.heartbeat.interval.ms", "int", 5000, at_least(1),
+                  by="coordinator/group/coordinator.py",
+                  doc="How often consumer-protocol members heartbeat."),
+        ConfigKey("group.consumer.min.heartbeat.interval.ms", "int", 5000, at_least(1),
+                  by="config.py", doc="The lowest group.consumer.heartbeat.interval.ms allowed."),
+        ConfigKey("group.consumer.max.heartbeat.interval.ms", "int", 15000, at_least(1),
+                  by="config.py", doc="The highest group.consumer.heartbeat.interval.ms allowed."),
+        ConfigKey("group.consumer.max.size", "int", INT_MAX, at_least(1),
+                  by="coordinator/group/coordinator.py",
+                  doc="The most members of one consumer-protocol group."),
+        ConfigKey("group.consumer.assignors", "list", ["uniform", "range"],
+                  Check("a list of uniform, range", _check_assignors),
+                  by="coordinator/group/coordinator.py",
+                  doc="The server-side assignors, the first the default (Kafka's class names are accepted too)."),
+        ConfigKey("group.consumer.assignment.interval.ms", "int", 1000, at_least(0),
+                  by="coordinator/group/coordinator.py",
+                  doc="The least time between two target assignments of a consumer-protocol group."),
         # Transaction coordinator (pykafkad.coordinator.transaction)
         ConfigKey("transaction.state.log.num.partitions", "int", 50, at_least(1),
                   by="coordinator/transaction/coordinator.py",
@@ -910,6 +965,7 @@ class BrokerConfig:
                                   f"one of {', '.join(INTER_BROKER_SASL_MECHANISMS)}")
         dirs = values["log.dirs"] or [values["log.dir"]]
         self.log_dirs = [Path(d) for d in dirs]
+        _check_consumer_group_timeouts(values)
 
     def logging_settings(self) -> LoggingSettings:
         root = self["log4j.rootLogger"]
@@ -1022,6 +1078,18 @@ class BrokerConfig:
         if self["log.roll.ms"] is not None:
             return self["log.roll.ms"]
         return self["log.roll.hours"] * 3_600_000
+
+
+def _check_consumer_group_timeouts(values: dict[str, Any]) -> None:
+    """The cross-key rules of Kafka's GroupCoordinatorConfig for consumer-protocol groups."""
+    for what in ("session.timeout.ms", "heartbeat.interval.ms"):
+        key, low, high = (f"group.consumer.{what}", f"group.consumer.min.{what}", f"group.consumer.max.{what}")
+        if values[key] < values[low]:
+            raise ConfigError(f"{key} must be greater than or equal to {low}")
+        if values[key] > values[high]:
+            raise ConfigError(f"{key} must be less than or equal to {high}")
+    if values["group.consumer.heartbeat.interval.ms"] >= values["group.consumer.session.timeout.ms"]:
+        raise ConfigError("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
 
 
 def parse_value(name: str, raw: str) -> Any:

@@ -22,12 +22,15 @@ ZERO_MIN_FEATURES_FROM = 4
 UNKNOWN_NODE = -1
 
 
-def _api_keys() -> list[dict[str, int]]:
+def _api_keys(broker: Broker | None = None) -> list[dict[str, int]]:
     from pykafkad.handlers import APIS
+    from pykafkad.handlers.consumer_groups import consumer_protocol_enabled
 
+    # KIP-848's APIs are advertised only while the consumer protocol is served, as Kafka does.
+    hidden = set() if broker is None or consumer_protocol_enabled(broker) else {68, 69}
     return [
         {"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}
-        for api in sorted(APIS.values(), key=lambda a: a.key)
+        for api in sorted(APIS.values(), key=lambda a: a.key) if api.key not in hidden
     ]
 
 
@@ -59,7 +62,7 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     supported = [{"name": name, "min_version": low, "max_version": high}
                  for name, (low, high) in sorted(SUPPORTED.items())
                  if low > 0 or ctx.api_version >= ZERO_MIN_FEATURES_FROM]
-    return {"error_code": ErrorCode.NONE, "api_keys": _api_keys(), "throttle_time_ms": 0,
+    return {"error_code": ErrorCode.NONE, "api_keys": _api_keys(broker), "throttle_time_ms": 0,
             "supported_features": supported, "finalized_features_epoch": finalized.epoch,
             "finalized_features": [{"name": name, "max_version_level": level, "min_version_level": level}
                                    for name, level in sorted(finalized.levels.items())]}

@@ -65,7 +65,7 @@ def _topic_readable(broker: Broker, ctx: RequestContext, name: str) -> bool:
 
 
 async def _fetch_group(broker: Broker, ctx: RequestContext, group_id: str, topics: list[dict[str, Any]] | None,
-                       require_stable: bool = False) -> dict[str, Any]:
+                       require_stable: bool = False, member: tuple[str | None, int] = (None, -1)) -> dict[str, Any]:
     if not group_id:
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "topics": []}
     if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.GROUP, group_id):
@@ -73,7 +73,7 @@ async def _fetch_group(broker: Broker, ctx: RequestContext, group_id: str, topic
     denied = [] if topics is None else [t for t in topics
                                         if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.TOPIC, t["name"])]
     wanted = None if topics is None else [(t["name"], list(t["partition_indexes"])) for t in topics if t not in denied]
-    result = await broker.groups.call(group_id, FetchOffsets(wanted, require_stable))
+    result = await broker.groups.call(group_id, FetchOffsets(wanted, require_stable, *member))
     if topics is None and broker.authorizer is not None:
         # Asked for every committed offset: those of topics the principal may not describe are left out.
         result = {**result, "topics": [t for t in result["topics"] if allowed(
@@ -88,11 +88,12 @@ async def _fetch_group(broker: Broker, ctx: RequestContext, group_id: str, topic
 
 
 async def _fetch_group_by_id(broker: Broker, ctx: RequestContext, group_id: str,
-                             topics: list[dict[str, Any]] | None, require_stable: bool) -> dict[str, Any]:
+                             topics: list[dict[str, Any]] | None, require_stable: bool,
+                             member: tuple[str | None, int] = (None, -1)) -> dict[str, Any]:
     """OffsetFetch v10: topics asked for and answered by id; an id that names no topic gets
     UNKNOWN_TOPIC_ID for its partitions, as Kafka 4.4 answers."""
     named, unknown = (None, []) if topics is None else named_topics(broker, topics, True)
-    result = await _fetch_group(broker, ctx, group_id, named, require_stable)
+    result = await _fetch_group(broker, ctx, group_id, named, require_stable, member)
     answered = [{**t, "topic_id": topic_id(broker, t["name"])} for t in result["topics"]]
     answered += [{"topic_id": t["topic_id"], "partitions": [
         {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
@@ -105,7 +106,9 @@ async def offset_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any]
         fetch_group = _fetch_group_by_id if ctx.api_version >= BY_TOPIC_ID_FROM else _fetch_group
         groups = []
         for g in body["groups"]:
-            result = await fetch_group(broker, ctx, g["group_id"], g["topics"], body["require_stable"])
+            # v9+ (KIP-848): the member asking, checked against a consumer-protocol group.
+            member = (g.get("member_id"), g.get("member_epoch", -1))
+            result = await fetch_group(broker, ctx, g["group_id"], g["topics"], body["require_stable"], member)
             groups.append({"group_id": g["group_id"], "error_code": result["error_code"], "topics": result["topics"]})
         return {"throttle_time_ms": 0, "groups": groups}
     result = await _fetch_group(broker, ctx, body["group_id"], body["topics"], body.get("require_stable", False))

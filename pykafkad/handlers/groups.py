@@ -133,7 +133,7 @@ async def describe_groups(broker: Broker, ctx: RequestContext, body: dict[str, A
             groups.append({"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": group_id,
                            "group_state": "", "protocol_type": "", "protocol_data": "", "members": []})
             continue
-        described = await broker.groups.call(group_id, DescribeGroup())
+        described = await broker.groups.call(group_id, DescribeGroup(ctx.api_version))
         if ctx.api_version >= GROUP_NOT_FOUND_FROM and described["error_code"] == ErrorCode.NONE \
                 and described["group_state"] == "Dead":
             described = {**described, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,

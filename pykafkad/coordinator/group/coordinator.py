@@ -16,12 +16,16 @@ on the Trio thread; a group's state lives only in its actor (``pykafkad.coordina
 from __future__ import annotations
 
 import logging
+import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from pykafkad._rust_log import LogError
+from pykafkad.config import assignor_names
 from pykafkad.coordinator.coordinator_partitions import CoordinatorPartitions
+from pykafkad.coordinator.group.consumer_group import ConsumerGroupConfig
 from pykafkad.coordinator.group.group import GroupActor, GroupConfig, now_ms
 from pykafkad.coordinator.group.offsets_store import (
     OFFSETS_TOPIC,
@@ -79,6 +83,13 @@ class GroupCoordinator:
             offsets_retention_ms=c["offsets.retention.minutes"] * 60_000,
             retention_check_interval_ms=c["offsets.retention.check.interval.ms"],
             offset_metadata_max_bytes=c["offset.metadata.max.bytes"],
+            consumer=ConsumerGroupConfig(
+                session_timeout_ms=c["group.consumer.session.timeout.ms"],
+                heartbeat_interval_ms=c["group.consumer.heartbeat.interval.ms"],
+                max_size=c["group.consumer.max.size"],
+                assignors=tuple(assignor_names(c["group.consumer.assignors"])),
+                assignment_interval_ms=c["group.consumer.assignment.interval.ms"],
+            ),
         )
         self._actors: dict[str, GroupActor] = {}
         self._nursery: trio.Nursery | None = None
@@ -175,6 +186,19 @@ class GroupCoordinator:
         log.warning("group %s: %s of %s-%d up to offset %d not replicated: %s", group_id, type(request).__name__,
                     OFFSETS_TOPIC, self.partition_for(group_id), end, code.name)
         return request.error_reply(group_id, coordinator_error(code))
+
+    # -- the topics consumer-protocol groups assign (TopicImage) --------------------------------------
+
+    def topic(self, name: str) -> tuple[uuid.UUID, int] | None:
+        info = self.metadata.topics.get(name)
+        return None if info is None else (info.topic_id, len(info.partitions))
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        info = self.metadata.topics_by_id.get(topic_id)
+        return None if info is None else info.name
+
+    def regex_candidates(self) -> Iterator[str]:
+        return (info.name for info in self.metadata.topics.values() if not info.internal)
 
     def has_partition(self, topic: str, partition: int) -> bool:
         """Whether the cluster has this partition now (offsets of others are refused or removed)."""

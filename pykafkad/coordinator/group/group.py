@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import trio
 
+from pykafkad.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupConfig, TopicImage
 from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from pykafkad.coordinator.group.member import Member, reply
 from pykafkad.coordinator.group.offsets_store import (
@@ -41,8 +42,10 @@ from pykafkad.coordinator.group.offsets_store import (
 from pykafkad.coordinator.group.requests import (
     CommitOffsets,
     CommitTransactionalOffsets,
+    ConsumerHeartbeat,
     DeleteGroup,
     DeleteOffsets,
+    DescribeConsumerGroup,
     DescribeGroup,
     FetchOffsets,
     GroupRequest,
@@ -54,9 +57,11 @@ from pykafkad.coordinator.group.requests import (
     TopicDeleted,
     TransactionEnded,
     Unload,
+    consumer_heartbeat_error,
     join_error,
     sync_error,
 )
+from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -89,10 +94,11 @@ class GroupConfig:
     offsets_retention_ms: int
     retention_check_interval_ms: int
     offset_metadata_max_bytes: int
+    consumer: ConsumerGroupConfig
 
 
-class GroupStore(Protocol):
-    """Where a group's records go (``__consumer_offsets``)."""
+class GroupStore(TopicImage, Protocol):
+    """Where a group's records go (``__consumer_offsets``), and the topics it may assign."""
 
     def write(self, group_id: str, records: list[tuple[bytes, bytes | None]],
               producer: tuple[int, int] | None = None) -> ErrorCode: ...
@@ -130,6 +136,8 @@ class GroupActor:
         self.pending_txn_offsets: dict[int, dict[tuple[str, int], OffsetAndMetadata]] = {}
         self.current_state_timestamp: int | None = None
         self.retention_deadline = math.inf
+        # Set while the group speaks the consumer protocol (KIP-848); the classic fields are then unused.
+        self.consumer: ConsumerGroup | None = None
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -168,7 +176,9 @@ class GroupActor:
             ListGroup: self._list, DeleteGroup: self._delete, DeleteOffsets: self._offset_delete,
             TopicDeleted: self._topic_deleted, Unload: self._unload,
             CommitTransactionalOffsets: self._txn_commit, TransactionEnded: self._txn_marker,
+            ConsumerHeartbeat: self._consumer_heartbeat, DescribeConsumerGroup: self._describe_consumer_group,
         }
+        classic_only = (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
         with self._receive:
             while True:
@@ -177,6 +187,8 @@ class GroupActor:
                     item = await self._receive.receive()
                 if item is not None:
                     request, out = item
+                    if isinstance(request, classic_only) and not self._classic_may_take(request, out):
+                        continue
                     handlers[type(request)](request, out)
                 self._fire_timers(trio.current_time())
                 if not self.exists or self.state == GroupState.DEAD:
@@ -187,6 +199,8 @@ class GroupActor:
         candidates = [self.join_deadline, self.sync_deadline, self.retention_deadline]
         candidates += [m.deadline for m in self.members.values()]
         candidates += list(self.pending_members.values())
+        if self.consumer is not None:
+            candidates.append(self.consumer.next_deadline())
         return min(candidates)
 
     def _fire_timers(self, now: float) -> None:
@@ -206,6 +220,8 @@ class GroupActor:
                     continue
                 log.info("group %s: member %s session expired", self.group_id, m.member_id)
                 self._remove_member_and_update_group(m)
+        if self.consumer is not None:
+            self.consumer.fire_timers(now, lambda what: log.info("group %s: %s", self.group_id, what))
         if self.retention_deadline <= now:
             self.retention_deadline = now + self.config.retention_check_interval_ms / 1000
             self._expire_offsets()
@@ -680,6 +696,65 @@ class GroupActor:
         self._remove_member_and_update_group(self.members[member_id])
         return ErrorCode.NONE
 
+    # -- the consumer protocol (KIP-848) ------------------------------------------------------------
+
+    def _classic_may_take(self, request: GroupRequest, out: Reply) -> bool:
+        """A classic request to a group that speaks the consumer protocol: an empty one goes back to
+        the classic protocol on JoinGroup; otherwise the classic member is unknown to it."""
+        if self.consumer is None:
+            return True
+        if isinstance(request, JoinGroup) and not self.consumer.members:
+            log.info("group %s: empty consumer group converted to a classic group", self.group_id)
+            self.consumer = None
+            return True
+        if isinstance(request, JoinGroup):
+            reply(out, join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id))
+        elif isinstance(request, SyncGroup):
+            reply(out, sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
+        elif isinstance(request, LeaveGroup):
+            reply(out, {"error_code": ErrorCode.NONE, "members": [
+                {**x, "error_code": ErrorCode.UNKNOWN_MEMBER_ID} for x in request.members]})
+        else:
+            reply(out, {"error_code": ErrorCode.UNKNOWN_MEMBER_ID})
+        return False
+
+    def _consumer_heartbeat(self, args: ConsumerHeartbeat, out: Reply) -> None:
+        joining = args.fields.member_epoch == 0
+        if self.consumer is None:
+            classic = self.exists and self.state != GroupState.DEAD
+            if classic and (self.members or not joining):
+                message = f"Group {self.group_id} is not a consumer group."
+                reply(out, consumer_heartbeat_error(ErrorCode.GROUP_ID_NOT_FOUND, message))
+                return
+            if not joining:
+                message = f"Consumer group {self.group_id} not found."
+                reply(out, consumer_heartbeat_error(ErrorCode.GROUP_ID_NOT_FOUND, message))
+                return
+            if classic:
+                log.info("group %s: empty classic group converted to a consumer group", self.group_id)
+            self.consumer = ConsumerGroup(self.group_id, self.config.consumer)
+            self.exists = True
+            self._transition(GroupState.EMPTY)
+        before = (self.consumer.group_epoch, self.consumer.state)
+        try:
+            response = self.consumer.heartbeat(args.fields, trio.current_time(), self.store)
+        except KafkaError as e:
+            reply(out, consumer_heartbeat_error(e.code, e.message))
+            return
+        if (self.consumer.group_epoch, self.consumer.state) != before:
+            log.info("group %s: epoch %d, assignment epoch %d, %s", self.group_id, self.consumer.group_epoch,
+                     self.consumer.assignment_epoch, self.consumer.state)
+        reply(out, response)
+
+    def _describe_consumer_group(self, args: DescribeConsumerGroup, out: Reply) -> None:
+        if self.consumer is None:
+            found = self.exists and self.state != GroupState.DEAD
+            message = (f"Group {self.group_id} is not a consumer group." if found
+                       else f"Group {self.group_id} not found.")
+            reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message})
+            return
+        reply(out, self.consumer.describe(self.store))
+
     # -- offsets ---------------------------------------------------------------------------------
 
     def _commit_error(self, args: CommitOffsets) -> ErrorCode | None:
@@ -694,6 +769,11 @@ class GroupActor:
             return ErrorCode.GROUP_ID_NOT_FOUND if args.version >= 9 else ErrorCode.ILLEGAL_GENERATION
         if self.state == GroupState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if self.consumer is not None:
+            if args.version < 9 and member_id and self.consumer.members:
+                # KIP-848: a consumer-protocol member commits with OffsetCommit v9 or later.
+                return ErrorCode.UNSUPPORTED_VERSION
+            return self.consumer.commit_error(member_id, generation)
         if generation < 0 and self.state == GroupState.EMPTY:
             return None
         if generation >= 0 or member_id or instance_id is not None:
@@ -753,7 +833,11 @@ class GroupActor:
         """TxnOffsetCommit: the offsets are written in the producer's transaction and count once its
         COMMIT marker reaches this partition (``_txn_marker``)."""
         error = None
-        if args.generation_id >= 0 or args.member_id:
+        if self.consumer is not None:
+            error = self.consumer.commit_error(args.member_id, args.generation_id, transactional=True)
+            if error == ErrorCode.STALE_MEMBER_EPOCH:
+                error = ErrorCode.ILLEGAL_GENERATION
+        elif args.generation_id >= 0 or args.member_id:
             error = self._commit_error(args) if self.exists else ErrorCode.ILLEGAL_GENERATION
         results, records, staged = self._stage_offsets(args, error)
         if records:
@@ -773,6 +857,12 @@ class GroupActor:
         reply(out, {"error_code": ErrorCode.NONE})
 
     def _fetch(self, args: FetchOffsets, out: Reply) -> None:
+        if self.consumer is not None and (args.member_id is not None or args.member_epoch >= 0):
+            # KIP-848: a member fetching its group's offsets must be one, at its current epoch.
+            error = self.consumer.commit_error(args.member_id or "", args.member_epoch)
+            if error is not None:
+                reply(out, {"error_code": error, "topics": []})
+                return
         wanted: list[tuple[str, list[int]]] | None = args.topics
         if wanted is None:
             by_topic: dict[str, list[int]] = {}
@@ -802,7 +892,7 @@ class GroupActor:
         if self.members and self.protocol_type != CONSUMER_PROTOCOL_TYPE:
             reply(out, {"error_code": ErrorCode.NON_EMPTY_GROUP, "topics": []})
             return
-        subscribed = self._subscribed_topics() if self.members else set()
+        subscribed = self._subscribed_topics()
         records: list[tuple[bytes, bytes | None]] = []
         topics = []
         for topic in args.topics:
@@ -828,6 +918,8 @@ class GroupActor:
         reply(out, {"error_code": ErrorCode.NONE, "topics": topics})
 
     def _subscribed_topics(self) -> set[str]:
+        if self.consumer is not None:
+            return self.consumer.subscribed_topics(self.store)
         if self.protocol_type != CONSUMER_PROTOCOL_TYPE or self.protocol_name is None:
             return set()
         topics: set[str] = set()
@@ -872,7 +964,12 @@ class GroupActor:
         retention = self.config.offsets_retention_ms
         now = now_ms()
         expired = []
-        if self.state == GroupState.EMPTY:
+        if self.consumer is not None:
+            subscribed = self._subscribed_topics()
+            for tp, o in self.offsets.items():
+                if tp[0] not in subscribed and o.commit_timestamp + retention <= now:
+                    expired.append(tp)
+        elif self.state == GroupState.EMPTY:
             for tp, o in self.offsets.items():
                 base = self.current_state_timestamp if self.current_state_timestamp is not None \
                     and self.protocol_type else o.commit_timestamp
@@ -902,6 +999,14 @@ class GroupActor:
     # -- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------
 
     def _describe(self, args: DescribeGroup, out: Reply) -> None:
+        if self.consumer is not None:
+            # DescribeGroups describes classic groups only; from v6 it says why it found none.
+            code, message = ErrorCode.NONE, None
+            if args.version >= 6:
+                code, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {self.group_id} is not a classic group."
+            reply(out, {"error_code": code, "error_message": message, "group_id": self.group_id,
+                        "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": []})
+            return
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {"error_code": ErrorCode.NONE, "group_id": self.group_id, "group_state": "Dead",
                         "protocol_type": "", "protocol_data": "", "members": []})
@@ -919,6 +1024,10 @@ class GroupActor:
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {})
             return
+        if self.consumer is not None:
+            reply(out, {"group_id": self.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE,
+                        "group_state": self.consumer.state, "group_type": "consumer"})
+            return
         reply(out, {"group_id": self.group_id, "protocol_type": self.protocol_type or "",
                     "group_state": self.state.value, "group_type": "classic"})
 
@@ -926,7 +1035,7 @@ class GroupActor:
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {"error_code": ErrorCode.GROUP_ID_NOT_FOUND})
             return
-        if self.members or self.state != GroupState.EMPTY:
+        if self.members or self.state != GroupState.EMPTY or (self.consumer is not None and self.consumer.members):
             reply(out, {"error_code": ErrorCode.NON_EMPTY_GROUP})
             return
         records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in self.offsets]

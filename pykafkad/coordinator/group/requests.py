@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from pykafkad.coordinator.group.consumer_group import HeartbeatFields
 from wire.error_codes import ErrorCode
 
 NO_GENERATION = -1
@@ -97,6 +98,34 @@ class LeaveGroup(GroupRequest):
         return {"error_code": code, "members": []}
 
 
+# -- the consumer protocol's membership (KIP-848) ----------------------------------------------------
+
+def consumer_heartbeat_error(code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+    return {"error_code": code, "error_message": message, "member_id": None, "member_epoch": 0,
+            "heartbeat_interval_ms": 0, "assignment": None}
+
+
+@dataclass(frozen=True)
+class ConsumerHeartbeat(GroupRequest):
+    """ConsumerGroupHeartbeat, checked by the handler for what needs no group state."""
+
+    writes: ClassVar[bool] = True
+
+    fields: HeartbeatFields
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return consumer_heartbeat_error(code)
+
+
+@dataclass(frozen=True)
+class DescribeConsumerGroup(GroupRequest):
+    """ConsumerGroupDescribe: the group as the consumer protocol describes it."""
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "error_message": None, "group_id": group_id, "group_state": "",
+                "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
+
+
 # -- committed offsets ----------------------------------------------------------------------------
 
 def _per_partition(code: ErrorCode, topics: list[dict[str, Any]]) -> dict[str, Any]:
@@ -144,6 +173,9 @@ class FetchOffsets(GroupRequest):
 
     topics: list[tuple[str, list[int]]] | None = None
     require_stable: bool = False
+    # OffsetFetch v9+ (KIP-848): the member asking, checked against a consumer-protocol group.
+    member_id: str | None = None
+    member_epoch: int = -1
 
     def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
         if not self.topics:
@@ -184,6 +216,10 @@ class TopicDeleted(GroupRequest):
 
 @dataclass(frozen=True)
 class DescribeGroup(GroupRequest):
+    """DescribeGroups: the group as the classic protocol describes it."""
+
+    version: int = 0
+
     def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
         return {"error_code": code, "group_id": group_id, "group_state": "", "protocol_type": "",
                 "protocol_data": "", "members": []}

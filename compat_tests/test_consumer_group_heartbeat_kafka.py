@@ -1,0 +1,265 @@
+"""ConsumerGroupHeartbeat (KIP-848) answered as Apache Kafka 4.4.0 answers it.
+
+The same sequences of raw heartbeats go to pykafkad and to the reference Kafka 4.4.0, both with
+``group.consumer.assignment.interval.ms=0`` (a target assignment on the heartbeat that needs one, not
+batched by the clock), and every answer is compared: error codes and messages, member and group
+epochs, which partitions each member is given, what ConsumerGroupDescribe, DescribeGroups,
+ListGroups, OffsetCommit, OffsetFetch and DeleteGroups say along the way.  Topic ids are replaced by
+topic names, since each broker makes up its own.
+
+The sequences cover: the request checks and their messages; joins and leaves; a member that must
+revoke partitions before another gets them, and the epochs both go through; fenced epochs (greater,
+smaller, the previous epoch accepted with a subset); static members leaving (-2) and coming back
+under a new member id; an unknown member and group; the range assignor; commits and fetches with
+stale member epochs; a non-empty group that cannot be deleted.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.conftest import REFERENCE_OVERRIDES
+from compat_tests.raw_kafka import RawConnection
+
+HEARTBEAT, DESCRIBE, FIND_COORDINATOR, METADATA = 68, 69, 10, 3
+DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_COMMIT, OFFSET_FETCH = 15, 16, 42, 8, 9
+READY_TIMEOUT_S = 60.0
+NOT_READY = (14, 15, 16)  # load in progress, not available, not coordinator
+
+
+@pytest.fixture(scope="module")
+def consumer_protocol_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """pykafkad with the reference Kafka's settings (its assignment interval 0 included)."""
+    path: Path = tmp_path_factory.mktemp("consumer-protocol") / "logs"
+    broker = BrokerProcess(path, REFERENCE_OVERRIDES, name="consumer-protocol")
+    broker.start()
+    yield broker
+    broker.close()
+
+
+class Session:
+    """Raw requests to one broker, with its topic ids shown as names."""
+
+    def __init__(self, conn: RawConnection, group: str) -> None:
+        self.conn = conn
+        self.group = group
+        self.names: dict[uuid.UUID, str] = {}
+        self.ids: dict[str, uuid.UUID] = {}
+
+    def learn(self, topic: str) -> None:
+        md = self.conn.request(METADATA, 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                              "allow_auto_topic_creation": False,
+                                              "include_topic_authorized_operations": False})
+        topic_id = md["topics"][0]["topic_id"]
+        self.names[topic_id] = topic
+        self.ids[topic] = topic_id
+
+    def named(self, topic_partitions: list[dict[str, Any]] | None) -> dict[str, list[int]] | None:
+        if topic_partitions is None:
+            return None
+        return {self.names.get(tp["topic_id"], "?"): sorted(tp["partitions"]) for tp in topic_partitions
+                if tp["partitions"]}
+
+    def owned(self, owned: dict[str, list[int]] | None) -> list[dict[str, Any]] | None:
+        if owned is None:
+            return None
+        return [{"topic_id": self.ids[t], "partitions": ps} for t, ps in owned.items()]
+
+    def heartbeat(self, version: int = 1, owned: dict[str, list[int]] | None = None, **fields: Any) -> dict[str, Any]:
+        body = {"group_id": self.group, "member_id": "", "member_epoch": 0, "instance_id": None, "rack_id": None,
+                "rebalance_timeout_ms": -1, "subscribed_topic_names": None, "subscribed_topic_regex": None,
+                "server_assignor": None, "topic_partitions": self.owned(owned)}
+        body.update(fields)
+        r = self.conn.request(HEARTBEAT, version, body)
+        assignment = r["assignment"]
+        return {"error": r["error_code"], "message": r["error_message"],
+                "member": r["member_id"] if version >= 1 else bool(r["member_id"]),
+                "epoch": r["member_epoch"], "interval": r["heartbeat_interval_ms"],
+                "assignment": None if assignment is None else self.named(assignment["topic_partitions"])}
+
+    def join(self, member: str, topics: list[str], **fields: Any) -> dict[str, Any]:
+        return self.heartbeat(member_id=member, rebalance_timeout_ms=30000, subscribed_topic_names=topics, owned={},
+                              **fields)
+
+    def describe(self, group: str | None = None) -> dict[str, Any]:
+        d = self.conn.request(DESCRIBE, 1, {"group_ids": [group or self.group],
+                                            "include_authorized_operations": False})["groups"][0]
+        members = sorted((m["member_id"], m["member_epoch"], m["instance_id"],
+                          self.named(m["assignment"]["topic_partitions"]),
+                          self.named(m["target_assignment"]["topic_partitions"]), m["member_type"],
+                          sorted(m["subscribed_topic_names"])) for m in d["members"])
+        return {"error": d["error_code"], "message": d["error_message"], "state": d["group_state"],
+                "group_epoch": d["group_epoch"], "assignment_epoch": d["assignment_epoch"],
+                "assignor": d["assignor_name"], "members": members}
+
+    def commit(self, member: str, epoch: int, version: int = 9) -> int:
+        r = self.conn.request(OFFSET_COMMIT, version, {
+            "group_id": self.group, "generation_id_or_member_epoch": epoch, "member_id": member,
+            "group_instance_id": None, "retention_time_ms": -1, "topics": [{
+                "name": "cg-t", "topic_id": self.ids["cg-t"], "partitions": [{
+                    "partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                    "committed_metadata": None}]}]})
+        return r["topics"][0]["partitions"][0]["error_code"]
+
+    def fetch(self, member: str | None, epoch: int) -> tuple[int, dict[str, Any]]:
+        r = self.conn.request(OFFSET_FETCH, 9, {"groups": [{"group_id": self.group, "member_id": member,
+                                                            "member_epoch": epoch, "topics": None}],
+                                                "require_stable": False})
+        group = r["groups"][0]
+        offsets = {t["name"]: [(p["partition_index"], p["committed_offset"]) for p in t["partitions"]]
+                   for t in group["topics"]}
+        return group["error_code"], offsets
+
+
+def _ready(conn: RawConnection, groups: list[str]) -> None:
+    """Until each group's coordinator answers (Kafka loads its offsets partitions after start-up)."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    for group in groups:
+        while True:
+            found = conn.request(FIND_COORDINATOR, 6, {"key_type": 0, "coordinator_keys": [group]})
+            described = conn.request(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False})
+            if found["coordinators"][0]["error_code"] == 0 and described["groups"][0]["error_code"] not in NOT_READY:
+                break
+            assert time.monotonic() < deadline, f"no coordinator for {group}: {found} {described}"
+            time.sleep(0.2)
+
+
+Steps = Callable[[Session, Callable[[str, Any], None]], None]
+
+
+def _run(broker: BrokerProcess, group: str, steps: Steps) -> list[tuple[str, Any]]:
+    seen: list[tuple[str, Any]] = []
+    with RawConnection(broker.port) as conn:
+        for topic, partitions in (("cg-t", 4), ("cg-u", 2)):
+            existing = conn.request(METADATA, 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                                   "allow_auto_topic_creation": False,
+                                                   "include_topic_authorized_operations": False})
+            if existing["topics"][0]["error_code"] != 0:
+                conn.create_topic(topic, partitions)
+                conn.wait_for_leader(topic)
+        _ready(conn, [group])
+        session = Session(conn, group)
+        session.learn("cg-t")
+        session.learn("cg-u")
+        steps(session, lambda label, value: seen.append((label, value)))
+    return seen
+
+
+def _compare(pykafkad: BrokerProcess, kafka: BrokerProcess, prefix: str, steps: Steps) -> None:
+    group = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    ours = _run(pykafkad, group, steps)
+    theirs = _run(kafka, group, steps)
+    for (label, mine), (_, reference) in zip(ours, theirs, strict=True):
+        assert mine == reference, f"{label}: pykafkad {mine} != Kafka {reference}"
+
+
+def _checks(s: Session, see: Callable[[str, Any], None]) -> None:
+    see("v1 without member id", s.heartbeat(rebalance_timeout_ms=30000, subscribed_topic_names=["cg-t"], owned={}))
+    see("no rebalance timeout", s.heartbeat(member_id="m1", subscribed_topic_names=["cg-t"], owned={}))
+    see("owned missing", s.heartbeat(member_id="m1", rebalance_timeout_ms=30000, subscribed_topic_names=["cg-t"]))
+    see("owned not empty", s.heartbeat(member_id="m1", rebalance_timeout_ms=30000, subscribed_topic_names=["cg-t"],
+                                       owned={"cg-t": [0]}))
+    see("no subscription", s.heartbeat(member_id="m1", rebalance_timeout_ms=30000, owned={}))
+    see("epoch -3", s.heartbeat(member_id="m1", member_epoch=-3))
+    see("unknown assignor", s.join("m1", ["cg-t"], server_assignor="sticky"))
+    see("empty instance id", s.join("m1", ["cg-t"], instance_id=""))
+    see("empty rack id", s.join("m1", ["cg-t"], rack_id=""))
+    see("static leave without instance", s.heartbeat(member_id="m1", member_epoch=-2))
+    see("leave without member id", s.heartbeat(member_epoch=-1))
+    see("heartbeat to no group", s.heartbeat(member_id="m1", member_epoch=3))
+    see("describe no group", s.describe())
+    see("v0 join gets a member id", s.heartbeat(version=0, rebalance_timeout_ms=30000,
+                                                subscribed_topic_names=["cg-t"], owned={}))
+    see("unknown member", s.heartbeat(member_id="nobody", member_epoch=2))
+    see("unknown member leaves", s.heartbeat(member_id="nobody", member_epoch=-1))
+    see("empty group id", s.heartbeat(group_id="", member_id="m1", rebalance_timeout_ms=30000,
+                                      subscribed_topic_names=["cg-t"], owned={}))
+
+
+def test_heartbeat_checks_answer_as_kafka(consumer_protocol_broker: BrokerProcess,
+                                          reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "checks", _checks)
+
+
+def _revocation(s: Session, see: Callable[[str, Any], None]) -> None:
+    m1 = s.join("m1", ["cg-t", "cg-missing"])
+    see("m1 joins", m1)
+    see("describe", s.describe())
+    e1 = m1["epoch"]
+    see("m1 heartbeats", s.heartbeat(member_id="m1", member_epoch=e1))
+    see("m1 full heartbeat", s.heartbeat(member_id="m1", member_epoch=e1, rebalance_timeout_ms=30000,
+                                         subscribed_topic_names=["cg-t", "cg-missing"], owned=m1["assignment"]))
+    m2 = s.join("m2", ["cg-t"])
+    see("m2 joins: nothing free yet", m2)
+    see("describe while m1 must revoke", s.describe())
+    see("m1 told to revoke", s.heartbeat(member_id="m1", member_epoch=e1))
+    see("m1 still owns all", s.heartbeat(member_id="m1", member_epoch=e1, owned={"cg-t": [0, 1, 2, 3]}))
+    see("m2 waits", s.heartbeat(member_id="m2", member_epoch=m2["epoch"]))
+    kept = s.describe()["members"][0][4]
+    revoked = s.heartbeat(member_id="m1", member_epoch=e1, owned=kept)
+    see("m1 revoked", revoked)
+    see("describe after revocation", s.describe())
+    see("m2 old epoch, nothing reported", s.heartbeat(member_id="m2", member_epoch=m2["epoch"]))
+    m2_now = s.heartbeat(member_id="m2", member_epoch=m2["epoch"], owned={})
+    see("m2 old epoch with its partitions", m2_now)
+    see("m2 at a greater epoch", s.heartbeat(member_id="m2", member_epoch=m2_now["epoch"] + 5))
+    see("m1 at its old epoch", s.heartbeat(member_id="m1", member_epoch=e1))
+    see("describe stable", s.describe())
+    see("classic describe", s.conn.request(DESCRIBE_GROUPS, 6, {"groups": [s.group],
+                                                                "include_authorized_operations": False})["groups"][0])
+    see("classic describe v5", s.conn.request(DESCRIBE_GROUPS, 5, {"groups": [s.group],
+                                                                   "include_authorized_operations": False})["groups"][0])
+    listed = s.conn.request(LIST_GROUPS, 5, {"states_filter": [], "types_filter": ["consumer"]})["groups"]
+    see("listed as a consumer group", [g for g in listed if g["group_id"] == s.group])
+    see("commit at a stale epoch", s.commit("m2", m2["epoch"]))
+    see("commit by an unknown member", s.commit("nobody", 1))
+    see("commit without a member", s.commit("", -1))
+    see("commit at the member's epoch", s.commit("m2", m2_now["epoch"]))
+    see("fetch at a stale epoch", s.fetch("m2", 0))
+    see("fetch by an unknown member", s.fetch("nobody", 3))
+    see("fetch at the member's epoch", s.fetch("m2", m2_now["epoch"]))
+    see("fetch without a member", s.fetch(None, -1))
+    see("delete while members are in", s.conn.request(DELETE_GROUPS, 2, {"groups_names": [s.group]})["results"])
+    see("m1 at the new epoch", s.heartbeat(member_id="m1", member_epoch=m2_now["epoch"]))
+    see("m1 leaves", s.heartbeat(member_id="m1", member_epoch=-1))
+    see("m1 leaves again", s.heartbeat(member_id="m1", member_epoch=-1))
+    see("m2 takes all", s.heartbeat(member_id="m2", member_epoch=m2_now["epoch"]))
+    see("describe after m1 left", s.describe())
+    see("m2 leaves", s.heartbeat(member_id="m2", member_epoch=-1))
+    see("describe empty", s.describe())
+    see("delete empty", s.conn.request(DELETE_GROUPS, 2, {"groups_names": [s.group]})["results"])
+    see("describe deleted", s.describe())
+
+
+def test_revocation_before_assignment_as_kafka(consumer_protocol_broker: BrokerProcess,
+                                               reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "revoke", _revocation)
+
+
+def _static_and_range(s: Session, see: Callable[[str, Any], None]) -> None:
+    a = s.join("a", ["cg-t", "cg-u"], instance_id="i-a", server_assignor="range")
+    see("a joins (range)", a)
+    b = s.join("b", ["cg-t", "cg-u"], instance_id="i-b", server_assignor="range")
+    see("b joins (range)", b)
+    see("a told to revoke", s.heartbeat(member_id="a", member_epoch=a["epoch"], instance_id="i-a"))
+    see("describe", s.describe())
+    see("c takes b's instance id", s.join("c", ["cg-t"], instance_id="i-b"))
+    see("a with b's instance id", s.heartbeat(member_id="a", member_epoch=a["epoch"], instance_id="i-b"))
+    see("b leaves for a while", s.heartbeat(member_id="b", member_epoch=-2, instance_id="i-b"))
+    see("describe with b away", s.describe())
+    see("c comes back as i-b", s.join("c", ["cg-t", "cg-u"], instance_id="i-b", server_assignor="range"))
+    see("describe with c", s.describe())
+    see("c leaves for good", s.heartbeat(member_id="c", member_epoch=-1, instance_id="i-b"))
+    see("describe after c", s.describe())
+
+
+def test_static_members_and_range_assignor_as_kafka(consumer_protocol_broker: BrokerProcess,
+                                                    reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "static", _static_and_range)
