@@ -212,10 +212,10 @@ def _revocation(s: Session, see: Callable[[str, Any], None]) -> None:
     see("m2 at a greater epoch", s.heartbeat(member_id="m2", member_epoch=m2_now["epoch"] + 5))
     see("m1 at its old epoch", s.heartbeat(member_id="m1", member_epoch=e1))
     see("describe stable", s.describe())
-    see("classic describe", s.conn.request(DESCRIBE_GROUPS, 6, {"groups": [s.group],
-                                                                "include_authorized_operations": False})["groups"][0])
-    see("classic describe v5", s.conn.request(DESCRIBE_GROUPS, 5, {"groups": [s.group],
-                                                                   "include_authorized_operations": False})["groups"][0])
+    for version in (5, 6):
+        described = s.conn.request(DESCRIBE_GROUPS, version, {"groups": [s.group],
+                                                              "include_authorized_operations": False})
+        see(f"classic describe v{version}", described["groups"][0])
     listed = s.conn.request(LIST_GROUPS, 5, {"states_filter": [], "types_filter": ["consumer"]})["groups"]
     see("listed as a consumer group", [g for g in listed if g["group_id"] == s.group])
     see("commit at a stale epoch", s.commit("m2", m2["epoch"]))
