@@ -1,0 +1,109 @@
+"""Consumer groups on the KIP-848 protocol (``group.protocol=consumer``) with real clients: Kafka's Java
+consumer 4.4.0 and librdkafka (confluent-kafka), unchanged.
+
+Members share a topic's partitions and the group rebalances as they join, leave and crash: one
+member takes every partition; a second joining gets half of them, the first giving them up
+first; a member leaving hands its partitions back; a member killed with SIGKILL loses them when its
+session times out.  Every record produced is consumed, and a record is consumed twice only if the
+killed member consumed it after its last commit.  Kafka's own kafka-consumer-groups.sh then lists the
+group as a consumer-protocol group and describes its members with their epochs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.clients import create_topic, unique_topic
+from compat_tests.conftest import BrokerFactory
+from compat_tests.consumer_protocol_support import CONSUMER_PROTOCOL_OVERRIDES, Member, wait_until
+from compat_tests.groups_support import produce_spread
+from compat_tests.java_tools import run_tool
+
+PARTITIONS = 6
+BATCH = 60
+
+
+@pytest.fixture
+def members() -> Iterator[list[Member]]:
+    started: list[Member] = []
+    yield started
+    for m in started:
+        m.close()
+
+
+def _all(topic: str) -> set[str]:
+    return {f"{topic}-{p}" for p in range(PARTITIONS)}
+
+
+def _split_between(a: Member, b: Member, topic: str) -> bool:
+    mine, theirs = a.owned(), b.owned()
+    return bool(mine) and bool(theirs) and not mine & theirs and mine | theirs == _all(topic) \
+        and abs(len(mine) - len(theirs)) <= 1
+
+
+def _share_and_rebalance(broker: BrokerProcess, client: str, members: list[Member]) -> str:
+    topic, group = unique_topic(f"kip848-{client}"), unique_topic(f"g848-{client}")
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    produced: list[str] = []
+
+    def produce(tag: str) -> None:
+        produce_spread(broker.bootstrap, topic, BATCH, PARTITIONS, tag)
+        produced.extend(f"{tag}-{i}" for i in range(BATCH))
+
+    def start() -> Member:
+        m = Member(client, broker.bootstrap, group, f"topic:{topic}")
+        members.append(m)
+        return m
+
+    produce("one")
+    a = start()
+    a.wait_for("owning every partition", lambda: a.owned() == _all(topic))
+    b = start()
+    wait_until("a and b sharing the partitions", lambda: _split_between(a, b, topic))
+    produce("two")
+    seen = lambda: set(a.values()) | set(b.values())  # noqa: E731
+    wait_until("every record of batches one and two consumed", lambda: set(produced) <= seen())
+
+    b.leave()
+    a.wait_for("taking b's partitions back", lambda: a.owned() == _all(topic))
+    c = start()
+    wait_until("a and c sharing the partitions", lambda: _split_between(a, c, topic))
+    produce("three")
+    c.wait_for("consuming", lambda: any(v.startswith("three-") for v in c.values()))
+    c.kill9()
+    # c's session times out (6 s): its partitions come back to a.
+    a.wait_for("taking the crashed member's partitions", lambda: a.owned() == _all(topic))
+    produce("four")
+    everything = lambda: set(a.values()) | set(b.values()) | set(c.values())  # noqa: E731
+    wait_until("every record consumed", lambda: set(produced) <= everything())
+
+    counts = Counter(a.values() + b.values() + c.values())
+    twice = {v for v, n in counts.items() if n > 1}
+    uncommitted = set(c.values()) - c.committed_values()
+    assert twice <= uncommitted, f"consumed twice though committed: {sorted(twice - uncommitted)[:10]}"
+    return group
+
+
+@pytest.mark.compat_timeout(240)
+def test_java_consumers_share_and_rebalance(broker_factory: BrokerFactory, members: list[Member]) -> None:
+    broker = broker_factory("kip848-java", CONSUMER_PROTOCOL_OVERRIDES)
+    group = _share_and_rebalance(broker, "java", members)
+
+    listed = run_tool("kafka-consumer-groups", ["--bootstrap-server", broker.bootstrap, "--list", "--type"]).stdout
+    assert any(line.split()[:2] == [group, "Consumer"] for line in listed.splitlines()), listed
+    described = run_tool("kafka-consumer-groups", ["--bootstrap-server", broker.bootstrap, "--describe",
+                                                   "--group", group, "--members", "--verbose"]).stdout
+    rows = [line.split() for line in described.splitlines() if line.startswith(group)]
+    # One member left (a): its current epoch equals its target epoch, with all six partitions.
+    assert len(rows) == 1, described
+    assert rows[0][4] == str(PARTITIONS) and rows[0][5] == rows[0][7], described
+
+
+@pytest.mark.compat_timeout(240)
+def test_librdkafka_consumers_share_and_rebalance(broker_factory: BrokerFactory, members: list[Member]) -> None:
+    broker = broker_factory("kip848-rdkafka", CONSUMER_PROTOCOL_OVERRIDES)
+    _share_and_rebalance(broker, "rdkafka", members)
