@@ -107,3 +107,28 @@ def test_java_consumers_share_and_rebalance(broker_factory: BrokerFactory, membe
 def test_librdkafka_consumers_share_and_rebalance(broker_factory: BrokerFactory, members: list[Member]) -> None:
     broker = broker_factory("kip848-rdkafka", CONSUMER_PROTOCOL_OVERRIDES)
     _share_and_rebalance(broker, "rdkafka", members)
+
+
+def _regex_picks_up_new_topic(broker: BrokerProcess, client: str, members: list[Member]) -> None:
+    prefix = unique_topic(f"re848{client}")
+    first = f"{prefix}-first"
+    create_topic(broker.bootstrap, first, 2)
+    produce_spread(broker.bootstrap, first, 10, 2, "first")
+    m = Member(client, broker.bootstrap, unique_topic(f"gre-{client}"), f"pattern:{prefix}-.*")
+    members.append(m)
+    m.wait_for("owning the first topic", lambda: m.owned() == {f"{first}-0", f"{first}-1"})
+    later = f"{prefix}-later"
+    create_topic(broker.bootstrap, later, 2)
+    produce_spread(broker.bootstrap, later, 10, 2, "later")
+    m.wait_for("owning the topic created later",
+               lambda: m.owned() == {f"{first}-0", f"{first}-1", f"{later}-0", f"{later}-1"})
+    expected = {f"first-{i}" for i in range(10)} | {f"later-{i}" for i in range(10)}
+    m.wait_for("consuming both topics", lambda: expected <= set(m.values()))
+
+
+@pytest.mark.compat_timeout(120)
+@pytest.mark.parametrize("client", ["java", "rdkafka"])
+def test_regex_subscription_picks_up_a_topic_created_later(broker_factory: BrokerFactory, members: list[Member],
+                                                           client: str) -> None:
+    broker = broker_factory(f"kip848-regex-{client}", CONSUMER_PROTOCOL_OVERRIDES)
+    _regex_picks_up_new_topic(broker, client, members)

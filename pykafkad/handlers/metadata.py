@@ -105,7 +105,9 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     else:
         for wanted in requested:
             name, topic_id = wanted["name"], wanted["topic_id"]
-            if name is None:
+            # A topic named by id is looked up by id whatever its name says: Kafka 4.4's consumer
+            # asks for the topics of its assignment with an empty name, not a null one.
+            if name is None or (topic_id is not None and topic_id != ZERO_UUID):
                 topic = broker.metadata.topics_by_id.get(topic_id)
                 if topic is not None and not described(topic.name):
                     topics.append(_error_entry(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic_id))
