@@ -87,7 +87,7 @@ class Member:
     def committed_values(self) -> set[str]:
         """The values it printed before its last commit."""
         with self.changed:
-            last = max((i for i, line in enumerate(self.lines) if line == "committed"), default=-1)
+            last = max((i for i, line in enumerate(self.lines) if line == "committed"), default=0)
             return {line.split(" ", 4)[4] for line in self.lines[:last] if line.startswith("record ")}
 
     def wait_for(self, what: str, condition: Callable[[], bool], timeout_s: float = WAIT_S) -> None:

@@ -84,7 +84,9 @@ def _share_and_rebalance(broker: BrokerProcess, client: str, members: list[Membe
     counts = Counter(a.values() + b.values() + c.values())
     twice = {v for v, n in counts.items() if n > 1}
     uncommitted = set(c.values()) - c.committed_values()
-    assert twice <= uncommitted, f"consumed twice though committed: {sorted(twice - uncommitted)[:10]}"
+    where = {v: [(name, m.lines.index(next(x for x in m.lines if x.endswith(" " + v))))
+                 for name, m in (("a", a), ("b", b), ("c", c)) if v in m.values()] for v in twice - uncommitted}
+    assert twice <= uncommitted, f"consumed twice though committed: {where}\nc said {c.lines[-30:]}"
     return group
 
 

@@ -23,9 +23,23 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from pykafkad.coordinator.group.assignors import ASSIGNORS, Assignment
+from pykafkad.coordinator.group.consumer_group_records import (
+    CURRENT_MEMBER,
+    GROUP_METADATA,
+    MEMBER_METADATA,
+    TARGET_MEMBER,
+    TARGET_METADATA,
+    StoredConsumerGroup,
+    assignment_of,
+    metadata_hash,
+    record_key,
+    record_value,
+    topic_partitions,
+)
 from pykafkad.coordinator.group.consumer_member import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
+    STATE_CODES,
     STATIC_LEAVE_EPOCH,
     ConsumerMember,
     MemberState,
@@ -96,6 +110,71 @@ class ConsumerGroup:
         # What the last target was computed from: topic name -> (id, partition count).
         self.subscribed_metadata: dict[str, tuple[uuid.UUID, int]] = {}
         self.last_assignment_s = -math.inf
+        self.stored_metadata_hash = 0
+
+    # -- its records in __consumer_offsets ------------------------------------------------------
+
+    def records(self) -> dict[bytes, bytes]:
+        """Every record that describes the group now, by key; the actor writes those that changed
+        and tombstones the keys that are gone."""
+        g = self.group_id
+        out = {record_key(GROUP_METADATA, g): record_value(GROUP_METADATA, {
+                   "epoch": self.group_epoch, "metadata_hash": metadata_hash(self.subscribed_metadata)}),
+               record_key(TARGET_METADATA, g): record_value(TARGET_METADATA,
+                                                            {"assignment_epoch": self.assignment_epoch})}
+        for m in self.members.values():
+            out[record_key(MEMBER_METADATA, g, m.member_id)] = record_value(MEMBER_METADATA, {
+                "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
+                "client_host": m.client_host, "subscribed_topic_names": list(m.subscribed_topic_names),
+                "subscribed_topic_regex": m.subscribed_topic_regex, "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                "server_assignor": m.server_assignor})
+            out[record_key(CURRENT_MEMBER, g, m.member_id)] = record_value(CURRENT_MEMBER, {
+                "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
+                "state": STATE_CODES[m.state], "assigned_partitions": topic_partitions(m.assigned),
+                "partitions_pending_revocation": topic_partitions(m.pending_revocation)})
+        for member_id, target in self.target.items():
+            out[record_key(TARGET_MEMBER, g, member_id)] = record_value(
+                TARGET_MEMBER, {"topic_partitions": topic_partitions(target)})
+        return out
+
+    @classmethod
+    def from_stored(cls, group_id: str, config: ConsumerGroupConfig, stored: StoredConsumerGroup,
+                    now_s: float) -> ConsumerGroup:
+        """The group as its records left it; every member's session starts again from now."""
+        group = cls(group_id, config)
+        group.group_epoch = stored.epoch
+        group.assignment_epoch = stored.assignment_epoch
+        states = {code: state for state, code in STATE_CODES.items()}
+        for member_id, meta in stored.member_metadata.items():
+            current = stored.current.get(member_id, {})
+            member = ConsumerMember(
+                member_id, instance_id=meta["instance_id"], rack_id=meta["rack_id"], client_id=meta["client_id"],
+                client_host=meta["client_host"], rebalance_timeout_ms=meta["rebalance_timeout_ms"],
+                subscribed_topic_names=list(meta["subscribed_topic_names"]),
+                subscribed_topic_regex=meta["subscribed_topic_regex"], server_assignor=meta["server_assignor"],
+                member_epoch=current.get("member_epoch", 0),
+                previous_member_epoch=current.get("previous_member_epoch", 0),
+                state=states.get(current.get("state", 0), MemberState.STABLE),
+                assigned=assignment_of(current.get("assigned_partitions", [])),
+                pending_revocation=assignment_of(current.get("partitions_pending_revocation", [])),
+                session_deadline=now_s + config.session_timeout_ms / 1000)
+            if member.state == MemberState.UNREVOKED_PARTITIONS:
+                member.rebalance_deadline = now_s + max(member.rebalance_timeout_ms, 0) / 1000
+            group.members[member_id] = member
+            if member.instance_id is not None:
+                group.static_members[member.instance_id] = member_id
+        group.target = {m: assignment_of(t["topic_partitions"]) for m, t in stored.targets.items()
+                        if m in group.members}
+        group.stored_metadata_hash = stored.metadata_hash
+        return group
+
+    def restore_subscription_metadata(self, topics: TopicImage) -> None:
+        """After loading: today's topic metadata is what the stored target was computed from when
+        its digest matches the stored one, so loading alone bumps no epoch; a topic that changed
+        while nobody coordinated the group bumps it on the next heartbeat."""
+        today = self._subscription_metadata(topics)
+        if metadata_hash(today) == self.stored_metadata_hash:
+            self.subscribed_metadata = today
 
     # -- what the group looks like ---------------------------------------------------------------
 

@@ -29,6 +29,10 @@ class MemberState(enum.Enum):
     UNRELEASED_PARTITIONS = "unreleased_partitions"
 
 
+# How ConsumerGroupCurrentMemberAssignment records a state (Kafka's MemberState values).
+STATE_CODES = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1, MemberState.UNRELEASED_PARTITIONS: 2}
+
+
 def copy_assignment(assignment: Assignment) -> Assignment:
     return {t: set(ps) for t, ps in assignment.items() if ps}
 

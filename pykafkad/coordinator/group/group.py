@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import trio
 
 from pykafkad.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupConfig, TopicImage
+from pykafkad.coordinator.group.consumer_group_records import GROUP_METADATA, StoredConsumerGroup
 from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from pykafkad.coordinator.group.member import Member, reply
 from pykafkad.coordinator.group.offsets_store import (
@@ -66,9 +67,14 @@ from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
+GROUP_METADATA_KEY_TYPE = GROUP_METADATA.to_bytes(2, "big")
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # KIP-394: a new member that never completes its join is dropped
 
 Reply = trio.MemorySendChannel[dict[str, Any]]
+
+
+def _group_metadata_last(record: tuple[bytes, bytes | None]) -> bool:
+    return record[0][:2] == GROUP_METADATA_KEY_TYPE
 
 
 def now_ms() -> int:
@@ -138,16 +144,25 @@ class GroupActor:
         self.retention_deadline = math.inf
         # Set while the group speaks the consumer protocol (KIP-848); the classic fields are then unused.
         self.consumer: ConsumerGroup | None = None
+        # Its records as last written to __consumer_offsets, by key (``_store_consumer``).
+        self._written_consumer: dict[bytes, bytes] = {}
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def load(self, stored: StoredGroup | None, offsets: dict[tuple[str, int], OffsetAndMetadata],
+    def load(self, stored: StoredGroup | StoredConsumerGroup | None,
+             offsets: dict[tuple[str, int], OffsetAndMetadata],
              pending: dict[int, dict[tuple[str, int], OffsetAndMetadata]] | None = None) -> None:
         """Restore the group as ``__consumer_offsets`` last recorded it (before the actor runs)."""
         self.exists = True
         self.offsets = dict(offsets)
         self.pending_txn_offsets = {pid: dict(o) for pid, o in (pending or {}).items()}
         if stored is None:
+            return
+        if isinstance(stored, StoredConsumerGroup):
+            self.consumer = ConsumerGroup.from_stored(self.group_id, self.config.consumer, stored,
+                                                      trio.current_time())
+            self.consumer.restore_subscription_metadata(self.store)
+            self._written_consumer = self.consumer.records()
             return
         self.protocol_type = stored.protocol_type or None
         self.generation = stored.generation
@@ -222,6 +237,8 @@ class GroupActor:
                 self._remove_member_and_update_group(m)
         if self.consumer is not None:
             self.consumer.fire_timers(now, lambda what: log.info("group %s: %s", self.group_id, what))
+            if self._store_consumer() != ErrorCode.NONE:
+                log.warning("group %s: members removed, but not yet in %s", self.group_id, "__consumer_offsets")
         if self.retention_deadline <= now:
             self.retention_deadline = now + self.config.retention_check_interval_ms / 1000
             self._expire_offsets()
@@ -706,6 +723,10 @@ class GroupActor:
         if isinstance(request, JoinGroup) and not self.consumer.members:
             log.info("group %s: empty consumer group converted to a classic group", self.group_id)
             self.consumer = None
+            error = self._store_consumer()
+            if error != ErrorCode.NONE:
+                reply(out, join_error(error, request.member_id))
+                return False
             return True
         if isinstance(request, JoinGroup):
             reply(out, join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id))
@@ -720,6 +741,8 @@ class GroupActor:
 
     def _consumer_heartbeat(self, args: ConsumerHeartbeat, out: Reply) -> None:
         joining = args.fields.member_epoch == 0
+        # A classic group's record, tombstoned when the group turns into a consumer group.
+        converted: list[tuple[bytes, bytes | None]] = []
         if self.consumer is None:
             classic = self.exists and self.state != GroupState.DEAD
             if classic and (self.members or not joining):
@@ -732,6 +755,7 @@ class GroupActor:
                 return
             if classic:
                 log.info("group %s: empty classic group converted to a consumer group", self.group_id)
+                converted.append((group_key(self.group_id), None))
             self.consumer = ConsumerGroup(self.group_id, self.config.consumer)
             self.exists = True
             self._transition(GroupState.EMPTY)
@@ -741,10 +765,30 @@ class GroupActor:
         except KafkaError as e:
             reply(out, consumer_heartbeat_error(e.code, e.message))
             return
+        error = self._store_consumer(converted)
+        if error != ErrorCode.NONE:
+            reply(out, consumer_heartbeat_error(error))
+            return
         if (self.consumer.group_epoch, self.consumer.state) != before:
             log.info("group %s: epoch %d, assignment epoch %d, %s", self.group_id, self.consumer.group_epoch,
                      self.consumer.assignment_epoch, self.consumer.state)
         reply(out, response)
+
+    def _store_consumer(self, before: list[tuple[bytes, bytes | None]] | None = None) -> ErrorCode:
+        """Write the consumer group's records that changed since the last write, and tombstones for
+        those that are gone (all of them once the group is no longer a consumer group); an answer
+        that depends on them waits until they are replicated (``GroupCoordinator.call``)."""
+        now = self.consumer.records() if self.consumer is not None else {}
+        records = list(before or [])
+        # The group metadata's tombstone goes last: replaying it ends the group.
+        records += sorted(((k, None) for k in self._written_consumer if k not in now), key=_group_metadata_last)
+        records += [(k, v) for k, v in now.items() if self._written_consumer.get(k) != v]
+        if not records:
+            return ErrorCode.NONE
+        error = self.store.write(self.group_id, records)
+        if error == ErrorCode.NONE:
+            self._written_consumer = now
+        return error
 
     def _describe_consumer_group(self, args: DescribeConsumerGroup, out: Reply) -> None:
         if self.consumer is None:
@@ -943,9 +987,13 @@ class GroupActor:
     def _remove_offsets(self, removed: list[tuple[str, int]]) -> ErrorCode:
         """Tombstone ``removed`` offsets; an Empty group left with none is Dead, with its own tombstone."""
         records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in removed]
-        becomes_dead = self.state == GroupState.EMPTY and len(removed) == len(self.offsets)
+        empty = self.state == GroupState.EMPTY and (self.consumer is None or not self.consumer.members)
+        becomes_dead = empty and len(removed) == len(self.offsets)
         if becomes_dead:
             records.append((group_key(self.group_id), None))
+            records += sorted(((k, None) for k in self._written_consumer), key=_group_metadata_last)
+        if not records:
+            return ErrorCode.NONE
         error = self.store.write(self.group_id, records)
         if error != ErrorCode.NONE:
             return error
@@ -1040,11 +1088,13 @@ class GroupActor:
             return
         records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in self.offsets]
         records.append((group_key(self.group_id), None))
+        records += sorted(((k, None) for k in self._written_consumer), key=_group_metadata_last)
         error = self.store.write(self.group_id, records)
         if error != ErrorCode.NONE:
             reply(out, {"error_code": error})
             return
         self.offsets.clear()
+        self._written_consumer = {}
         self._transition(GroupState.DEAD)
         log.info("group %s: deleted", self.group_id)
         reply(out, {"error_code": ErrorCode.NONE})

@@ -15,6 +15,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pykafkad.coordinator.group.consumer_group_records import CONSUMER_RECORD_TYPES, GROUP_METADATA, StoredConsumerGroup
+from pykafkad.coordinator.group.consumer_group_records import decode_key as decode_consumer_key
 from pykafkad.coordinator.internal_topic_log import read_partition
 from pykafkad.java_hash import java_string_hash
 
@@ -213,7 +215,7 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey | None:
 
 # -- record batches --------------------------------------------------------------------------------
 
-LoadedGroups = dict[str, tuple[StoredGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]
+LoadedGroups = dict[str, tuple[StoredGroup | StoredConsumerGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]
 # Transactional offsets whose transaction is still open: group -> producer id -> offsets.
 PendingOffsets = dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]]
 
@@ -235,8 +237,11 @@ def read_groups(plog: PartitionLog) -> tuple[LoadedGroups, PendingOffsets, int]:
             continue
         if rec.key is None:
             continue
-        k = decode_key(rec.key)
         records += 1
+        if len(rec.key) >= 2 and _I16.unpack_from(rec.key, 0)[0] in CONSUMER_RECORD_TYPES:
+            _apply_consumer_record(groups, rec.key, rec.value)
+            continue
+        k = decode_key(rec.key)
         if isinstance(k, OffsetKey):
             if rec.transactional:
                 open_txns.setdefault(rec.producer_id, []).append((k, rec.value))
@@ -253,6 +258,23 @@ def read_groups(plog: PartitionLog) -> tuple[LoadedGroups, PendingOffsets, int]:
                 by_producer[(k.topic, k.partition)] = decode_offset_value(v)
                 groups.setdefault(k.group, (None, {}))
     return groups, pending, records
+
+
+def _apply_consumer_record(groups: LoadedGroups, key: bytes, value: bytes | None) -> None:
+    """A consumer-protocol group's record: its group's stored state follows it; the group metadata's
+    tombstone deletes the group (its other records were tombstoned before it)."""
+    record_type, group_id, member_id = decode_consumer_key(key)
+    stored, offsets = groups.setdefault(group_id, (None, {}))
+    if record_type == GROUP_METADATA and value is None:
+        groups[group_id] = (None, offsets)
+        return
+    if not isinstance(stored, StoredConsumerGroup):
+        if value is None:
+            return  # a deleted group's remaining tombstones
+        stored = StoredConsumerGroup()
+        groups[group_id] = (stored, offsets)
+    if record_type != 4:  # ConsumerGroupPartitionMetadata: Kafka's older topic metadata, unused here
+        stored.apply(record_type, member_id, value)
 
 
 def _apply_offset(groups: LoadedGroups, k: OffsetKey, value: bytes | None) -> None:

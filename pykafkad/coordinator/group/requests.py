@@ -110,6 +110,7 @@ class ConsumerHeartbeat(GroupRequest):
     """ConsumerGroupHeartbeat, checked by the handler for what needs no group state."""
 
     writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
 
     fields: HeartbeatFields
 
