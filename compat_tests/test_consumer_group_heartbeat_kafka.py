@@ -99,11 +99,11 @@ class Session:
                 "group_epoch": d["group_epoch"], "assignment_epoch": d["assignment_epoch"],
                 "assignor": d["assignor_name"], "members": members}
 
-    def commit(self, member: str, epoch: int, version: int = 9) -> int:
+    def commit(self, member: str, epoch: int, version: int = 9, topic: str = "cg-t") -> int:
         r = self.conn.request(OFFSET_COMMIT, version, {
             "group_id": self.group, "generation_id_or_member_epoch": epoch, "member_id": member,
             "group_instance_id": None, "retention_time_ms": -1, "topics": [{
-                "name": "cg-t", "topic_id": self.ids["cg-t"], "partitions": [{
+                "name": topic, "topic_id": self.ids[topic], "partitions": [{
                     "partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
                     "committed_metadata": None}]}]})
         return r["topics"][0]["partitions"][0]["error_code"]

@@ -1000,6 +1000,8 @@ class GroupActor:
         for tp in removed:
             del self.offsets[tp]
         if becomes_dead:
+            self._written_consumer = {}
+            self.consumer = None
             log.info("group %s: empty with no offsets left; removed", self.group_id)
             self._transition(GroupState.DEAD)
         return ErrorCode.NONE
@@ -1095,6 +1097,7 @@ class GroupActor:
             return
         self.offsets.clear()
         self._written_consumer = {}
+        self.consumer = None
         self._transition(GroupState.DEAD)
         log.info("group %s: deleted", self.group_id)
         reply(out, {"error_code": ErrorCode.NONE})

@@ -1,0 +1,91 @@
+"""A consumer-protocol group (KIP-848) survives its coordinator: after kill -9 and a restart, the group
+is back from ``__consumer_offsets`` with the same group and assignment epochs, the same members at
+the same member epochs and the same partitions, so its members carry on heartbeating at their epochs
+with no rebalance; a member that was revoking partitions still must revoke them; a deleted group
+stays deleted.  The records are Kafka's: Kafka's own GroupCoordinatorRecordSerde reads them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+
+from compat_tests.conftest import BrokerFactory
+from compat_tests.consumer_protocol_support import CONSUMER_PROTOCOL_OVERRIDES
+from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.raw_kafka import RawConnection
+from compat_tests.test_consumer_group_heartbeat_kafka import Session, _ready
+
+GROUP_RECORDS = Path(__file__).resolve().parent / "java" / "GroupRecords.java"
+OVERRIDES = {**CONSUMER_PROTOCOL_OVERRIDES, "group.consumer.assignment.interval.ms": "0",
+             "group.consumer.session.timeout.ms": "45000", "group.consumer.min.session.timeout.ms": "45000"}
+
+
+def _session(port: int, group: str) -> tuple[RawConnection, Session]:
+    conn = RawConnection(port)
+    _ready(conn, [group])
+    s = Session(conn, group)
+    s.learn("persisted")
+    return conn, s
+
+
+def test_group_resumes_after_coordinator_kill9(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory("kip848-persist", OVERRIDES)
+    group = f"persist-{uuid.uuid4().hex[:8]}"
+    with RawConnection(broker.port) as conn:
+        conn.create_topic("persisted", 4)
+        conn.wait_for_leader("persisted")
+    conn, s = _session(broker.port, group)
+    with conn:
+        m1 = s.join("m1", ["persisted"], instance_id="i1")
+        m2 = s.join("m2", ["persisted"], server_assignor="range")
+        # m1 is told to give up half of its partitions and has not yet.
+        told = s.heartbeat(member_id="m1", member_epoch=m1["epoch"])
+        assert told["assignment"] == {"persisted": [0, 1]}, told
+        assert s.commit("m2", m2["epoch"], topic="persisted") == 0
+        before = s.describe()
+        assert before["state"] == "Reconciling" and len(before["members"]) == 2, before
+
+    broker.kill9()
+    broker.start()
+    conn, s = _session(broker.port, group)
+    with conn:
+        after = s.describe()
+        assert after == before
+        # m1 still owns the partitions it must revoke: at its epoch it is asked again, no new epoch.
+        again = s.heartbeat(member_id="m1", member_epoch=m1["epoch"], owned={"persisted": [0, 1, 2, 3]})
+        assert (again["error"], again["epoch"]) == (0, m1["epoch"]), again
+        revoked = s.heartbeat(member_id="m1", member_epoch=m1["epoch"], owned={"persisted": [0, 1]})
+        assert revoked["error"] == 0 and revoked["epoch"] > m1["epoch"], revoked
+        m2_now = s.heartbeat(member_id="m2", member_epoch=m2["epoch"], owned={})
+        assert m2_now["error"] == 0 and m2_now["assignment"] == {"persisted": [2, 3]}, m2_now
+        code, offsets = s.fetch("m2", m2_now["epoch"])
+        assert (code, offsets) == (0, {"persisted": [(0, 1)]}), offsets
+        settled = s.describe()
+        assert settled["state"] == "Stable" and settled["group_epoch"] == before["group_epoch"], settled
+
+        # Both leave and the group is deleted: after another kill -9 it does not come back.
+        assert s.heartbeat(member_id="m1", member_epoch=-1)["error"] == 0
+        assert s.heartbeat(member_id="m2", member_epoch=-1)["error"] == 0
+        assert conn.request(42, 2, {"groups_names": [group]})["results"][0]["error_code"] == 0
+
+    decoded = subprocess.run([java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                              "-cp", java_classpath(), str(GROUP_RECORDS), broker.bootstrap, group],
+                             capture_output=True, text=True, timeout=120)
+    assert decoded.returncode == 0, decoded.stderr[-3000:]
+    lines = decoded.stdout.splitlines()
+    assert any(line.startswith("ConsumerGroupMemberMetadataKey(groupId='" + group + "', memberId='m1')")
+               and "instanceId='i1'" in line for line in lines), lines
+    assert any(line.startswith("ConsumerGroupCurrentMemberAssignmentKey") and "memberEpoch=" in line
+               for line in lines), lines
+    assert any(line.startswith("ConsumerGroupTargetAssignmentMemberKey") for line in lines), lines
+    # The deletion ended with the group metadata's tombstone.
+    assert lines[-1].startswith("ConsumerGroupMetadataKey") and lines[-1].endswith("tombstone"), lines
+
+    broker.kill9()
+    broker.start()
+    conn, s = _session(broker.port, group)
+    with conn:
+        gone = s.describe()
+        assert gone["error"] == 69, gone
