@@ -675,7 +675,7 @@ KEYS: dict[str, ConfigKey] = {
         # Consumer-protocol groups (KIP-848, coordinator/group/consumer_group.py)
         ConfigKey("group.coordinator.rebalance.protocols", "list", ["classic", "consumer", "streams"],
                   Check("a list of classic, consumer, streams, share", _check_rebalance_protocols),
-                  by="handlers/api_versions.py",
+                  by="handlers/consumer_groups.py",
                   doc="The group protocols served; without consumer, ConsumerGroupHeartbeat is not advertised."),
         ConfigKey("group.consumer.session.timeout.ms", "int", 45000, at_least(1),
                   by="coordinator/group/coordinator.py",
