@@ -8,14 +8,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer
 
 from compat_tests.broker_process import REFERENCE_KAFKA_MODULE, BrokerProcess, free_port
+from compat_tests.java_tools import run_tool
 
 
 @pytest.fixture(scope="module", params=["pykafkad", "kafka"])
@@ -89,6 +92,39 @@ def test_groups_lag_and_reset(broker: BrokerProcess) -> None:
     assert run_json(broker, "group", "lag", group)["total_lag"] == 10
     run(broker, "group", "delete", group)
     assert group not in [g["group"] for g in run_json(broker, "group", "list")]
+
+
+def test_consumer_protocol_group_described_and_reset(broker: BrokerProcess) -> None:
+    """A KIP-848 group: `group describe` shows its type and each member's target assignment; once its
+    member left, `group reset-offsets` and Kafka's `kafka-consumer-groups --reset-offsets` move its
+    offsets like a classic group's."""
+    topic, group = f"cli-848-{uuid.uuid4().hex[:8]}", f"cli-848-{uuid.uuid4().hex[:8]}"
+    run(broker, "topic", "create", topic, "-p", "2", "-r", "1")
+    run(broker, "produce", topic, stdin="".join(f"v{n}\n" for n in range(10)))
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "group.protocol": "consumer",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        got = 0
+        deadline = time.monotonic() + 30
+        while got < 10 and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            got += msg is not None and msg.error() is None
+        assert got == 10
+        consumer.commit(asynchronous=False)
+        described = run_json(broker, "group", "describe", group)
+        assert (described["type"], described["state"], described["protocol"]) == ("consumer", "STABLE", "uniform")
+        [member] = described["members"]
+        assert member["assignment"] == member["target_assignment"] == [[topic, 0], [topic, 1]]
+        assert "TARGET" in run(broker, "group", "describe", group).stdout
+    finally:
+        consumer.close()
+    assert run_json(broker, "group", "lag", group)["total_lag"] == 0
+    run(broker, "group", "reset-offsets", group, "--topic", topic, "--to-earliest", "--execute")
+    assert run_json(broker, "group", "lag", group)["total_lag"] == 10
+    run_tool("kafka-consumer-groups", ["--bootstrap-server", broker.bootstrap, "--group", group, "--reset-offsets",
+                                       "--topic", topic, "--to-latest", "--execute"])
+    assert run_json(broker, "group", "lag", group)["total_lag"] == 0
 
 
 def test_cluster_info_and_health(broker: BrokerProcess) -> None:

@@ -204,6 +204,37 @@ def test_the_admin_api_shows_the_cluster_topics_groups_and_logs(metrics: Metrics
     assert status == 404 and json.loads(body) == {"error": "topic no-such-topic does not exist"}
 
 
+def test_the_admin_api_shows_a_consumer_protocol_group_with_its_epochs(metrics: MetricsBroker) -> None:
+    """A KIP-848 group (``group.protocol=consumer``) shows its type, assignor, group and assignment
+    epochs, and each member's epoch and target assignment."""
+    topic, group = f"api848-{uuid.uuid4().hex[:8]}", f"api848-{uuid.uuid4().hex[:8]}"
+    with RawConnection(metrics.broker.port) as conn:
+        conn.create_topic(topic, partitions=2)
+    consumer = Consumer({"bootstrap.servers": metrics.broker.bootstrap, "group.id": group,
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    try:
+        assigned: list[int] = []
+        consumer.subscribe([topic], on_assign=lambda c, ps: assigned.extend(p.partition for p in ps))
+        deadline = time.monotonic() + 30
+        while sorted(assigned) != [0, 1] and time.monotonic() < deadline:
+            consumer.poll(0.2)
+        assert sorted(assigned) == [0, 1]
+        status, body = metrics.get(f"/api/groups/{group}")
+        assert status == 200, body
+        detail = json.loads(body)
+        assert (detail["type"], detail["state"], detail["protocol"]) == ("consumer", "Stable", "uniform")
+        assert detail["group_epoch"] == detail["assignment_epoch"] > 0
+        [member] = detail["members"]
+        assert member["member_epoch"] == detail["assignment_epoch"]
+        assert member["assignment"] == member["target_assignment"] == {topic: [0, 1]}
+        listed = {g["group_id"]: g for g in json.loads(metrics.get("/api/groups")[1])}
+        assert (listed[group]["type"], listed[group]["members"]) == ("consumer", 1)
+        status, page = metrics.get(f"/groups/{group}")
+        assert status == 200 and b"consumer protocol" in page and b"group epoch" in page, page[:2000]
+    finally:
+        consumer.close()
+
+
 def test_a_loopback_listener_answers_only_to_loopback_names(metrics: MetricsBroker) -> None:
     """Another site's page cannot reach the console by pointing a name of its own at 127.0.0.1."""
     assert metrics.get("/healthz", host=f"localhost:{metrics.http_port}")[0] == 200

@@ -30,17 +30,24 @@ def _describe(client: Any, group: str) -> Any:
 def describe(args: argparse.Namespace) -> Report:
     client = admin(args)
     d = _describe(client, args.group)
+    def partitions(assignment: Any) -> list[tuple[str, int]]:
+        return sorted((tp.topic, tp.partition) for tp in (assignment.topic_partitions if assignment else []))
+
+    # KIP-848 groups (type CONSUMER) also have a target assignment the members move towards.
+    kind = d.type.name.lower() if getattr(d, "type", None) is not None else "classic"
     members = [{"member_id": m.member_id, "client_id": m.client_id, "host": m.host,
-                "assignment": sorted((tp.topic, tp.partition) for tp in (m.assignment.topic_partitions
-                                                                         if m.assignment else []))}
+                "assignment": partitions(m.assignment),
+                "target_assignment": partitions(getattr(m, "target_assignment", None))}
                for m in d.members]
-    report = Report({"group": args.group, "state": d.state.name, "coordinator": d.coordinator.id,
+    report = Report({"group": args.group, "type": kind, "state": d.state.name, "coordinator": d.coordinator.id,
                      "protocol": d.partition_assignor, "members": members},
-                    lines=[f"group {args.group}: {d.state.name}, coordinator {d.coordinator.id}, "
+                    lines=[f"group {args.group}: {d.state.name}, {kind} protocol, coordinator {d.coordinator.id}, "
                            f"assignor {d.partition_assignor or '-'}, {len(members)} member(s)"])
-    return report.table("MEMBERS", ["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"],
-                        [[m["member_id"], m["client_id"], m["host"],
-                          ", ".join(f"{t}-{p}" for t, p in m["assignment"])] for m in members])
+    columns = ["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"] + (["TARGET"] if kind == "consumer" else [])
+    rows = [[m["member_id"], m["client_id"], m["host"], ", ".join(f"{t}-{p}" for t, p in m["assignment"])]
+            + ([", ".join(f"{t}-{p}" for t, p in m["target_assignment"])] if kind == "consumer" else [])
+            for m in members]
+    return report.table("MEMBERS", columns, rows)
 
 
 def _committed(client: Any, group: str) -> list[TopicPartition]:

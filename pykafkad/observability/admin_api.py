@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad.broker_logging import RECENT
 from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions
-from pykafkad.coordinator.group.requests import DescribeGroup, FetchOffsets, ListGroup
+from pykafkad.coordinator.group.requests import DescribeConsumerGroup, DescribeGroup, FetchOffsets, ListGroup
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
@@ -73,21 +73,45 @@ async def groups(broker: Broker) -> list[dict[str, Any]]:
     for group_id in sorted(broker.groups.group_ids()):
         entry = await broker.groups.call(group_id, ListGroup())
         if entry:
-            described = await broker.groups.call(group_id, DescribeGroup())
-            listed.append({"group_id": group_id, "state": entry["group_state"],
+            ask = DescribeConsumerGroup() if entry["group_type"] == "consumer" else DescribeGroup()
+            described = await broker.groups.call(group_id, ask)
+            listed.append({"group_id": group_id, "state": entry["group_state"], "type": entry["group_type"],
                            "protocol_type": entry["protocol_type"], "members": len(described["members"])})
     return listed
 
 
-async def group(broker: Broker, group_id: str) -> dict[str, Any]:
-    if group_id not in broker.groups.group_ids():
-        raise NotFound(f"group {group_id} is not coordinated by broker {broker.config.node_id}")
+def _partitions(assignment: dict[str, Any]) -> dict[str, list[int]]:
+    return {tp["topic_name"]: sorted(tp["partitions"]) for tp in assignment["topic_partitions"]}
+
+
+async def _members(broker: Broker, group_id: str, listed: dict[str, Any]) -> dict[str, Any]:
+    """The group's state and members, from the protocol it speaks (KIP-848 groups carry epochs and
+    a target assignment as well)."""
+    if listed.get("group_type") == "consumer":
+        d = await broker.groups.call(group_id, DescribeConsumerGroup())
+        members = [{"member_id": m["member_id"], "group_instance_id": m["instance_id"], "client_id": m["client_id"],
+                    "client_host": m["client_host"], "member_epoch": m["member_epoch"],
+                    "assignment": _partitions(m["assignment"]),
+                    "target_assignment": _partitions(m["target_assignment"])}
+                   for m in d["members"]]
+        return {"state": d["group_state"], "type": "consumer", "protocol_type": CONSUMER_PROTOCOL_TYPE,
+                "protocol": d["assignor_name"], "group_epoch": d["group_epoch"],
+                "assignment_epoch": d["assignment_epoch"], "members": members}
     described = await broker.groups.call(group_id, DescribeGroup())
     consumer = described["protocol_type"] == CONSUMER_PROTOCOL_TYPE
     members = [{"member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
                 "client_id": m["client_id"], "client_host": m["client_host"],
                 "assignment": assigned_partitions(m["member_assignment"]) if consumer else {}}
                for m in described["members"]]
+    return {"state": described["group_state"], "type": "classic", "protocol_type": described["protocol_type"],
+            "protocol": described["protocol_data"], "members": members}
+
+
+async def group(broker: Broker, group_id: str) -> dict[str, Any]:
+    if group_id not in broker.groups.group_ids():
+        raise NotFound(f"group {group_id} is not coordinated by broker {broker.config.node_id}")
+    described = await _members(broker, group_id, await broker.groups.call(group_id, ListGroup()))
+    members = described["members"]
     owner = {(t, p): m["member_id"] for m in members for t, ps in m["assignment"].items() for p in ps}
     fetched = await broker.groups.call(group_id, FetchOffsets())
     offsets = []
@@ -99,8 +123,7 @@ async def group(broker: Broker, group_id: str) -> dict[str, Any]:
             offsets.append({"topic": t["name"], "partition": p["partition_index"], "committed_offset": committed,
                             "high_watermark": hw, "lag": max(0, hw - committed) if hw is not None and committed >= 0
                             else None, "member_id": owner.get((t["name"], p["partition_index"]))})
-    return {"group_id": group_id, "state": described["group_state"], "protocol_type": described["protocol_type"],
-            "protocol": described["protocol_data"], "members": members, "offsets": offsets}
+    return {"group_id": group_id, **described, "offsets": offsets}
 
 
 def logs(query: str) -> list[dict[str, str]]:

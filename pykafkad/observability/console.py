@@ -174,16 +174,24 @@ async def groups_page(broker: Broker) -> bytes:
 
 async def group_page(broker: Broker, history: History, group_id: str) -> bytes:
     g = await admin_api.group(broker, group_id)
-    members = [[_e(m["member_id"]), _e(m["client_id"]), _e(m["client_host"]),
-                _e(", ".join(f"{t}-{p}" for t, ps in sorted(m["assignment"].items()) for p in sorted(ps)))]
+    def partitions(assignment: dict[str, list[int]]) -> str:
+        return _e(", ".join(f"{t}-{p}" for t, ps in sorted(assignment.items()) for p in sorted(ps)))
+
+    kip848 = g["type"] == "consumer"
+    members = [[_e(m["member_id"]), _e(m["client_id"]), _e(m["client_host"]), partitions(m["assignment"])]
+               + ([_num(m["member_epoch"]), partitions(m["target_assignment"])] if kip848 else [])
                for m in g["members"]]
+    member_columns = ["Member", "Client", "Host", "Partitions"] + (["Epoch", "Target"] if kip848 else [])
+    epochs = (f', group epoch {_e(g["group_epoch"])}, assignment epoch {_e(g["assignment_epoch"])}'
+              if kip848 else "")
     offsets = [[_e(o["topic"]), _num(o["partition"]), _num(o["committed_offset"]), _num(o["high_watermark"]),
                 f'<td class="num {"bad" if o["lag"] else ""}">{_e(o["lag"])}</td>', _e(o["member_id"])]
                for o in sorted(g["offsets"], key=lambda o: (o["topic"], o["partition"]))]
     lags = [float(v) for _, v in history.group_lag.get(group_id, [])]
-    body = (f'<p>State <b>{_e(g["state"])}</b>, protocol {_e(g["protocol"] or "-")}.</p>'
+    body = (f'<p>State <b>{_e(g["state"])}</b>, {_e(g["type"])} protocol, assignor {_e(g["protocol"] or "-")}'
+            f"{epochs}.</p>"
             f"<p>Total lag over time: {sparkline(lags)}</p><h2>Members</h2>"
-            + _table(["Member", "Client", "Host", "Partitions"], members, "members") + "<h2>Lag</h2>"
+            + _table(member_columns, members, "members") + "<h2>Lag</h2>"
             + _table(["Topic", "Partition", "Committed", "High watermark", "Lag", "Member"], offsets, "lag"))
     return _page(f"Group {group_id}", body)
 
