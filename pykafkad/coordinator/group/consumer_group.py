@@ -111,6 +111,9 @@ class ConsumerGroup:
         self.subscribed_metadata: dict[str, tuple[uuid.UUID, int]] = {}
         self.last_assignment_s = -math.inf
         self.stored_metadata_hash = 0
+        # records(): each member's encoded records, and what they were encoded from.
+        self._encoded: dict[str, tuple[object, list[tuple[bytes, bytes]]]] = {}
+        self._encoded_objects: list[object] = []
 
     # -- its records in __consumer_offsets ------------------------------------------------------
 
@@ -122,19 +125,35 @@ class ConsumerGroup:
                    "epoch": self.group_epoch, "metadata_hash": metadata_hash(self.subscribed_metadata)}),
                record_key(TARGET_METADATA, g): record_value(TARGET_METADATA,
                                                             {"assignment_epoch": self.assignment_epoch})}
+        encoded: dict[str, tuple[object, list[tuple[bytes, bytes]]]] = {}
         for m in self.members.values():
-            out[record_key(MEMBER_METADATA, g, m.member_id)] = record_value(MEMBER_METADATA, {
-                "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
-                "client_host": m.client_host, "subscribed_topic_names": list(m.subscribed_topic_names),
-                "subscribed_topic_regex": m.subscribed_topic_regex, "rebalance_timeout_ms": m.rebalance_timeout_ms,
-                "server_assignor": m.server_assignor})
-            out[record_key(CURRENT_MEMBER, g, m.member_id)] = record_value(CURRENT_MEMBER, {
-                "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
-                "state": STATE_CODES[m.state], "assigned_partitions": topic_partitions(m.assigned),
-                "partitions_pending_revocation": topic_partitions(m.pending_revocation)})
-        for member_id, target in self.target.items():
-            out[record_key(TARGET_MEMBER, g, member_id)] = record_value(
-                TARGET_MEMBER, {"topic_partitions": topic_partitions(target)})
+            # A member's records are encoded again only when it changed: a change replaces the
+            # member object (``dataclasses.replace``), and a new target replaces its sets.
+            target = self.target.get(m.member_id)
+            cached = self._encoded.get(m.member_id)
+            if cached is not None and cached[0] == (id(m), id(target)):
+                encoded[m.member_id] = cached
+                out.update(cached[1])
+                continue
+            member_records = [
+                (record_key(MEMBER_METADATA, g, m.member_id), record_value(MEMBER_METADATA, {
+                    "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
+                    "client_host": m.client_host, "subscribed_topic_names": list(m.subscribed_topic_names),
+                    "subscribed_topic_regex": m.subscribed_topic_regex,
+                    "rebalance_timeout_ms": m.rebalance_timeout_ms, "server_assignor": m.server_assignor})),
+                (record_key(CURRENT_MEMBER, g, m.member_id), record_value(CURRENT_MEMBER, {
+                    "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
+                    "state": STATE_CODES[m.state], "assigned_partitions": topic_partitions(m.assigned),
+                    "partitions_pending_revocation": topic_partitions(m.pending_revocation)})),
+            ]
+            if target is not None:
+                member_records.append((record_key(TARGET_MEMBER, g, m.member_id), record_value(
+                    TARGET_MEMBER, {"topic_partitions": topic_partitions(target)})))
+            encoded[m.member_id] = ((id(m), id(target)), member_records)
+            out.update(member_records)
+        # Keeping the objects alive with their ids keeps the ids from being reused by new objects.
+        self._encoded = {k: (key, records) for k, (key, records) in encoded.items()}
+        self._encoded_objects = [(m, self.target.get(m.member_id)) for m in self.members.values()]
         return out
 
     @classmethod
