@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from pykafkad.client_telemetry import ClientTelemetry
 from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import apply_dynamic_broker_configs
 from pykafkad.controller import Controller
@@ -82,6 +83,7 @@ class Broker:
         self.shutting_down = trio.Event()
         self.housekeeping = LogHousekeeper(config, self.logs)
         self.groups = GroupCoordinator(config, self.metadata, self.replicas, self.controller)
+        self.client_telemetry = ClientTelemetry(config, self.metadata)
         self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)
         self.replicas.leadership_listeners.append(self.groups.on_leadership)
         self.transactions = TransactionCoordinator(config, self.metadata, self.replicas, self.controller,

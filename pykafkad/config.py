@@ -352,6 +352,14 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("metrics.listener", "string", "", METRICS_LISTENER_CHECK,
                   by="network/server.py, observability/http_endpoint.py",
                   doc="pykafkad's own HTTP listener for /metrics, /healthz and /readyz; off if empty."),
+        # Client telemetry (KIP-714, client_telemetry.py): served while metrics.listener is set, which
+        # shows the pushed metrics.
+        ConfigKey("telemetry.max.bytes", "int", 1048576, at_least(1),
+                  by="client_telemetry.py",
+                  doc="The largest metrics push (PushTelemetry) a client may send."),
+        ConfigKey("pykafkad.client.telemetry.max.series", "int", 10000, at_least(0),
+                  by="client_telemetry.py",
+                  doc="The most client-pushed metric series /metrics keeps (KIP-714); more are dropped and counted."),
         # The schema registry in the broker's process (schema_registry/): Confluent's API on its own
         # HTTP listener, its state in a compacted topic; off if empty.
         ConfigKey("schema.registry.listener", "string", "", METRICS_LISTENER_CHECK,

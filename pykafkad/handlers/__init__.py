@@ -32,6 +32,7 @@ from pykafkad.handlers import (
     produce,
     sasl,
     scram_credentials,
+    telemetry,
     topics_admin,
     transactions,
     update_features,
@@ -71,6 +72,7 @@ APIS: dict[int, Api] = {
         acls,
         describe_topic_partitions,
         list_config_resources,
+        telemetry,
     )
     for api in module.APIS
 }

@@ -34,6 +34,8 @@ class RequestContext:
     # Whether the connection can send record sets from the segment files (sendfile): a plain socket,
     # not TLS.
     zero_copy: bool = False
+    # The client software's name and version its ApiVersions (v3+) gave (KIP-511), if it did.
+    client_software: tuple[str, str] | None = None
 
     @property
     def principal(self) -> str:

@@ -25,9 +25,15 @@ UNKNOWN_NODE = -1
 def _api_keys(broker: Broker | None = None) -> list[dict[str, int]]:
     from pykafkad.handlers import APIS
     from pykafkad.handlers.consumer_groups import consumer_protocol_enabled
+    from pykafkad.handlers.telemetry import GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, telemetry_enabled
 
-    # KIP-848's APIs are advertised only while the consumer protocol is served, as Kafka does.
-    hidden = set() if broker is None or consumer_protocol_enabled(broker) else {68, 69}
+    # KIP-848's APIs are advertised only while the consumer protocol is served, as Kafka does; the
+    # telemetry APIs only with a receiver for the metrics (metrics.listener), as Kafka with a plugin.
+    hidden: set[int] = set()
+    if broker is None or not consumer_protocol_enabled(broker):
+        hidden |= {68, 69}
+    if broker is None or not telemetry_enabled(broker):
+        hidden |= {GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY}
     return [
         {"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}
         for api in sorted(APIS.values(), key=lambda a: a.key) if api.key not in hidden

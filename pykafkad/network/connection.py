@@ -59,6 +59,8 @@ COUNTS_OWN_ERRORS = frozenset({0, 1})
 _COALESCE_MAX = 256 * 1024
 _RECEIVE_CHUNK = 256 * 1024
 SEND_ON_CLOSE_TIMEOUT_S = 5.0
+# ApiVersions carries the client software's name and version from v3 (KIP-511).
+CLIENT_SOFTWARE_FROM = 3
 # Bodies at least this large and not yet buffered are received into their own buffer.
 _DIRECT_RECEIVE_MIN = 64 * 1024
 # Consumed bytes at the front of the receive buffer are dropped once there are this many.
@@ -126,6 +128,7 @@ class Connection:
         # A plain socket takes record sets straight from the segment files (sendfile); TLS cannot,
         # it encrypts a copy.
         self.zero_copy = getattr(stream, "socket", None) is not None
+        self.client_software: tuple[str, str] | None = None
         # A plain socket's file descriptor: a response goes out with one writev when the socket
         # takes it all at once, as it nearly always does, without a cancel scope for the idle expiry.
         self._fd = stream.socket.fileno() if self.zero_copy else -1
@@ -446,8 +449,11 @@ class Connection:
             # KIP-368: the client did not re-authenticate within connections.max.reauth.ms.
             raise ConnectionClosed(f"{api.name} request after the SASL session of User:{self.sasl.principal} "
                                    "expired (connections.max.reauth.ms)")
+        if header.api_key == API_VERSIONS_KEY and version >= CLIENT_SOFTWARE_FROM:
+            # KIP-511: telemetry subscriptions match clients by it (client_telemetry.py).
+            self.client_software = (body["client_software_name"], body["client_software_version"])
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
-                             self.listener, self.sasl, self.tls_principal, self.zero_copy)
+                             self.listener, self.sasl, self.tls_principal, self.zero_copy, self.client_software)
         quotas = self.quotas
         timer = quotas.task_timer if quotas.enabled and quotas.times_requests() else None
         timed = timer.start() if timer is not None else None

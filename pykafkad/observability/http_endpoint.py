@@ -18,6 +18,7 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
+from pykafkad.client_telemetry import TelemetryCollector
 from pykafkad.observability import admin_api, console
 from pykafkad.observability import kafka_metrics as m
 from pykafkad.observability.broker_state import BrokerStateCollector
@@ -66,6 +67,7 @@ class BrokerEndpoints:
         # reach the console by pointing its own name at 127.0.0.1: DNS rebinding).
         self.loopback_only = bound_host in ("127.0.0.1", "::1", "localhost")
         self.state = BrokerStateCollector(broker, connections)
+        self.telemetry = TelemetryCollector(broker.client_telemetry)
         self._render_limiter = trio.CapacityLimiter(1)  # scrapes queue rather than each take a thread
         self.history = History(broker)
         self.searches = Searches(broker)
@@ -112,6 +114,7 @@ class BrokerEndpoints:
     async def _probe(self, send: Send, path: str) -> None:
         if path == "/metrics":
             await self.state.refresh()
+            self.telemetry.refresh()
             # Rendering is pure Python over locked counters and the snapshot: in a thread it shares
             # the GIL with the loop in 5 ms slices instead of stopping it for the whole scrape
             # (8-40 ms; see "What metrics.listener costs" in benchmarks/RESULTS.md).
@@ -186,6 +189,7 @@ async def serve_endpoints(sock: socket.socket, endpoints: BrokerEndpoints,
     config.errorlog = log
     config.graceful_timeout = 1.0
     REGISTRY.register(endpoints.state)
+    REGISTRY.register(endpoints.telemetry)
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_sample_loop_lag)
@@ -195,6 +199,7 @@ async def serve_endpoints(sock: socket.socket, endpoints: BrokerEndpoints,
             task_status.started()
     finally:
         REGISTRY.unregister(endpoints.state)
+        REGISTRY.unregister(endpoints.telemetry)
 
 
 async def _sample_loop_lag() -> None:
