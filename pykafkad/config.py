@@ -143,6 +143,12 @@ def _check_assignors(value: Any) -> str | None:
     return None if value else "at least one assignor is needed"
 
 
+def _check_migration_policy(value: Any) -> str | None:
+    if str(value).lower() in ("disabled", "upgrade", "downgrade", "bidirectional"):
+        return None
+    return "String must be one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"
+
+
 def _check_rebalance_protocols(value: Any) -> str | None:
     bad = [v for v in value if v not in ("classic", "consumer", "streams", "share")]
     if bad:
@@ -709,6 +715,15 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.consumer.assignment.interval.ms", "int", 1000, at_least(0),
                   by="coordinator/group/coordinator.py",
                   doc="The least time between two target assignments of a consumer-protocol group."),
+        ConfigKey("group.consumer.min.assignment.interval.ms", "int", 0, at_least(0),
+                  by="config.py", doc="The lowest group.consumer.assignment.interval.ms allowed."),
+        ConfigKey("group.consumer.max.assignment.interval.ms", "int", 15000, at_least(0),
+                  by="config.py", doc="The highest group.consumer.assignment.interval.ms allowed."),
+        # Accepted, with no effect yet: pykafkad does not migrate a group with members between the
+        # classic and the consumer protocol (docs/compatibility.md).
+        ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
+                  Check("one of disabled, upgrade, downgrade, bidirectional (any case)", _check_migration_policy),
+                  doc="Which online migrations between the classic and the consumer protocol Kafka allows."),
         # Transaction coordinator (pykafkad.coordinator.transaction)
         ConfigKey("transaction.state.log.num.partitions", "int", 50, at_least(1),
                   by="coordinator/transaction/coordinator.py",
@@ -1090,7 +1105,7 @@ class BrokerConfig:
 
 def _check_consumer_group_timeouts(values: dict[str, Any]) -> None:
     """The cross-key rules of Kafka's GroupCoordinatorConfig for consumer-protocol groups."""
-    for what in ("session.timeout.ms", "heartbeat.interval.ms"):
+    for what in ("session.timeout.ms", "heartbeat.interval.ms", "assignment.interval.ms"):
         key, low, high = (f"group.consumer.{what}", f"group.consumer.min.{what}", f"group.consumer.max.{what}")
         if values[key] < values[low]:
             raise ConfigError(f"{key} must be greater than or equal to {low}")
