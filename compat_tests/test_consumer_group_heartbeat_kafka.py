@@ -263,3 +263,26 @@ def _static_and_range(s: Session, see: Callable[[str, Any], None]) -> None:
 def test_static_members_and_range_assignor_as_kafka(consumer_protocol_broker: BrokerProcess,
                                                     reference_kafka: BrokerProcess) -> None:
     _compare(consumer_protocol_broker, reference_kafka, "static", _static_and_range)
+
+
+def _group_config(s: Session, value: str | None) -> int:
+    """IncrementalAlterConfigs on the GROUP resource (type 32): set (or delete) its heartbeat interval."""
+    operation = {"config_operation": 0, "value": value} if value is not None else {"config_operation": 1,
+                                                                                     "value": None}
+    r = s.conn.request(44, 1, {"resources": [{"resource_type": 32, "resource_name": s.group, "configs": [
+        {"name": "consumer.heartbeat.interval.ms", **operation}]}], "validate_only": False})
+    return r["responses"][0]["error_code"]
+
+
+def _group_configs(s: Session, see: Callable[[str, Any], None]) -> None:
+    see("set the group's heartbeat interval", _group_config(s, "7000"))
+    m1 = s.join("m1", ["cg-t"])
+    see("joining gets the group's interval", m1)
+    see("out of the broker's bounds", _group_config(s, "1000"))
+    see("deleted", _group_config(s, None))
+    see("the broker's interval again", s.heartbeat(member_id="m1", member_epoch=m1["epoch"]))
+
+
+def test_group_configs_set_the_heartbeat_interval_as_kafka(consumer_protocol_broker: BrokerProcess,
+                                                           reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "configs", _group_configs)

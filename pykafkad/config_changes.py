@@ -1,5 +1,5 @@
-"""Live config changes: topic overrides, dynamic broker configs and client-metrics subscriptions,
-validated, persisted and applied.
+"""Live config changes: topic overrides, dynamic broker configs, client-metrics subscriptions and
+group configs, validated, persisted and applied.
 
 AlterConfigs replaces a resource's whole set of overrides; IncrementalAlterConfigs edits it
 key by key.  Both end here, with the new complete set, which the controller writes to the
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.client_metrics import validate_subscription
 from pykafkad.config import BrokerConfig, ConfigError, parse_value
 from pykafkad.errors import KafkaError
+from pykafkad.group_config import validate_group_configs
 from pykafkad.topic_config import TOPIC_KEYS, accepted_only, validate_topic_configs
 from wire.error_codes import ErrorCode
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
 CLIENT_METRICS_RESOURCE = 16
+GROUP_RESOURCE = 32
 
 # Broker keys that may change at run time: the broker-wide defaults of topic configs
 # (Kafka's dynamic log configs), and the replication quotas.
@@ -101,6 +103,8 @@ def current_overrides(broker: Broker, resource_type: int, name: str) -> dict[str
         return dict(topic.configs)
     if resource_type == CLIENT_METRICS_RESOURCE:
         return dict(broker.metadata.client_metrics.get(name, {}))
+    if resource_type == GROUP_RESOURCE:
+        return dict(broker.metadata.group_configs.get(name, {}))
     return dict(broker.metadata.broker_configs.get(name, {}))
 
 
@@ -113,6 +117,16 @@ async def set_client_metrics(broker: Broker, name: str, values: dict[str, str | 
     log.info("client metrics subscription %s is now %s", name, clean or "deleted")
 
 
+async def set_group_configs(broker: Broker, group: str, values: dict[str, str | None], validate_only: bool) -> None:
+    """Make ``values`` the complete set of configs of group ``group`` (the group need not exist,
+    as in Kafka)."""
+    clean = validate_group_configs(group, values, broker.config)
+    if validate_only:
+        return
+    await broker.controller.set_group_configs(group, clean)
+    log.info("group %s configs are now %s", group, clean or "the broker defaults")
+
+
 async def set_configs(broker: Broker, resource_type: int, name: str, values: dict[str, str | None],
                 validate_only: bool) -> None:
     if resource_type == TOPIC_RESOURCE:
@@ -121,6 +135,8 @@ async def set_configs(broker: Broker, resource_type: int, name: str, values: dic
         await set_broker_configs(broker, name, values, validate_only)
     elif resource_type == CLIENT_METRICS_RESOURCE:
         await set_client_metrics(broker, name, values, validate_only)
+    elif resource_type == GROUP_RESOURCE:
+        await set_group_configs(broker, name, values, validate_only)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Altering configs of resource type {resource_type} "
                          "is not supported.")

@@ -398,6 +398,20 @@ class Controller:
             pass
         await self.metadata.wait_for(lambda: name not in self.metadata.client_metrics)
 
+    async def set_group_configs(self, group: str, configs: dict[str, str]) -> None:
+        """Make ``configs`` the keys of group ``group``'s config resource; none removes its node, so
+        a group whose every key was deleted is no longer listed, as in Kafka."""
+        path = znodes.group_config_path(group)
+        if configs:
+            version = await self._put(path, znodes.encode_config(configs))
+            await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
+            return
+        try:
+            await self.store.delete(path)
+        except NoNodeError:
+            pass
+        await self.metadata.wait_for(lambda: group not in self.metadata.group_configs)
+
     async def alter_entity_configs(self, path: str, changes: Mapping[str, str | None]) -> None:
         """Set each key of ``changes`` in the config node at ``path`` (None removes the key), leaving
         its other keys alone: a user's node holds its SCRAM credentials and its quotas, changed by

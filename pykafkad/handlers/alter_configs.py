@@ -1,11 +1,17 @@
-"""AlterConfigs (33) and IncrementalAlterConfigs (44): change topic and dynamic broker configs and
-client-metrics subscriptions live."""
+"""AlterConfigs (33) and IncrementalAlterConfigs (44): change topic and dynamic broker configs,
+client-metrics subscriptions and group configs live."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykafkad.config_changes import CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE, current_overrides, set_configs
+from pykafkad.config_changes import (
+    CLIENT_METRICS_RESOURCE,
+    GROUP_RESOURCE,
+    TOPIC_RESOURCE,
+    current_overrides,
+    set_configs,
+)
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation
 from pykafkad.handlers.api import Api, RequestContext
@@ -58,6 +64,8 @@ def _edited(broker: Broker, resource: dict[str, Any]) -> dict[str, str | None]:
     for change in resource["configs"]:
         name, op, value = change["name"], change["config_operation"], change["value"]
         if name in seen:
+            if rtype == GROUP_RESOURCE:  # Kafka 4.4's words, for the resource added after the others
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Config {name} appears more than once in the request.")
         seen.add(name)
         if op == SET:
@@ -65,8 +73,9 @@ def _edited(broker: Broker, resource: dict[str, Any]) -> dict[str, str | None]:
         elif op == DELETE:
             values.pop(name, None)
         elif op in (APPEND, SUBTRACT):
-            if rtype == CLIENT_METRICS_RESOURCE:
-                # Kafka 4.4's answer, though it describes ``metrics`` and ``match`` as lists.
+            if rtype in (CLIENT_METRICS_RESOURCE, GROUP_RESOURCE):
+                # Kafka 4.4's answer for any key of these, though it describes ``metrics``, ``match``
+                # and ``streams.rack.aware.assignment.tags`` as lists.
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Can't {'APPEND' if op == APPEND else 'SUBTRACT'} "
                                  f"to key {name} because its type is not LIST.")
             if not _is_list(rtype, name):
@@ -80,6 +89,8 @@ def _edited(broker: Broker, resource: dict[str, Any]) -> dict[str, str | None]:
             else:
                 items = [i for i in items if i not in given]
             values[name] = ",".join(items)
+        elif rtype == GROUP_RESOURCE:
+            raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)  # what Kafka 4.4 answers, with no message
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown config operation {op} for {name}.")
     return values
@@ -87,7 +98,13 @@ def _edited(broker: Broker, resource: dict[str, Any]) -> dict[str, str | None]:
 
 async def incremental_alter_configs(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     results = []
+    # A group named twice in one request is refused each time, as Kafka 4.4 refuses it.
+    groups = [r["resource_name"] for r in body["resources"] if r["resource_type"] == GROUP_RESOURCE]
     for resource in body["resources"]:
+        if resource["resource_type"] == GROUP_RESOURCE and groups.count(resource["resource_name"]) > 1:
+            results.append(_result(resource, KafkaError(ErrorCode.INVALID_REQUEST,
+                                                        "Each resource must appear at most once.")))
+            continue
         try:
             _check_allowed(broker, ctx, resource)
             values = _edited(broker, resource)

@@ -1,5 +1,5 @@
-"""DescribeConfigs (key 32): topic and broker configs, and client-metrics subscriptions, with their
-values, sources and synonyms."""
+"""DescribeConfigs (key 32): topic and broker configs, client-metrics subscriptions and group configs,
+with their values, sources and synonyms."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad.client_metrics import KEYS as SUBSCRIPTION_KEYS
 from pykafkad.config import KEYS, render_value
+from pykafkad.config_changes import GROUP_RESOURCE
+from pykafkad.group_config import describe_group_configs
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.topic_config import (
@@ -41,6 +43,7 @@ _NOT_KAFKA_CONFIGS = frozenset({
     "rest.listener", "rest.schema.registry.url", "rest.max.request.bytes", "rest.producer.records.max",
     "rest.consumer.instance.timeout.ms", "rest.consumer.instances.max",
     "log4j.rootLogger", "logging.format", "logging.file", "logging.file.max.bytes", "logging.file.backups",
+    "pykafkad.client.telemetry.max.series",
     # Kafka's internal configs (defined with defineInternal): read, but never described.
     "producer.id.expiration.check.interval.ms"})
 # Kafka's replication quotas are dynamic-only configs (QuotaConfig), not KafkaConfig keys: described
@@ -81,10 +84,14 @@ def _broker_configs(broker: Broker) -> list[EffectiveConfig]:
 def config_denied(broker: Broker, ctx: RequestContext, rtype: int, rname: str,
                   operation: Operation) -> ErrorCode | None:
     """The authorization error for a config resource, if the principal may not ``operation`` it
-    (topics by topic; brokers, their loggers and client-metrics subscriptions by the cluster)."""
+    (topics by topic, groups by group; brokers, their loggers and client-metrics subscriptions by the
+    cluster)."""
     if rtype == TOPIC:
         ok = allowed(broker, ctx, operation, ResourceType.TOPIC, rname)
         return None if ok else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if rtype == GROUP_RESOURCE:
+        ok = allowed(broker, ctx, operation, ResourceType.GROUP, rname)
+        return None if ok else ErrorCode.GROUP_AUTHORIZATION_FAILED
     if rtype in (BROKER, BROKER_LOGGER, CLIENT_METRICS) and not cluster_allowed(broker, ctx, operation):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None
@@ -133,6 +140,14 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             configs, read_only = _broker_configs(broker), True
         elif rtype == CLIENT_METRICS:
             configs, read_only = _subscription_configs(broker, rname), False
+        elif rtype == GROUP_RESOURCE:
+            if not rname:
+                result["error_code"] = ErrorCode.INVALID_REQUEST
+                result["error_message"] = "Group name must not be empty"
+                continue
+            configs = describe_group_configs(broker.config, broker.metadata.group_configs.get(rname, {}))
+            read_only = False
+            result["error_message"] = ""  # Kafka 4.4 answers a group with an empty message, not null
         else:
             result["error_code"] = ErrorCode.INVALID_REQUEST
             result["error_message"] = f"Describing configs of resource type {rtype} is not supported."

@@ -1,11 +1,13 @@
 """ListConfigResources (key 74, KIP-1142; v0 was ListClientMetricsResources): the resources that
-configs can be described for, by type: topics, brokers and their loggers, groups, client-metrics
-subscriptions.  Needs DESCRIBE_CONFIGS on the cluster, as in Kafka."""
+configs can be described for, by type: topics, brokers and their loggers, groups (those known to the
+coordinator and those with configs), client-metrics subscriptions.  Needs DESCRIBE_CONFIGS on the
+cluster, as in Kafka."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.config_changes import GROUP_RESOURCE
 from pykafkad.handlers.access import Operation, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
@@ -13,7 +15,7 @@ from wire.error_codes import ErrorCode
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
 
-TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, GROUP_RESOURCE
 KNOWN = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 
 
@@ -23,7 +25,7 @@ def _names(broker: Broker, resource_type: int) -> list[str]:
     if resource_type in (BROKER, BROKER_LOGGER):
         return [str(b) for b in sorted(broker.metadata.brokers)]
     if resource_type == GROUP:
-        return sorted(broker.groups.group_ids())
+        return sorted(set(broker.groups.group_ids()) | set(broker.metadata.group_configs))
     return sorted(broker.metadata.client_metrics)  # CLIENT_METRICS
 
 

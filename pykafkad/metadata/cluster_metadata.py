@@ -142,6 +142,9 @@ class ClusterMetadata:
         # Client-metrics subscriptions (KIP-714) by name: their keys as set.
         self.client_metrics: dict[str, dict[str, str]] = {}
         self._client_metrics_watches: dict[str, Watch] = {}  # by node name
+        # Per-group configs (config resource GROUP) by group id: their keys as set.
+        self.group_configs: dict[str, dict[str, str]] = {}
+        self._group_config_watches: dict[str, Watch] = {}  # by node name
         # Each user's configs (``/config/users/<user>``): its SCRAM credentials and quotas.
         self.user_configs: dict[str, dict[str, str]] = {}
         self._user_watches: dict[str, _UserNodes] = {}  # by node name
@@ -200,6 +203,7 @@ class ClusterMetadata:
             await store.watch_children(znodes.CONFIG_USERS, lambda kids: post("users", kids)),
             await store.watch_children(znodes.CONFIG_CLIENTS, lambda kids: post("clients", kids)),
             await store.watch_children(znodes.CONFIG_CLIENT_METRICS, lambda kids: post("client_metrics", kids)),
+            await store.watch_children(znodes.CONFIG_GROUPS, lambda kids: post("group_configs", kids)),
             await store.watch_children(znodes.TOPICS, lambda kids: post("topics", kids)),
             await store.watch_data(features.FEATURE_ZNODE, lambda n: post("features", n)),
         ]
@@ -231,7 +235,8 @@ class ClusterMetadata:
 
     def close(self) -> None:
         for watch in (self._watches + list(self._broker_watches.values()) + list(self._broker_config_watches.values())
-                      + list(self._client_watches.values()) + list(self._client_metrics_watches.values())):
+                      + list(self._client_watches.values()) + list(self._client_metrics_watches.values())
+                      + list(self._group_config_watches.values())):
             watch.cancel()
         for user_nodes in self._user_watches.values():
             user_nodes.cancel()
@@ -269,6 +274,16 @@ class ClusterMetadata:
                 self.client_metrics[name] = configs
             else:
                 self.client_metrics.pop(name, None)
+        elif kind == "group_configs":
+            await self._group_configs_changed(event[1] or [])
+        elif kind == "group_config":
+            _, group, node = event
+            self._config_versions[znodes.group_config_path(group)] = -1 if node is None else node.version
+            configs = znodes.decode_config(node.data) if node is not None else {}
+            if configs:
+                self.group_configs[group] = configs
+            else:
+                self.group_configs.pop(group, None)
         elif kind == "users":
             await self._users_changed(event[1] or [])
         elif kind == "user":
@@ -411,6 +426,17 @@ class ClusterMetadata:
                 name = znodes.desanitize(node)
                 self._client_metrics_watches[node] = await self.store.watch_data(
                     znodes.client_metrics_path(name), lambda n, s=name: self._post("subscription", s, n))
+
+    async def _group_configs_changed(self, nodes: list[str]) -> None:
+        for node in list(self._group_config_watches):
+            if node not in nodes:
+                self._group_config_watches.pop(node).cancel()
+                self._post("group_config", znodes.desanitize(node), None)
+        for node in nodes:
+            if node not in self._group_config_watches:
+                group = znodes.desanitize(node)
+                self._group_config_watches[node] = await self.store.watch_data(
+                    znodes.group_config_path(group), lambda n, g=group: self._post("group_config", g, n))
 
     async def _broker_config_entities_changed(self, entities: list[str]) -> None:
         for entity in list(self._broker_config_watches):

@@ -25,6 +25,7 @@ CONFIG_BROKERS = "/config/brokers"
 CONFIG_USERS = "/config/users"
 CONFIG_CLIENTS = "/config/clients"
 CONFIG_CLIENT_METRICS = "/config/client-metrics"
+CONFIG_GROUPS = "/config/groups"
 DELETE_TOPICS = "/admin/delete_topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
@@ -33,7 +34,7 @@ PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 
 # Created at start when missing, as Kafka's broker does, so watches on them always have a node.
 PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, CONFIG_BROKERS, CONFIG_USERS, CONFIG_CLIENTS,
-                    CONFIG_CLIENT_METRICS, DELETE_TOPICS, "/config/changes", "/isr_change_notification")
+                    CONFIG_CLIENT_METRICS, CONFIG_GROUPS, DELETE_TOPICS, "/config/changes", "/isr_change_notification")
 
 # Kafka's ConfigEntityName.DEFAULT: the node of a default entity (the cluster-wide broker config
 # resource "", the default user or client id of a quota).  Real names are sanitized, so none is it.
@@ -94,6 +95,12 @@ def client_metrics_path(subscription: str) -> str:
     """A client-metrics subscription's keys (``interval.ms``, ``match``, ``metrics``); its name may
     hold any character, so the node's is sanitized as a quota entity's."""
     return f"{CONFIG_CLIENT_METRICS}/{sanitize(subscription)}"
+
+
+def group_config_path(group: str) -> str:
+    """A group's configs (``consumer.session.timeout.ms``...); a group id may hold any character, so
+    the node's name is sanitized as a quota entity's."""
+    return f"{CONFIG_GROUPS}/{sanitize(group)}"
 
 
 def user_config_path(user: str | None) -> str:

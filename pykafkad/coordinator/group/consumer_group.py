@@ -67,6 +67,9 @@ class TopicImage(Protocol):
     def regex_candidates(self) -> Iterable[str]:
         """The topics a regular expression may subscribe to (not the internal ones)."""
 
+    def consumer_timeouts(self, group_id: str) -> tuple[int, int]:
+        """The group's session timeout and heartbeat interval: its group configs', else the broker's."""
+
 
 @dataclass(frozen=True)
 class ConsumerGroupConfig:
@@ -250,6 +253,7 @@ class ConsumerGroup:
 
     def heartbeat(self, request: HeartbeatFields, now_s: float, topics: TopicImage) -> dict[str, Any]:
         """Answer one heartbeat (the response's fields), or raise KafkaError with Kafka's code and message."""
+        session_timeout_ms, heartbeat_interval_ms = topics.consumer_timeouts(self.group_id)
         if request.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return self._leave(request)
         joining = request.member_epoch == JOIN_EPOCH
@@ -292,14 +296,14 @@ class ConsumerGroup:
         reconciled = self._reconcile(updated, reported, now_s)
         response: dict[str, Any] = {
             "error_code": ErrorCode.NONE, "error_message": None, "member_id": reconciled.member_id,
-            "member_epoch": reconciled.member_epoch, "heartbeat_interval_ms": self.config.heartbeat_interval_ms,
+            "member_epoch": reconciled.member_epoch, "heartbeat_interval_ms": heartbeat_interval_ms,
             "assignment": None,
         }
         full = joining or (request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None
                            and request.topic_partitions is not None)
         if full or not same_assignment(member.assigned, reconciled.assigned):
             response["assignment"] = {"topic_partitions": to_wire(reconciled.assigned)}
-        reconciled.session_deadline = now_s + self.config.session_timeout_ms / 1000
+        reconciled.session_deadline = now_s + session_timeout_ms / 1000
         return response
 
     def _member_for(self, request: HeartbeatFields, joining: bool) -> tuple[ConsumerMember, bool]:

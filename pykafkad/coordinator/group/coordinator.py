@@ -40,6 +40,7 @@ from pykafkad.coordinator.group.offsets_store import (
 from pykafkad.coordinator.group.requests import GroupRequest, TopicDeleted, TransactionEnded, Unload
 from pykafkad.coordinator.internal_topic_log import encode_batch
 from pykafkad.errors import KafkaError
+from pykafkad.group_config import CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -199,6 +200,12 @@ class GroupCoordinator:
 
     def regex_candidates(self) -> Iterator[str]:
         return (info.name for info in self.metadata.topics.values() if not info.internal)
+
+    def consumer_timeouts(self, group_id: str) -> tuple[int, int]:
+        configs = self.metadata.group_configs.get(group_id, {})
+        c = self.config.consumer
+        return (int(configs.get(CONSUMER_SESSION_TIMEOUT_MS, c.session_timeout_ms)),
+                int(configs.get(CONSUMER_HEARTBEAT_INTERVAL_MS, c.heartbeat_interval_ms)))
 
     def has_partition(self, topic: str, partition: int) -> bool:
         """Whether the cluster has this partition now (offsets of others are refused or removed)."""
