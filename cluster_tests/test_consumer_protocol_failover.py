@@ -1,6 +1,6 @@
 """A consumer-protocol group (KIP-848) survives the kill -9 of its coordinator on three brokers.
 
-Two Java consumers 4.4.0 (``group.protocol=consumer``) share a topic of six partitions replicated
+Two consumers (``group.protocol=consumer``; the Java consumer 4.4.0, then librdkafka) share a topic of six partitions replicated
 three times; the broker coordinating their group is killed with SIGKILL.  The new coordinator loads
 the group from ``__consumer_offsets`` (replication factor 3) with its epochs and assignment, so the
 members carry on at their epochs: no partition is revoked or assigned again (no rebalance), every
@@ -46,18 +46,19 @@ def _offsets_in_sync(cluster: Cluster) -> None:
 
 
 @pytest.mark.cluster_timeout(300)
-def test_consumer_group_survives_coordinator_kill9(cluster: Cluster) -> None:
+@pytest.mark.parametrize("client", ["java", "rdkafka"])
+def test_consumer_group_survives_coordinator_kill9(cluster: Cluster, client: str) -> None:
     for node_id in (1, 2, 3):
         cluster.start_broker(node_id, SETTINGS)
-    topic, group = "kip848-failover", "kip848-failover-group"
+    topic, group = "kip848-failover", f"kip848-failover-{client}"
     create_topic(cluster, topic, PARTITIONS)
     produce_spread(cluster.bootstrap, topic, BATCH, PARTITIONS, "before")
     members: list[Member] = []
     try:
-        a = Member("java", cluster.bootstrap, group, f"topic:{topic}")
+        a = Member(client, cluster.bootstrap, group, f"topic:{topic}")
         members.append(a)
         a.wait_for("owning every partition", lambda: len(a.owned()) == PARTITIONS)
-        b = Member("java", cluster.bootstrap, group, f"topic:{topic}")
+        b = Member(client, cluster.bootstrap, group, f"topic:{topic}")
         members.append(b)
         wait_until("a and b sharing the partitions", lambda: len(a.owned()) == len(b.owned()) == PARTITIONS // 2)
         everything = lambda: set(a.values()) | set(b.values())  # noqa: E731
