@@ -9,6 +9,7 @@ here with the same error.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import re2
@@ -21,6 +22,8 @@ _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
 
 
+# Consumer groups test their members' patterns on every heartbeat: each is compiled once.
+@functools.lru_cache(maxsize=1024)
 def whole_name_matcher(pattern: str) -> Callable[[str], bool]:
     """A test of whether a name matches ``pattern`` from its first character to its last, as re2j's
     ``Matcher.matches``; INVALID_REGULAR_EXPRESSION if RE2 refuses the pattern."""

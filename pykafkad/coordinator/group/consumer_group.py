@@ -234,12 +234,6 @@ class ConsumerGroup:
             names |= {n for n in topics.regex_candidates() if matches(n)}
         return names
 
-    def owner(self, topic_id: uuid.UUID, partition: int) -> str | None:
-        for m in self.members.values():
-            if partition in m.assigned.get(topic_id, ()) or partition in m.pending_revocation.get(topic_id, ()):
-                return m.member_id
-        return None
-
     def _owners(self) -> dict[tuple[uuid.UUID, int], str]:
         owners = {}
         for m in self.members.values():
