@@ -150,6 +150,18 @@ def test_telemetry_requests_and_their_errors(broker_factory: BrokerFactory) -> N
         assert len(kept) == 5 and all('node_id="1"' in line for line in kept), kept
         assert "pykafkad_client_telemetry_dropped_series 3.0" in text
 
+        # Names no Prometheus series may take, or the broker's own, are left out; /metrics still renders.
+        bad = metrics_pb2.MetricsData()
+        scope = bad.resource_metrics.add().scope_metrics.add()
+        for name in ("", "9lives", "pykafkad_client_telemetry_dropped_series", "org.apache.kafka.test.series0"):
+            point = scope.metrics.add(name=name).gauge.data_points.add(as_double=42.0)
+            point.attributes.append(common_pb2.KeyValue(key="", value=common_pb2.AnyValue(string_value="x")))
+        assert _push_when_due(conn, answer, bad.SerializeToString()) == ErrorCode.NONE
+        text = _scrape(http_port)
+        instance = answer["client_instance_id"]
+        assert [line for line in text.splitlines() if " 42.0" in line] == [
+            f'org_apache_kafka_test_series0{{client_id="compat-raw",client_instance_id="{instance}"}} 42.0']
+
         assert _push(conn, answer, b"", terminating=True) == ErrorCode.NONE
         assert "org_apache_kafka_test_series" not in _scrape(http_port)
 

@@ -49,6 +49,10 @@ EARLIEST_PUSH_SHARE = 0.5
 STALE_INTERVALS = 3
 
 _PROMETHEUS_NAME = re.compile(r"[^a-zA-Z0-9_]")
+# Names a client may not take: the broker's own metric families, and Prometheus' reserved labels.
+_RESERVED_PREFIXES = ("kafka_", "pykafkad_", "python_", "process_", "__")
+# How often the table of client instances is swept for the stale ones, at most.
+SWEEP_INTERVAL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ class ClientTelemetry:
         self.max_series: int = config["pykafkad.client.telemetry.max.series"]
         self.instances: dict[uuid.UUID, ClientInstance] = {}
         self.dropped_series = 0
+        self._swept_s = 0.0
 
     # -- GetTelemetrySubscriptions -----------------------------------------------------------------
 
@@ -101,6 +106,7 @@ class ClientTelemetry:
         """The answer to GetTelemetrySubscriptions: a client without an instance id gets one."""
         if instance_id == NO_INSTANCE:
             instance_id = uuid.uuid4()
+        self._make_room(instance_id)
         matched = self._matching(identity, instance_id)
         metrics: set[str] = set()
         for _, configs in matched:
@@ -155,9 +161,20 @@ class ClientTelemetry:
 
     def forget_stale(self) -> None:
         now = time.monotonic()
+        self._swept_s = now
         for instance_id, instance in list(self.instances.items()):
             if now - instance.last_request_s > STALE_INTERVALS * instance.push_interval_ms / 1000:
                 del self.instances[instance_id]
+
+    def _make_room(self, instance_id: uuid.UUID) -> None:
+        """Clients that ask and never push, or make up instance ids, must not grow the table without
+        bound: the stale go (at most once a second), and beyond the series bound the least recently
+        heard-from client makes room."""
+        if time.monotonic() - self._swept_s >= SWEEP_INTERVAL_S:
+            self.forget_stale()
+        if instance_id not in self.instances and len(self.instances) >= max(self.max_series, 1):
+            oldest = min(self.instances, key=lambda k: self.instances[k].last_request_s)
+            del self.instances[oldest]
 
     def snapshot(self) -> list[tuple[str, dict[str, str], float]]:
         """Every kept series with its labels, read on the event loop for a scrape."""
@@ -195,11 +212,21 @@ def _decode(payload: bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], flo
                 kind = metric.WhichOneof("data")
                 if kind not in ("gauge", "sum"):
                     continue  # histograms and summaries: not kept
+                name = prometheus_name(metric.name)
+                if not _acceptable(name):
+                    continue
                 for point in getattr(metric, kind).data_points:
-                    labels = tuple(sorted((prometheus_name(a.key), _attribute(a.value)) for a in point.attributes))
+                    labels = tuple(sorted((label, _attribute(a.value)) for a in point.attributes
+                                          if _acceptable(label := prometheus_name(a.key))
+                                          and label not in ("client_id", "client_instance_id")))
                     value = point.as_double if point.WhichOneof("value") == "as_double" else float(point.as_int)
-                    series[(prometheus_name(metric.name), labels)] = value
+                    series[(name, labels)] = value
     return series
+
+
+def _acceptable(name: str) -> bool:
+    """A name Prometheus takes and the broker's own metrics do not use."""
+    return bool(name) and not name[0].isdigit() and not name.startswith(_RESERVED_PREFIXES)
 
 
 def _attribute(value: object) -> str:

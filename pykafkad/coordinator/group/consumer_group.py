@@ -360,8 +360,12 @@ class ConsumerGroup:
         if request.member_epoch == STATIC_LEAVE_EPOCH and member.instance_id is not None:
             # A static member leaving temporarily keeps its place, epoch and partitions until its
             # session times out; the same instance id may take them back.
+            # What it had yet to revoke is released now (the client revoked everything as it left),
+            # and no rebalance timeout can fence it while it is away.
             self.members[member.member_id] = replace(member, member_epoch=STATIC_LEAVE_EPOCH,
-                                                     previous_member_epoch=member.member_epoch)
+                                                     previous_member_epoch=member.member_epoch,
+                                                     pending_revocation={}, state=MemberState.STABLE,
+                                                     rebalance_deadline=math.inf)
         else:
             self.remove_member(member.member_id)
         return {"error_code": ErrorCode.NONE, "error_message": None, "member_id": member.member_id,
@@ -450,8 +454,8 @@ class ConsumerGroup:
 
     def commit_error(self, member_id: str, member_epoch: int, transactional: bool = False) -> ErrorCode | None:
         """Whether a commit (or a fetch naming a member) from ``member_id`` at ``member_epoch`` is taken."""
-        if member_epoch < 0 and not member_id and not self.members:
-            return None
+        if member_epoch < 0 and not self.members:
+            return None  # an admin client or a consumer outside the group, while it is empty
         if transactional and member_epoch < 0 and not member_id:
             return None
         member = self.members.get(member_id)

@@ -1044,6 +1044,8 @@ class GroupActor:
             reply(m.sync_reply, sync_error(ErrorCode.NOT_COORDINATOR))
             m.join_reply = m.sync_reply = None
         self.exists = False
+        # The new coordinator has the group from the log: nothing more is written from here.
+        self.consumer = None
         reply(out, {})
 
     # -- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------

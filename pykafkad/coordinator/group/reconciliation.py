@@ -45,9 +45,8 @@ def reconcile(member: ConsumerMember, target_epoch: int, target: Assignment, own
 
 
 def _with_epoch(member: ConsumerMember, epoch: int) -> tuple[int, int]:
-    """(member epoch, previous member epoch) after moving to ``epoch``."""
-    if epoch == member.member_epoch:
-        return member.member_epoch, member.previous_member_epoch
+    """(member epoch, previous member epoch) after a reconciliation step: the previous epoch is the
+    one the member had before this step, even when the step keeps it (Kafka's updateMemberEpoch)."""
     return epoch, member.member_epoch
 
 
