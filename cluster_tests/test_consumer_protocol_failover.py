@@ -1,10 +1,11 @@
 """A consumer-protocol group (KIP-848) survives the kill -9 of its coordinator on three brokers.
 
 Two consumers (``group.protocol=consumer``; the Java consumer 4.4.0, then librdkafka) share a topic
-of six partitions replicated three times; the broker coordinating their group is killed with SIGKILL.  The new coordinator loads
-the group from ``__consumer_offsets`` (replication factor 3) with its epochs and assignment, so the
-members carry on at their epochs: no partition is revoked or assigned again (no rebalance), every
-record produced before and after the kill is consumed, and none twice.
+of six partitions replicated three times; the broker coordinating their group is killed with
+SIGKILL.  The new coordinator loads the group from ``__consumer_offsets`` (replication factor 3)
+with its epochs and assignment, so the members carry on at their epochs: no partition is revoked or
+assigned again (no rebalance), every record produced before and after the kill is consumed, and
+none twice.
 """
 
 from __future__ import annotations
