@@ -139,8 +139,8 @@ test-python:
 		JAVA_CLIENTS_DIR=$(abspath $(CACHE)/java) JAVA_CONNECT_LIB=$(abspath $(CACHE)/java/connect-$(CONNECT_VERSION)) HELM=$(abspath $(HELM)) $(PY) -m pytest -q
 
 # kafka-python's own integration tests (from its sdist, fetched into $(CACHE)/suites) against pykafkad;
-# fails if a test on compat_tests/suites/kafka_python/allowlist.txt does not pass.  Against Kafka
-# 4.1.1: $(PY) -m compat_tests.suites.kafka_python.run --broker kafka (see FINDINGS.md there).
+# fails if a test on compat_tests/suites/kafka_python/allowlist.txt does not pass.  Against the pinned Kafka
+# ($(KAFKA_VERSION)): $(PY) -m compat_tests.suites.kafka_python.run --broker kafka (see FINDINGS.md there).
 compat: build java-deps
 	JAVA_LIB=$(abspath $(JAVA_LIB)) $(PY) -m compat_tests.suites.kafka_python.run --broker pykafkad
 

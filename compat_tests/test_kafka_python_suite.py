@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +25,17 @@ def test_kafka_python_suite_allowlist_holds() -> None:
     )
     tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
     assert done.returncode == 0, f"run.py exited {done.returncode}:\n{tail}"
+
+
+def test_the_runner_finds_kafkas_jars_by_their_versioned_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--broker kafka` looks for the stamp `make java-deps` writes (.done-<version>), not the old
+    unversioned one."""
+    from compat_tests.suites.kafka_python.run import SuiteError, make_broker
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    monkeypatch.setenv("JAVA_LIB", str(lib))
+    with pytest.raises(SuiteError, match="no Kafka jars"):
+        make_broker("kafka", tmp_path / "run", {})
+    (lib / ".done-4.4.0").touch()
+    assert make_broker("kafka", tmp_path / "run", {}) is not None

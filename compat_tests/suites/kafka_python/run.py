@@ -126,7 +126,8 @@ def make_broker(kind: str, run_dir: Path, overrides: dict[str, str]) -> BrokerPr
     """A (not yet started) pykafkad or reference Kafka broker with its log dir under ``run_dir``."""
     if kind == "kafka":
         java_lib = Path(os.environ.setdefault("JAVA_LIB", str(REPO_ROOT / ".cache" / "java" / "lib")))
-        if not (java_lib / ".done").exists():
+        # `make java-deps` stamps the directory with the release it holds (.done-<version>).
+        if not any(java_lib.glob(".done-*")):
             raise SuiteError(f"no Kafka jars in {java_lib}: run `make java-deps` (or set JAVA_LIB)")
         module = REFERENCE_KAFKA_MODULE
     elif kind == "pykafkad":
