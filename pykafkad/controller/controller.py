@@ -387,21 +387,18 @@ class Controller:
     async def set_client_metrics(self, name: str, configs: dict[str, str]) -> None:
         """Make ``configs`` the keys of client-metrics subscription ``name``; none removes it, as
         Kafka drops a subscription whose every key was deleted."""
-        path = znodes.client_metrics_path(name)
-        if configs:
-            version = await self._put(path, znodes.encode_config(configs))
-            await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
-            return
-        try:
-            await self.store.delete(path)
-        except NoNodeError:
-            pass
-        await self.metadata.wait_for(lambda: name not in self.metadata.client_metrics)
+        await self._set_named_configs(znodes.client_metrics_path(name), configs,
+                                      lambda: name not in self.metadata.client_metrics)
 
     async def set_group_configs(self, group: str, configs: dict[str, str]) -> None:
         """Make ``configs`` the keys of group ``group``'s config resource; none removes its node, so
         a group whose every key was deleted is no longer listed, as in Kafka."""
-        path = znodes.group_config_path(group)
+        await self._set_named_configs(znodes.group_config_path(group), configs,
+                                      lambda: group not in self.metadata.group_configs)
+
+    async def _set_named_configs(self, path: str, configs: dict[str, str], gone: Callable[[], bool]) -> None:
+        """Write the config node at ``path`` (removed when ``configs`` is empty) and return once this
+        broker's cache has it (``gone`` says when the cache has dropped it)."""
         if configs:
             version = await self._put(path, znodes.encode_config(configs))
             await self.metadata.wait_for(lambda: self.metadata.seen(path, version))
@@ -410,7 +407,7 @@ class Controller:
             await self.store.delete(path)
         except NoNodeError:
             pass
-        await self.metadata.wait_for(lambda: group not in self.metadata.group_configs)
+        await self.metadata.wait_for(gone)
 
     async def alter_entity_configs(self, path: str, changes: Mapping[str, str | None]) -> None:
         """Set each key of ``changes`` in the config node at ``path`` (None removes the key), leaving

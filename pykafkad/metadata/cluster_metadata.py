@@ -265,25 +265,15 @@ class ClusterMetadata:
         elif kind == "broker_configs":
             await self._broker_config_entities_changed(event[1] or [])
         elif kind == "client_metrics":
-            await self._subscriptions_changed(event[1] or [])
+            await self._named_configs_changed(event[1] or [], self._client_metrics_watches, "subscription",
+                                              znodes.client_metrics_path)
         elif kind == "subscription":
-            _, name, node = event
-            self._config_versions[znodes.client_metrics_path(name)] = -1 if node is None else node.version
-            configs = znodes.decode_config(node.data) if node is not None else {}
-            if configs:
-                self.client_metrics[name] = configs
-            else:
-                self.client_metrics.pop(name, None)
+            self._named_config_changed(self.client_metrics, znodes.client_metrics_path(event[1]), event[1], event[2])
         elif kind == "group_configs":
-            await self._group_configs_changed(event[1] or [])
+            await self._named_configs_changed(event[1] or [], self._group_config_watches, "group_config",
+                                              znodes.group_config_path)
         elif kind == "group_config":
-            _, group, node = event
-            self._config_versions[znodes.group_config_path(group)] = -1 if node is None else node.version
-            configs = znodes.decode_config(node.data) if node is not None else {}
-            if configs:
-                self.group_configs[group] = configs
-            else:
-                self.group_configs.pop(group, None)
+            self._named_config_changed(self.group_configs, znodes.group_config_path(event[1]), event[1], event[2])
         elif kind == "users":
             await self._users_changed(event[1] or [])
         elif kind == "user":
@@ -416,27 +406,28 @@ class ClusterMetadata:
             self.client_quotas.pop(entity, None)
         self.quota_generation += 1
 
-    async def _subscriptions_changed(self, nodes: list[str]) -> None:
-        for node in list(self._client_metrics_watches):
+    async def _named_configs_changed(self, nodes: list[str], watches: dict[str, Watch], kind: str,
+                                     path_of: Callable[[str], str]) -> None:
+        """The children of a config root keyed by a name (client-metrics subscriptions, groups) changed:
+        watch each new node, and post the removal of each gone one as ``kind``."""
+        for node in list(watches):
             if node not in nodes:
-                self._client_metrics_watches.pop(node).cancel()
-                self._post("subscription", znodes.desanitize(node), None)
+                watches.pop(node).cancel()
+                self._post(kind, znodes.desanitize(node), None)
         for node in nodes:
-            if node not in self._client_metrics_watches:
+            if node not in watches:
                 name = znodes.desanitize(node)
-                self._client_metrics_watches[node] = await self.store.watch_data(
-                    znodes.client_metrics_path(name), lambda n, s=name: self._post("subscription", s, n))
+                watches[node] = await self.store.watch_data(path_of(name), lambda n, s=name: self._post(kind, s, n))
 
-    async def _group_configs_changed(self, nodes: list[str]) -> None:
-        for node in list(self._group_config_watches):
-            if node not in nodes:
-                self._group_config_watches.pop(node).cancel()
-                self._post("group_config", znodes.desanitize(node), None)
-        for node in nodes:
-            if node not in self._group_config_watches:
-                group = znodes.desanitize(node)
-                self._group_config_watches[node] = await self.store.watch_data(
-                    znodes.group_config_path(group), lambda n, g=group: self._post("group_config", g, n))
+    def _named_config_changed(self, table: dict[str, dict[str, str]], path: str, name: str,
+                              node: Node | None) -> None:
+        """One named config node's new content: an empty or gone node drops the name from ``table``."""
+        self._config_versions[path] = -1 if node is None else node.version
+        configs = znodes.decode_config(node.data) if node is not None else {}
+        if configs:
+            table[name] = configs
+        else:
+            table.pop(name, None)
 
     async def _broker_config_entities_changed(self, entities: list[str]) -> None:
         for entity in list(self._broker_config_watches):
