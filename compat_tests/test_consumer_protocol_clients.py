@@ -11,8 +11,10 @@ group as a consumer-protocol group and describes its members with their epochs.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -22,6 +24,8 @@ from compat_tests.conftest import BrokerFactory
 from compat_tests.consumer_protocol_support import CONSUMER_PROTOCOL_OVERRIDES, Member, wait_until
 from compat_tests.groups_support import produce_spread
 from compat_tests.java_tools import run_tool
+from compat_tests.raw_kafka import RawConnection
+from wire.error_codes import ErrorCode
 
 PARTITIONS = 6
 BATCH = 60
@@ -134,3 +138,50 @@ def test_regex_subscription_picks_up_a_topic_created_later(broker_factory: Broke
                                                            client: str) -> None:
     broker = broker_factory(f"kip848-regex-{client}", CONSUMER_PROTOCOL_OVERRIDES)
     _regex_picks_up_new_topic(broker, client, members)
+
+
+def _join(conn: RawConnection, group: str, member: str) -> dict[str, Any]:
+    return conn.request(68, 1, {"group_id": group, "member_id": member, "member_epoch": 0, "instance_id": None,
+                                "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["t"],
+                                "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []})
+
+
+def _classic_join(conn: RawConnection, group: str) -> int:
+    return conn.request(11, 9, {"group_id": group, "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000,
+                                "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+                                "protocols": [{"name": "range", "metadata": b""}], "reason": None})["error_code"]
+
+
+def test_consumer_protocol_switches_and_bounds(broker_factory: BrokerFactory) -> None:
+    """Without ``consumer`` in group.coordinator.rebalance.protocols the KIP-848 APIs are neither
+    advertised nor served; ``group.consumer.max.size`` refuses one member too many; an empty group
+    changes protocol when a member of the other one joins, a group with members does not."""
+    classic_only = broker_factory("kip848-off", {"group.coordinator.rebalance.protocols": "classic"})
+    with RawConnection(classic_only.port) as conn:
+        _, versions = conn.api_versions()
+        assert 68 not in versions and 69 not in versions
+        assert _join(conn, "g", "m1")["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+
+    broker = broker_factory("kip848-bounds", {**CONSUMER_PROTOCOL_OVERRIDES, "group.consumer.max.size": "1"})
+    with RawConnection(broker.port) as conn:
+        conn.create_topic("t")
+        group = unique_topic("g848-switch")
+        deadline = time.monotonic() + 60
+        while (first := _join(conn, group, "m1"))["error_code"] in (14, 15, 16):
+            assert time.monotonic() < deadline, first
+            time.sleep(0.1)
+        assert first["error_code"] == ErrorCode.NONE
+        full = _join(conn, group, "m2")
+        assert (full["error_code"], full["error_message"]) == (
+            ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity of 1 members.")
+        # A classic member cannot join while a consumer-protocol member is in; once it left, it can.
+        assert _classic_join(conn, group) == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        left = conn.request(68, 1, {**{k: None for k in ("instance_id", "rack_id", "subscribed_topic_names",
+                                                          "subscribed_topic_regex", "server_assignor",
+                                                          "topic_partitions")},
+                                    "group_id": group, "member_id": "m1", "member_epoch": -1,
+                                    "rebalance_timeout_ms": -1})
+        assert left["error_code"] == ErrorCode.NONE
+        assert _classic_join(conn, group) == ErrorCode.MEMBER_ID_REQUIRED
+        listed = conn.request(16, 5, {"states_filter": [], "types_filter": []})["groups"]
+        assert [g["group_type"] for g in listed if g["group_id"] == group] == ["classic"]

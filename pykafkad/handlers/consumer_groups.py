@@ -8,7 +8,6 @@ and handed to the group's actor, which owns membership, epochs and assignment
 
 from __future__ import annotations
 
-import base64
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.groups import client_host
+from pykafkad.metadata.znodes import kafka_uuid
 from pykafkad.regular_expression import whole_name_matcher
 from wire.error_codes import ErrorCode
 
@@ -34,8 +34,8 @@ def consumer_protocol_enabled(broker: Broker) -> bool:
 
 
 def new_member_id() -> str:
-    """A member id as Kafka's ``Uuid.randomUuid().toString()`` writes one (22 URL-safe base64 characters)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A member id as Kafka's ``Uuid.randomUuid().toString()`` writes one."""
+    return kafka_uuid(uuid.uuid4())
 
 
 def _invalid(message: str) -> KafkaError:
