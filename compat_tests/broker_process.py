@@ -41,11 +41,20 @@ def broker_module() -> str:
     return "pykafkad"
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """A loopback TCP port that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback TCP port that nothing listens on right now, and that this process has not handed out
+    before: a port chosen for a broker's HTTP endpoint is not bound until the broker starts, so the
+    kernel may offer it again for the broker's own listener (seen once in CI)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 class BrokerError(AssertionError):

@@ -271,7 +271,32 @@ def _group_config(s: Session, value: str | None) -> int:
                                                                                      "value": None}
     r = s.conn.request(44, 1, {"resources": [{"resource_type": 32, "resource_name": s.group, "configs": [
         {"name": "consumer.heartbeat.interval.ms", **operation}]}], "validate_only": False})
-    return r["responses"][0]["error_code"]
+    error = r["responses"][0]["error_code"]
+    if error == 0:
+        _wait_group_config(s, value if value is not None else BROKER_HEARTBEAT_INTERVAL)
+    return error
+
+
+BROKER_HEARTBEAT_INTERVAL = "5000"
+
+
+def _wait_group_config(s: Session, value: str) -> None:
+    """Until DescribeConfigs shows the group's new interval.
+
+    Both brokers apply a group config after answering the alter (Kafka once its broker replays the
+    controller's record), so a heartbeat sent at once may still see the old one: that race is not what
+    the comparison is about.
+    """
+    deadline = time.monotonic() + 30
+    while True:
+        r = s.conn.request(32, 4, {"resources": [{"resource_type": 32, "resource_name": s.group,
+                                                  "configuration_keys": ["consumer.heartbeat.interval.ms"]}],
+                                   "include_synonyms": False, "include_documentation": False})
+        seen = [c["value"] for c in r["results"][0]["configs"] if c["name"] == "consumer.heartbeat.interval.ms"]
+        if seen == [value]:
+            return
+        assert time.monotonic() < deadline, f"group config {value} not described within 30 s: {r}"
+        time.sleep(0.05)
 
 
 def _group_configs(s: Session, see: Callable[[str, Any], None]) -> None:
