@@ -16,6 +16,7 @@ stale member epochs; a non-empty group that cannot be deleted.
 
 from __future__ import annotations
 
+import struct
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ import pytest
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.conftest import REFERENCE_OVERRIDES
 from compat_tests.raw_kafka import RawConnection
+from pykafkad.coordinator.group.consumer_protocol import assigned_partitions, encode_assignment
 
 HEARTBEAT, DESCRIBE, FIND_COORDINATOR, METADATA = 68, 69, 10, 3
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_COMMIT, OFFSET_FETCH = 15, 16, 42, 8, 9
@@ -311,3 +313,148 @@ def _group_configs(s: Session, see: Callable[[str, Any], None]) -> None:
 def test_group_configs_set_the_heartbeat_interval_as_kafka(consumer_protocol_broker: BrokerProcess,
                                                            reference_kafka: BrokerProcess) -> None:
     _compare(consumer_protocol_broker, reference_kafka, "configs", _group_configs)
+
+
+# -- a mixed group: classic members in a consumer-protocol group (KIP-848's online migration) --------
+
+JOIN_GROUP, SYNC_GROUP, CLASSIC_HEARTBEAT = 11, 14, 12
+
+
+def _subscription(topics: list[str], owned: dict[str, list[int]]) -> bytes:
+    """A ConsumerProtocolSubscription v1, as a cooperative Java consumer sends it."""
+    out = struct.pack(">hi", 1, len(topics))
+    for t in topics:
+        out += struct.pack(">h", len(t)) + t.encode()
+    out += struct.pack(">ii", -1, len(owned))
+    for t, ps in owned.items():
+        out += struct.pack(">h", len(t)) + t.encode() + struct.pack(f">i{len(ps)}i", len(ps), *ps)
+    return out
+
+
+class Classic:
+    """A classic member of ``s``'s group, speaking raw JoinGroup, SyncGroup and Heartbeat; the member
+    ids the broker makes up are shown as the member's name."""
+
+    def __init__(self, s: Session, name: str, ids: dict[str, str]) -> None:
+        self.s, self.name, self.ids = s, name, ids
+        self.member_id = ""
+        self.generation = -1
+
+    def _shown(self, member_id: str) -> str:
+        return self.ids.get(member_id, "?" if member_id else "")
+
+    def join(self, owned: dict[str, list[int]] | None = None,
+             protocols: tuple[str, ...] = ("cooperative-sticky",)) -> dict[str, Any]:
+        metadata = _subscription(["cg-t"], owned or {})
+        r = self.s.conn.request(JOIN_GROUP, 9, {
+            "group_id": self.s.group, "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000,
+            "member_id": self.member_id, "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": p, "metadata": metadata} for p in protocols], "reason": None})
+        if r["member_id"]:
+            self.member_id = r["member_id"]
+            self.ids.setdefault(r["member_id"], self.name)
+        if r["error_code"] == 0:
+            self.generation = r["generation_id"]
+        return {"error": r["error_code"], "member": self._shown(r["member_id"]), "generation": r["generation_id"],
+                "protocol": (r["protocol_type"], r["protocol_name"]), "leader": self._shown(r["leader"]),
+                "skip": r["skip_assignment"], "members": sorted(self._shown(m["member_id"]) for m in r["members"])}
+
+    def sync(self, assignments: dict[str, bytes] | None = None) -> dict[str, Any]:
+        by_id = {i: n for i, n in self.ids.items()}
+        r = self.s.conn.request(SYNC_GROUP, 5, {
+            "group_id": self.s.group, "generation_id": self.generation, "member_id": self.member_id,
+            "group_instance_id": None, "protocol_type": "consumer", "protocol_name": "cooperative-sticky",
+            "assignments": [{"member_id": next(i for i, n in by_id.items() if n == name), "assignment": a}
+                            for name, a in (assignments or {}).items()]})
+        return {"error": r["error_code"], "protocol": (r["protocol_type"], r["protocol_name"]),
+                "assignment": assigned_partitions(r["assignment"]) if r["assignment"] else None}
+
+    def heartbeat(self) -> int:
+        return self.s.conn.request(CLASSIC_HEARTBEAT, 4, {
+            "group_id": self.s.group, "generation_id": self.generation, "member_id": self.member_id,
+            "group_instance_id": None})["error_code"]
+
+    def commit(self, generation: int | None = None) -> int:
+        r = self.s.conn.request(OFFSET_COMMIT, 8, {
+            "group_id": self.s.group, "generation_id_or_member_epoch": generation if generation is not None
+            else self.generation, "member_id": self.member_id, "group_instance_id": None,
+            "retention_time_ms": -1, "topics": [{"name": "cg-t", "topic_id": uuid.UUID(int=0), "partitions": [
+                {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                 "committed_metadata": None}]}]})
+        return r["topics"][0]["partitions"][0]["error_code"]
+
+
+def _described(s: Session, ids: dict[str, str], sizes: bool = False) -> dict[str, Any]:
+    """ConsumerGroupDescribe with made-up member ids shown by name (``sizes``: only how many
+    partitions the members have and are to have, as which member gives one up depends on how the
+    made-up ids hash)."""
+    d = s.describe()
+    d["members"] = sorted((ids.get(m[0], m[0]), *m[1:]) for m in d["members"])
+    if sizes:
+        d["members"] = sorted((sum(map(len, m[3].values())), sum(map(len, m[4].values()))) for m in d["members"])
+    return d
+
+
+def _listed_type(s: Session) -> list[tuple[str, str]]:
+    listed = s.conn.request(LIST_GROUPS, 5, {"states_filter": [], "types_filter": []})["groups"]
+    return [(g["group_type"], g["protocol_type"]) for g in listed if g["group_id"] == s.group]
+
+
+def _classic_described(s: Session, ids: dict[str, str]) -> dict[str, Any]:
+    d = s.conn.request(DESCRIBE_GROUPS, 5, {"groups": [s.group], "include_authorized_operations": False})
+    g = d["groups"][0]
+    return {"error": g["error_code"], "state": g["group_state"], "protocol": (g["protocol_type"], g["protocol_data"]),
+            "members": sorted(ids.get(m["member_id"], "?") for m in g["members"])}
+
+
+def _mixed_group(s: Session, see: Callable[[str, Any], None]) -> None:
+    ids: dict[str, str] = {}
+    c1 = Classic(s, "c1", ids)
+    see("c1 asked for a member id", c1.join())
+    see("c1 joins the classic group as its leader", c1.join())
+    everything = {"cg-t": [0, 1, 2, 3]}
+    see("c1 syncs with every partition", c1.sync({"c1": encode_assignment(everything, 1)}))
+    see("a classic group", _listed_type(s))
+
+    m1 = s.join("m1", ["cg-t"])
+    ids["m1"] = "m1"
+    see("m1 joins with the consumer protocol: the group upgrades", m1)
+    see("a consumer group now", _listed_type(s))
+    see("described with both members", _described(s, ids))
+    see("DescribeGroups no longer describes it", _classic_described(s, ids))
+    see("c1 told to rejoin", c1.heartbeat())
+    see("c1's commit at its generation", c1.commit())
+    see("c1's commit at another generation", c1.commit(generation=c1.generation + 5))
+    see("c1 rejoins still owning everything", c1.join(owned=everything))
+    see("c1 syncs: what it keeps", c1.sync())
+    see("c1's heartbeat while revoking", c1.heartbeat())
+    kept = {"cg-t": [p for p in range(4) if p in (c1.sync()["assignment"] or {}).get("cg-t", [])]}
+    see("c1 rejoins having revoked", c1.join(owned=kept))
+    see("c1 syncs at its new epoch", c1.sync())
+    see("c1 stable", c1.heartbeat())
+    m1_now = s.heartbeat(member_id="m1", member_epoch=m1["epoch"], owned={})
+    see("m1 gets the partitions c1 released", m1_now)
+    see("described settled", _described(s, ids))
+
+    c2 = Classic(s, "c2", ids)
+    see("a classic member with a protocol the others lack", c2.join(protocols=("range",)))
+    see("c2 joins", c2.join())
+    see("c2 joins with its id", c2.join())
+    see("c2 syncs", c2.sync())
+    see("c2 leaves", s.conn.request(13, 4, {"group_id": s.group, "members": [
+        {"member_id": c2.member_id, "group_instance_id": None, "reason": None}]})["members"][0]["error_code"])
+    see("described after c2 left", _described(s, ids, sizes=True))
+
+    see("m1 leaves: the group downgrades", s.heartbeat(member_id="m1", member_epoch=-1))
+    see("a classic group again", _listed_type(s))
+    see("DescribeGroups describes it", _classic_described(s, ids))
+    see("ConsumerGroupDescribe no longer does", s.describe()["error"])
+    see("c1 told to rejoin the classic group", c1.heartbeat())
+    see("c1 rejoins: a new generation", c1.join(owned=kept))
+    see("c1 syncs as the leader", c1.sync({"c1": encode_assignment(everything, 1)}))
+    see("stable", _classic_described(s, ids))
+
+
+def test_a_mixed_group_answers_as_kafka(consumer_protocol_broker: BrokerProcess,
+                                        reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "mixed", _mixed_group)

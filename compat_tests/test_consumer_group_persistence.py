@@ -2,7 +2,8 @@
 is back from ``__consumer_offsets`` with the same group and assignment epochs, the same members at
 the same member epochs and the same partitions, so its members carry on heartbeating at their epochs
 with no rebalance; a member that was revoking partitions still must revoke them; a deleted group
-stays deleted.  The records are Kafka's: Kafka's own GroupCoordinatorRecordSerde reads them.
+stays deleted.  A mixed group's classic member comes back too, and so does the classic group a mixed
+group turns back into.  The records are Kafka's: Kafka's own GroupCoordinatorRecordSerde reads them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from compat_tests.conftest import BrokerFactory
 from compat_tests.consumer_protocol_support import CONSUMER_PROTOCOL_OVERRIDES
 from compat_tests.java_tools import java_classpath, java_executable
 from compat_tests.raw_kafka import RawConnection
-from compat_tests.test_consumer_group_heartbeat_kafka import Session, _ready
+from compat_tests.test_consumer_group_heartbeat_kafka import Classic, Session, _ready
+from pykafkad.coordinator.group.consumer_protocol import encode_assignment
 
 GROUP_RECORDS = Path(__file__).resolve().parent / "java" / "GroupRecords.java"
 OVERRIDES = {**CONSUMER_PROTOCOL_OVERRIDES, "group.consumer.assignment.interval.ms": "0",
@@ -89,3 +91,65 @@ def test_group_resumes_after_coordinator_kill9(broker_factory: BrokerFactory) ->
     with conn:
         gone = s.describe()
         assert gone["error"] == 69, gone
+
+
+def test_a_mixed_group_resumes_and_downgrades_after_coordinator_kill9(broker_factory: BrokerFactory) -> None:
+    """A classic member of a consumer-protocol group keeps its place, epoch and partitions across a
+    kill -9 of its coordinator (its session timeout and protocols are in Kafka's ClassicMemberMetadata);
+    after the consumer-protocol member leaves, the classic group it turned into is what comes back."""
+    broker = broker_factory("kip848-mixed-persist", OVERRIDES)
+    group = f"mixed-{uuid.uuid4().hex[:8]}"
+    with RawConnection(broker.port) as conn:
+        conn.create_topic("cg-t", 4)
+        conn.wait_for_leader("cg-t")
+    ids: dict[str, str] = {}
+    conn, s = _session(broker.port, group)
+    with conn:
+        s.learn("cg-t")
+        c1 = Classic(s, "c1", ids)
+        assert c1.join()["error"] == 79
+        assert c1.join()["generation"] == 1
+        assert c1.sync({"c1": encode_assignment({"cg-t": [0, 1, 2, 3]}, 1)})["error"] == 0
+        m1 = s.join("m1", ["cg-t"])
+        assert m1["error"] == 0
+        assert c1.join(owned={"cg-t": [0, 1, 2, 3]})["error"] == 0
+        assert c1.sync()["assignment"] == {"cg-t": [0, 1]}
+        assert c1.join(owned={"cg-t": [0, 1]})["generation"] == m1["epoch"]
+        assert s.heartbeat(member_id="m1", member_epoch=m1["epoch"], owned={})["assignment"] == {"cg-t": [2, 3]}
+        before = s.describe()
+        assert before["state"] == "Stable" and sorted(m[5] for m in before["members"]) == [0, 1], before
+
+    broker.kill9()
+    broker.start()
+    conn, s = _session(broker.port, group)
+    with conn:
+        s.learn("cg-t")
+        c1.s = s
+        assert s.describe() == before
+        assert c1.heartbeat() == 0
+        assert c1.sync()["assignment"] == {"cg-t": [0, 1]}
+        # m1 leaves: only the classic member is left, and the group turns classic.
+        assert s.heartbeat(member_id="m1", member_epoch=m1["epoch"], owned={"cg-t": [2, 3]})["error"] == 0
+        assert s.heartbeat(member_id="m1", member_epoch=-1)["error"] == 0
+        assert s.describe()["error"] == 69
+
+    decoded = subprocess.run([java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                              "-cp", java_classpath(), str(GROUP_RECORDS), broker.bootstrap, group],
+                             capture_output=True, text=True, timeout=120)
+    assert decoded.returncode == 0, decoded.stderr[-3000:]
+    lines = decoded.stdout.splitlines()
+    assert any(line.startswith("ConsumerGroupMemberMetadataKey") and "classicMemberMetadata=ClassicMemberMetadata("
+               "sessionTimeoutMs=30000" in line for line in lines), lines
+    # The downgrade: the consumer group's records tombstoned, its metadata last, then the classic group.
+    assert lines[-2].startswith("ConsumerGroupMetadataKey") and lines[-2].endswith("tombstone"), lines
+    assert lines[-1].startswith("GroupMetadataKey") and "protocolType='consumer'" in lines[-1], lines
+
+    broker.kill9()
+    broker.start()
+    conn, s = _session(broker.port, group)
+    with conn:
+        c1.s = s
+        described = conn.request(15, 5, {"groups": [group], "include_authorized_operations": False})["groups"][0]
+        assert described["group_state"] in ("Stable", "PreparingRebalance"), described
+        assert [m["member_id"] for m in described["members"]] == [c1.member_id], described
+        assert c1.join(owned={"cg-t": [0, 1]})["error"] == 0

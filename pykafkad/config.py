@@ -719,11 +719,11 @@ KEYS: dict[str, ConfigKey] = {
                   by="config.py", doc="The lowest group.consumer.assignment.interval.ms allowed."),
         ConfigKey("group.consumer.max.assignment.interval.ms", "int", 15000, at_least(0),
                   by="config.py", doc="The highest group.consumer.assignment.interval.ms allowed."),
-        # Accepted, with no effect yet: pykafkad does not migrate a group with members between the
-        # classic and the consumer protocol (docs/compatibility.md).
         ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
                   Check("one of disabled, upgrade, downgrade, bidirectional (any case)", _check_migration_policy),
-                  doc="Which online migrations between the classic and the consumer protocol Kafka allows."),
+                  doc="Which online migrations of a group with members between the classic and the consumer "
+                      "protocol may happen: upgrade (a consumer-protocol member joins a classic group), "
+                      "downgrade (the last consumer-protocol member leaves a mixed group), both, or neither."),
         # Transaction coordinator (pykafkad.coordinator.transaction)
         ConfigKey("transaction.state.log.num.partitions", "int", 50, at_least(1),
                   by="coordinator/transaction/coordinator.py",

@@ -8,17 +8,15 @@ and handed to the group's actor, which owns membership, epochs and assignment
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.coordinator.group.consumer_group import HeartbeatFields
-from pykafkad.coordinator.group.consumer_member import JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH
+from pykafkad.coordinator.group.consumer_member import JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, new_member_id
 from pykafkad.coordinator.group.requests import ConsumerHeartbeat, DescribeConsumerGroup, consumer_heartbeat_error
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.groups import client_host
-from pykafkad.metadata.znodes import kafka_uuid
 from pykafkad.regular_expression import whole_name_matcher
 from wire.error_codes import ErrorCode
 
@@ -31,11 +29,6 @@ CLIENT_MEMBER_ID_FROM = 1
 
 def consumer_protocol_enabled(broker: Broker) -> bool:
     return "consumer" in broker.config["group.coordinator.rebalance.protocols"]
-
-
-def new_member_id() -> str:
-    """A member id as Kafka's ``Uuid.randomUuid().toString()`` writes one."""
-    return kafka_uuid(uuid.uuid4())
 
 
 def _invalid(message: str) -> KafkaError:

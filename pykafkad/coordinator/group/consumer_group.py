@@ -41,6 +41,7 @@ from pykafkad.coordinator.group.consumer_member import (
     LEAVE_EPOCH,
     STATE_CODES,
     STATIC_LEAVE_EPOCH,
+    ClassicMetadata,
     ConsumerMember,
     MemberState,
     from_wire,
@@ -52,8 +53,8 @@ from pykafkad.errors import KafkaError
 from pykafkad.regular_expression import whole_name_matcher
 from wire.error_codes import ErrorCode
 
-# ConsumerGroupDescribe's member type of a member that speaks this protocol (0 is a classic member).
-CONSUMER_MEMBER_TYPE = 1
+# ConsumerGroupDescribe's member types: a member that speaks the classic protocol, or this one.
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1
 
 
 class TopicImage(Protocol):
@@ -143,7 +144,10 @@ class ConsumerGroup:
                     "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
                     "client_host": m.client_host, "subscribed_topic_names": list(m.subscribed_topic_names),
                     "subscribed_topic_regex": m.subscribed_topic_regex,
-                    "rebalance_timeout_ms": m.rebalance_timeout_ms, "server_assignor": m.server_assignor})),
+                    "rebalance_timeout_ms": m.rebalance_timeout_ms, "server_assignor": m.server_assignor,
+                    "classic_member_metadata": None if m.classic is None else {
+                        "session_timeout_ms": m.classic.session_timeout_ms,
+                        "supported_protocols": [{"name": n, "metadata": md} for n, md in m.classic.protocols]}})),
                 (record_key(CURRENT_MEMBER, g, m.member_id), record_value(CURRENT_MEMBER, {
                     "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
                     "state": STATE_CODES[m.state], "assigned_partitions": topic_partitions(m.assigned),
@@ -169,6 +173,11 @@ class ConsumerGroup:
         states = {code: state for state, code in STATE_CODES.items()}
         for member_id, meta in stored.member_metadata.items():
             current = stored.current.get(member_id, {})
+            classic = meta.get("classic_member_metadata")
+            classic_metadata = None if classic is None else ClassicMetadata(
+                classic["session_timeout_ms"], tuple((p["name"], bytes(p["metadata"]))
+                                                     for p in classic["supported_protocols"]))
+            session_ms = config.session_timeout_ms if classic is None else classic["session_timeout_ms"]
             member = ConsumerMember(
                 member_id, instance_id=meta["instance_id"], rack_id=meta["rack_id"], client_id=meta["client_id"],
                 client_host=meta["client_host"], rebalance_timeout_ms=meta["rebalance_timeout_ms"],
@@ -179,8 +188,8 @@ class ConsumerGroup:
                 state=states.get(current.get("state", 0), MemberState.STABLE),
                 assigned=assignment_of(current.get("assigned_partitions", [])),
                 pending_revocation=assignment_of(current.get("partitions_pending_revocation", [])),
-                session_deadline=now_s + config.session_timeout_ms / 1000)
-            if member.state == MemberState.UNREVOKED_PARTITIONS:
+                classic=classic_metadata, session_deadline=now_s + session_ms / 1000)
+            if member.state == MemberState.UNREVOKED_PARTITIONS and classic is None:
                 member.rebalance_deadline = now_s + max(member.rebalance_timeout_ms, 0) / 1000
             group.members[member_id] = member
             if member.instance_id is not None:
@@ -194,7 +203,7 @@ class ConsumerGroup:
         """After loading: today's topic metadata is what the stored target was computed from when
         its digest matches the stored one, so loading alone bumps no epoch; a topic that changed
         while nobody coordinated the group bumps it on the next heartbeat."""
-        today = self._subscription_metadata(topics)
+        today = self.subscription_metadata(topics)
         if metadata_hash(today) == self.stored_metadata_hash:
             self.subscribed_metadata = today
 
@@ -266,7 +275,8 @@ class ConsumerGroup:
                                     else member.subscribed_topic_names),
             subscribed_topic_regex=(request.subscribed_topic_regex if request.subscribed_topic_regex is not None
                                     else member.subscribed_topic_regex),
-            client_id=request.client_id, client_host=request.client_host,
+            client_id=request.client_id, client_host=request.client_host, classic=None,
+            join_deadline=math.inf, sync_deadline=math.inf,
         )
         if updated.subscribed_topic_regex == "":
             updated.subscribed_topic_regex = None
@@ -277,7 +287,7 @@ class ConsumerGroup:
         self.members[updated.member_id] = updated
         if updated.instance_id is not None:
             self.static_members[updated.instance_id] = updated.member_id
-        metadata = self._subscription_metadata(topics)
+        metadata = self.subscription_metadata(topics)
         if metadata != self.subscribed_metadata:
             self.subscribed_metadata = metadata
             bump = True
@@ -287,7 +297,7 @@ class ConsumerGroup:
             self.group_epoch += 2 if first_subscriber else 1
         self.maybe_assign(now_s, topics)
         reported = from_wire(request.topic_partitions) if request.topic_partitions is not None else None
-        reconciled = self._reconcile(updated, reported, now_s)
+        reconciled = self.reconcile_member(updated, reported, now_s)
         response: dict[str, Any] = {
             "error_code": ErrorCode.NONE, "error_message": None, "member_id": reconciled.member_id,
             "member_epoch": reconciled.member_epoch, "heartbeat_interval_ms": heartbeat_interval_ms,
@@ -310,6 +320,13 @@ class ConsumerGroup:
                 held_by = self.static_members.get(request.instance_id)
                 if held_by is not None and held_by != member_id:
                     old = self.members[held_by]
+                    if old.uses_classic_protocol:
+                        # A classic static member is replaced by one that speaks the consumer
+                        # protocol (a rolling upgrade): it starts from epoch 0 with the partitions.
+                        del self.members[held_by]
+                        self.target[member_id] = self.target.pop(held_by, {})
+                        return replace(old, member_id=member_id, member_epoch=0, previous_member_epoch=0,
+                                       session_deadline=math.inf), False
                     if old.member_epoch != STATIC_LEAVE_EPOCH:
                         raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
                                          f"Static member {member_id} with instance id {request.instance_id} cannot "
@@ -371,14 +388,20 @@ class ConsumerGroup:
         return {"error_code": ErrorCode.NONE, "error_message": None, "member_id": member.member_id,
                 "member_epoch": request.member_epoch, "heartbeat_interval_ms": 0, "assignment": None}
 
-    def remove_member(self, member_id: str) -> None:
-        """A member left, timed out or was fenced: its partitions are free and the group epoch moves."""
+    def remove_member(self, member_id: str, bump: bool = True) -> ConsumerMember | None:
+        """A member left, timed out or was fenced: its partitions are free and the group epoch moves
+        (once for several members leaving together: the caller bumps it with ``bump_epoch``)."""
         member = self.members.pop(member_id, None)
         if member is None:
-            return
+            return None
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
         self.target.pop(member_id, None)
+        if bump:
+            self.bump_epoch()
+        return member
+
+    def bump_epoch(self) -> None:
         self.group_epoch += 1
         if not self.members:
             # Nothing left to assign: the (empty) target is at the group's epoch.
@@ -387,7 +410,7 @@ class ConsumerGroup:
 
     # -- target assignment and reconciliation ----------------------------------------------------
 
-    def _subscription_metadata(self, topics: TopicImage) -> dict[str, tuple[uuid.UUID, int]]:
+    def subscription_metadata(self, topics: TopicImage) -> dict[str, tuple[uuid.UUID, int]]:
         metadata = {}
         for name in self.subscribed_topics(topics):
             found = topics.topic(name)
@@ -395,11 +418,12 @@ class ConsumerGroup:
                 metadata[name] = found
         return metadata
 
-    def maybe_assign(self, now_s: float, topics: TopicImage) -> bool:
-        """Compute a new target when the group epoch is ahead of it and the assignment interval passed."""
+    def maybe_assign(self, now_s: float, topics: TopicImage, at_once: bool = False) -> bool:
+        """Compute a new target when the group epoch is ahead of it and the assignment interval passed
+        (``at_once``: whether it passed or not)."""
         if self.group_epoch <= self.assignment_epoch:
             return False
-        if now_s < self.last_assignment_s + self.config.assignment_interval_ms / 1000:
+        if not at_once and now_s < self.last_assignment_s + self.config.assignment_interval_ms / 1000:
             return False
         ordered = dict(sorted(self.subscribed_metadata.items()))
         topic_partitions = {topic_id: count for topic_id, count in ordered.values()}
@@ -413,7 +437,10 @@ class ConsumerGroup:
         self.last_assignment_s = now_s
         return True
 
-    def _reconcile(self, member: ConsumerMember, reported: Assignment | None, now_s: float) -> ConsumerMember:
+    def reconcile_member(self, member: ConsumerMember, reported: Assignment | None,
+                         now_s: float) -> ConsumerMember:
+        """The member moved towards its target as far as it may now (``reported``: the partitions it
+        says it owns, None when it did not say), and kept."""
         owners = self._owners()
 
         def owned_elsewhere(topic_id: uuid.UUID, partition: int) -> bool:
@@ -423,7 +450,8 @@ class ConsumerGroup:
         was_revoking = member.state == MemberState.UNREVOKED_PARTITIONS
         reconciled = reconcile(member, self.assignment_epoch, self.target.get(member.member_id, {}),
                                owned_elsewhere, reported)
-        if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
+        if reconciled.state == MemberState.UNREVOKED_PARTITIONS and not reconciled.uses_classic_protocol:
+            # (A classic member has its join and sync timeouts instead, as in Kafka.)
             if not was_revoking or reconciled.member_epoch != member.member_epoch:
                 reconciled.rebalance_deadline = now_s + max(reconciled.rebalance_timeout_ms, 0) / 1000
         else:
@@ -436,24 +464,51 @@ class ConsumerGroup:
     def next_deadline(self) -> float:
         deadlines = [math.inf]
         for m in self.members.values():
-            deadlines += [m.session_deadline, m.rebalance_deadline]
+            deadlines += [m.session_deadline, m.rebalance_deadline, m.join_deadline, m.sync_deadline]
         return min(deadlines)
 
-    def fire_timers(self, now_s: float, log: Callable[[str], None]) -> None:
-        """Remove members whose session or revocation time ran out.  The new target is computed on
-        the next heartbeat, as Kafka does."""
-        for m in list(self.members.values()):
+    def expired_members(self, now_s: float) -> list[tuple[str, str]]:
+        """The members to fence now, each with why: their session, revocation, join or sync time ran
+        out.  The caller removes them (``remove_member``, or turns the group back into a classic one);
+        the new target is computed on the next heartbeat, as Kafka does."""
+        expired = []
+        for m in self.members.values():
             if m.session_deadline <= now_s:
-                log(f"member {m.member_id} session expired")
-                self.remove_member(m.member_id)
+                expired.append((m.member_id, "session expired"))
             elif m.rebalance_deadline <= now_s:
-                log(f"member {m.member_id} did not revoke its partitions within its rebalance timeout; fenced")
-                self.remove_member(m.member_id)
+                expired.append((m.member_id, "did not revoke its partitions within its rebalance timeout"))
+            elif m.join_deadline <= now_s:
+                expired.append((m.member_id, "the classic member failed to join within the rebalance timeout"))
+            elif m.sync_deadline <= now_s:
+                expired.append((m.member_id, "the classic member failed to sync within the rebalance timeout"))
+        return expired
+
+    def fire_timers(self, now_s: float, log: Callable[[str], None]) -> list[ConsumerMember]:
+        """Remove the members ``expired_members`` names; the removed ones."""
+        removed = []
+        for member_id, why in self.expired_members(now_s):
+            log(f"member {member_id}: {why}; fenced")
+            member = self.remove_member(member_id)
+            if member is not None:
+                removed.append(member)
+        return removed
+
+    def only_classic_members_except(self, member_id: str) -> bool:
+        """Whether every member but ``member_id`` (one that speaks the consumer protocol) speaks the
+        classic protocol, and there is at least one: the group may then turn back into a classic group
+        as that member goes (Kafka's online downgrade)."""
+        member = self.members.get(member_id)
+        if member is None or member.uses_classic_protocol or len(self.members) < 2:
+            return False
+        return all(m.uses_classic_protocol for m in self.members.values() if m.member_id != member_id)
 
     # -- offsets ---------------------------------------------------------------------------------
 
-    def commit_error(self, member_id: str, member_epoch: int, transactional: bool = False) -> ErrorCode | None:
-        """Whether a commit (or a fetch naming a member) from ``member_id`` at ``member_epoch`` is taken."""
+    def commit_error(self, member_id: str, member_epoch: int, transactional: bool = False,
+                     version: int | None = None) -> ErrorCode | None:
+        """Whether a commit (or a fetch naming a member) from ``member_id`` at ``member_epoch`` is taken;
+        ``version`` is OffsetCommit's (a consumer-protocol member commits with v9 or later).  A classic
+        member's generation is its member epoch, and a wrong one is ILLEGAL_GENERATION."""
         if member_epoch < 0 and not self.members:
             return None  # an admin client or a consumer outside the group, while it is empty
         if transactional and member_epoch < 0 and not member_id:
@@ -461,8 +516,10 @@ class ConsumerGroup:
         member = self.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if version is not None and version < 9 and not transactional and not member.uses_classic_protocol:
+            return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            return ErrorCode.ILLEGAL_GENERATION if member.uses_classic_protocol else ErrorCode.STALE_MEMBER_EPOCH
         return None
 
     # -- ConsumerGroupDescribe ---------------------------------------------------------------------
@@ -481,7 +538,7 @@ class ConsumerGroup:
             "subscribed_topic_names": list(m.subscribed_topic_names),
             "subscribed_topic_regex": m.subscribed_topic_regex or "",
             "assignment": named(m.owned), "target_assignment": named(self.target.get(m.member_id, {})),
-            "member_type": CONSUMER_MEMBER_TYPE,
+            "member_type": CLASSIC_MEMBER_TYPE if m.uses_classic_protocol else CONSUMER_MEMBER_TYPE,
         } for m in self.members.values()]
         return {"error_code": ErrorCode.NONE, "error_message": None, "group_id": self.group_id,
                 "group_state": self.state, "group_epoch": self.group_epoch,

@@ -57,6 +57,14 @@ VALUES: dict[int, MessageSchema] = {
         Field("subscribed_topic_regex", "string", _V0, nullable=_V0, default=None),
         Field("rebalance_timeout_ms", "int32", _V0, default=-1),
         Field("server_assignor", "string", _V0, nullable=_V0, default=None),
+        # Set for a member that speaks the classic protocol to the consumer group (null otherwise).
+        Field("classic_member_metadata", Struct("ClassicMemberMetadata", (
+            Field("session_timeout_ms", "int32", _V0),
+            Field("supported_protocols", ArrayOf(Struct("ClassicProtocol", (
+                Field("name", "string", _V0),
+                Field("metadata", "bytes", _V0),
+            ))), _V0),
+        )), _V0, nullable=_V0, tag=0, tagged=_V0, default=None),
     ),
     TARGET_METADATA: _schema(
         "ConsumerGroupTargetAssignmentMetadataValue",

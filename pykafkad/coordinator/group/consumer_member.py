@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from pykafkad.coordinator.group.assignors import Assignment
+from pykafkad.metadata.znodes import kafka_uuid
 
 # Member epochs a heartbeat carries: 0 joins, -1 leaves, -2 leaves a static member's place held.
 JOIN_EPOCH = 0
@@ -31,6 +32,11 @@ class MemberState(enum.Enum):
 
 # How ConsumerGroupCurrentMemberAssignment records a state (Kafka's MemberState values).
 STATE_CODES = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1, MemberState.UNRELEASED_PARTITIONS: 2}
+
+
+def new_member_id() -> str:
+    """A member id as Kafka's ``Uuid.randomUuid().toString()`` writes one."""
+    return kafka_uuid(uuid.uuid4())
 
 
 def copy_assignment(assignment: Assignment) -> Assignment:
@@ -60,6 +66,24 @@ def to_wire(assignment: Assignment) -> list[dict[str, object]]:
             if ps]
 
 
+@dataclass(frozen=True)
+class ClassicMetadata:
+    """What a member that speaks the classic protocol to a consumer-protocol group joined with
+    (Kafka's ClassicMemberMetadata): its session timeout and its protocols, in its order of preference."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol it is answered with: its first (Kafka's choice for a classic member here)."""
+        return self.protocols[0][0]
+
+    @property
+    def metadata(self) -> bytes:
+        return self.protocols[0][1]
+
+
 @dataclass
 class ConsumerMember:
     """A member as Kafka's ``ConsumerGroupMember`` keeps it."""
@@ -78,9 +102,14 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
-    # trio.current_time() deadlines: the session, and (while revoking) the rebalance timeout.
+    # Set for a member that speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat).
+    classic: ClassicMetadata | None = None
+    # trio.current_time() deadlines: the session, and (while revoking) the rebalance timeout; a
+    # classic member instead has to rejoin once told to, and to sync once joined, within it.
     session_deadline: float = math.inf
     rebalance_deadline: float = math.inf
+    join_deadline: float = math.inf
+    sync_deadline: float = math.inf
 
     @property
     def owned(self) -> Assignment:
@@ -89,6 +118,10 @@ class ConsumerMember:
         for t, ps in self.pending_revocation.items():
             owned.setdefault(t, set()).update(ps)
         return owned
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def subscription(self) -> tuple[tuple[str, ...], str | None]:
         return tuple(sorted(self.subscribed_topic_names)), self.subscribed_topic_regex

@@ -91,6 +91,7 @@ class GroupCoordinator:
                 assignors=tuple(assignor_names(c["group.consumer.assignors"])),
                 assignment_interval_ms=c["group.consumer.assignment.interval.ms"],
             ),
+            migration_policy=c["group.consumer.migration.policy"],
         )
         self._actors: dict[str, GroupActor] = {}
         self._nursery: trio.Nursery | None = None

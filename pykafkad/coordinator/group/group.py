@@ -27,8 +27,10 @@ from typing import Any, Protocol
 
 import trio
 
+from pykafkad.coordinator.group import classic_members
 from pykafkad.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupConfig, TopicImage
 from pykafkad.coordinator.group.consumer_group_records import GROUP_METADATA, StoredConsumerGroup
+from pykafkad.coordinator.group.consumer_member import LEAVE_EPOCH, new_member_id
 from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from pykafkad.coordinator.group.member import Member, reply
 from pykafkad.coordinator.group.offsets_store import (
@@ -39,6 +41,13 @@ from pykafkad.coordinator.group.offsets_store import (
     group_value,
     offset_key,
     offset_value,
+)
+from pykafkad.coordinator.group.protocol_migration import (
+    assign_targets,
+    classic_members_of,
+    consumer_group_from_classic,
+    downgrade_enabled,
+    upgrade_enabled,
 )
 from pykafkad.coordinator.group.requests import (
     CommitOffsets,
@@ -101,6 +110,8 @@ class GroupConfig:
     retention_check_interval_ms: int
     offset_metadata_max_bytes: int
     consumer: ConsumerGroupConfig
+    # group.consumer.migration.policy: which online migrations between the protocols may happen.
+    migration_policy: str = "bidirectional"
 
 
 class GroupStore(TopicImage, Protocol):
@@ -236,8 +247,13 @@ class GroupActor:
                 log.info("group %s: member %s session expired", self.group_id, m.member_id)
                 self._remove_member_and_update_group(m)
         if self.consumer is not None:
-            self.consumer.fire_timers(now, lambda what: log.info("group %s: %s", self.group_id, what))
-            if self._store_consumer() != ErrorCode.NONE:
+            expired = self.consumer.expired_members(now)
+            for member_id, why in expired:
+                log.info("group %s: member %s: %s; fenced", self.group_id, member_id, why)
+                if self.consumer is None:
+                    break  # it turned classic: its members' sessions start again there
+                self._fence_consumer_member(member_id)
+            if expired and self.consumer is not None and self._store_consumer() != ErrorCode.NONE:
                 log.warning("group %s: members removed, but not yet in %s", self.group_id, "__consumer_offsets")
         if self.retention_deadline <= now:
             self.retention_deadline = now + self.config.retention_check_interval_ms / 1000
@@ -717,10 +733,12 @@ class GroupActor:
 
     def _classic_may_take(self, request: GroupRequest, out: Reply) -> bool:
         """A classic request to a group that speaks the consumer protocol: an empty one goes back to
-        the classic protocol on JoinGroup; otherwise the classic member is unknown to it."""
-        if self.consumer is None:
+        the classic protocol on JoinGroup; otherwise the consumer group answers it, holding the
+        classic member among its own (``classic_members``)."""
+        consumer = self.consumer
+        if consumer is None:
             return True
-        if isinstance(request, JoinGroup) and not self.consumer.members:
+        if isinstance(request, JoinGroup) and not consumer.members:
             log.info("group %s: empty consumer group converted to a classic group", self.group_id)
             self.consumer = None
             error = self._store_consumer()
@@ -728,24 +746,119 @@ class GroupActor:
                 reply(out, join_error(error, request.member_id))
                 return False
             return True
-        if isinstance(request, JoinGroup):
-            reply(out, join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id))
-        elif isinstance(request, SyncGroup):
-            reply(out, sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
-        elif isinstance(request, LeaveGroup):
-            reply(out, {"error_code": ErrorCode.NONE, "members": [
-                {**x, "error_code": ErrorCode.UNKNOWN_MEMBER_ID} for x in request.members]})
-        else:
-            reply(out, {"error_code": ErrorCode.UNKNOWN_MEMBER_ID})
+        now = trio.current_time()
+        response: dict[str, Any]
+        try:
+            if isinstance(request, JoinGroup):
+                response = classic_members.join(consumer, request, new_member_id, now, self.store)
+            elif isinstance(request, SyncGroup):
+                response = classic_members.sync(consumer, request, now, self.store)
+            elif isinstance(request, Heartbeat):
+                response = {"error_code": classic_members.heartbeat(consumer, request, now)}
+            else:
+                assert isinstance(request, LeaveGroup)
+                response = {"error_code": ErrorCode.NONE,
+                            "members": classic_members.leave(consumer, request.members, self.store)}
+        except KafkaError as e:
+            if e.message:
+                log.info("group %s: %s refused: %s", self.group_id, type(request).__name__, e.message)
+            reply(out, request.error_reply(self.group_id, e.code))
+            return False
+        error = self._store_consumer()
+        if error != ErrorCode.NONE:
+            reply(out, request.error_reply(self.group_id, error))
+            return False
+        reply(out, response)
         return False
 
+    def _may_upgrade(self) -> bool:
+        """Whether this classic group, with members, may become a consumer group as a member joins it
+        with ConsumerGroupHeartbeat (Kafka's ``validateOnlineUpgrade``)."""
+        if not upgrade_enabled(self.config.migration_policy):
+            log.info("group %s: not upgraded to a consumer group: the online upgrade is disabled", self.group_id)
+            return False
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            log.info("group %s: not upgraded to a consumer group: it does not use the consumer embedded protocol",
+                     self.group_id)
+            return False
+        if len(self.members) > self.config.consumer.max_size:
+            log.info("group %s: not upgraded to a consumer group: it has more members than group.consumer.max.size",
+                     self.group_id)
+            return False
+        return True
+
+    def _end_classic(self) -> None:
+        """The classic group's state is over (it became a consumer group): what it held is answered
+        with REBALANCE_IN_PROGRESS, so those members join again."""
+        for m in self.members.values():
+            reply(m.join_reply, join_error(ErrorCode.REBALANCE_IN_PROGRESS, m.member_id))
+            reply(m.sync_reply, sync_error(ErrorCode.REBALANCE_IN_PROGRESS))
+        self.members = {}
+        self.static_members = {}
+        self.pending_members = {}
+        self.pending_sync = set()
+        self.join_deadline = self.sync_deadline = math.inf
+        self.join_initial = False
+        self.protocol_type = self.protocol_name = self.leader_id = None
+        self.generation = 0
+        self._transition(GroupState.EMPTY)
+
+    def _fence_consumer_member(self, member_id: str) -> None:
+        """A member of the consumer group leaves or is fenced: when only classic members remain, the
+        group may turn back into a classic group (Kafka's online downgrade); else it is removed."""
+        assert self.consumer is not None
+        if self.consumer.only_classic_members_except(member_id) and self._may_downgrade():
+            self._downgrade(member_id)
+        else:
+            self.consumer.remove_member(member_id)
+
+    def _may_downgrade(self) -> bool:
+        assert self.consumer is not None
+        if not downgrade_enabled(self.config.migration_policy):
+            log.info("group %s: not downgraded to a classic group: the online downgrade is disabled", self.group_id)
+            return False
+        if len(self.consumer.members) - 1 > self.config.max_size:
+            log.info("group %s: not downgraded to a classic group: it has more members than group.max.size",
+                     self.group_id)
+            return False
+        return True
+
+    def _downgrade(self, leaving: str) -> None:
+        """The consumer group becomes a classic group without ``leaving``: at its epoch as the
+        generation, each member with its target partitions, and a rebalance begins."""
+        consumer = self.consumer
+        assert consumer is not None
+        members = classic_members_of(consumer, leaving)
+        self.members = {m.member_id: m for m in members}
+        self.static_members = {m.group_instance_id: m.member_id for m in members if m.group_instance_id is not None}
+        self.protocol_type = CONSUMER_PROTOCOL_TYPE
+        self.generation = consumer.group_epoch
+        self.protocol_name = self._select_protocol()
+        self.leader_id = members[0].member_id
+        assign_targets(consumer, members, self.protocol_name, self.store)
+        self.consumer = None
+        self._transition(GroupState.STABLE)
+        for m in members:
+            self._schedule_heartbeat(m)
+        error = self._store_consumer(after=[(group_key(self.group_id), group_value(self._stored_group()))])
+        if error != ErrorCode.NONE:
+            log.warning("group %s: downgraded, but not yet in %s: %s", self.group_id, "__consumer_offsets", error.name)
+        log.info("group %s: downgraded from a consumer group to a classic group at generation %d with %d member(s)",
+                 self.group_id, self.generation, len(members))
+        self._prepare_rebalance(f"Downgrade group {self.group_id} from consumer to classic.")
+
     def _consumer_heartbeat(self, args: ConsumerHeartbeat, out: Reply) -> None:
-        joining = args.fields.member_epoch == 0
+        fields = args.fields
+        joining = fields.member_epoch == 0
+        now = trio.current_time()
         # A classic group's record, tombstoned when the group turns into a consumer group.
         converted: list[tuple[bytes, bytes | None]] = []
-        if self.consumer is None:
+        group = self.consumer
+        upgrading = False
+        if group is None:
             classic = self.exists and self.state != GroupState.DEAD
-            if classic and (self.members or not joining):
+            upgrading = classic and bool(self.members) and joining and self._may_upgrade()
+            if classic and (self.members or not joining) and not upgrading:
                 message = f"Group {self.group_id} is not a consumer group."
                 reply(out, consumer_heartbeat_error(ErrorCode.GROUP_ID_NOT_FOUND, message))
                 return
@@ -753,36 +866,59 @@ class GroupActor:
                 message = f"Consumer group {self.group_id} not found."
                 reply(out, consumer_heartbeat_error(ErrorCode.GROUP_ID_NOT_FOUND, message))
                 return
+            try:
+                # The conversion counts only once the heartbeat is taken: until then the group stays classic.
+                group = (consumer_group_from_classic(self.group_id, self.config.consumer, self.generation,
+                                                     self.protocol_name or "", self.members.values(), self.store, now)
+                         if upgrading else ConsumerGroup(self.group_id, self.config.consumer))
+            except KafkaError as e:
+                reply(out, consumer_heartbeat_error(e.code, e.message))
+                return
             if classic:
-                log.info("group %s: empty classic group converted to a consumer group", self.group_id)
                 converted.append((group_key(self.group_id), None))
-            self.consumer = ConsumerGroup(self.group_id, self.config.consumer)
-            self.exists = True
-            self._transition(GroupState.EMPTY)
-        before = (self.consumer.group_epoch, self.consumer.state)
+        elif (fields.member_epoch == LEAVE_EPOCH and fields.member_id in group.members
+              and group.only_classic_members_except(fields.member_id) and self._may_downgrade()):
+            self._downgrade(fields.member_id)
+            reply(out, {"error_code": ErrorCode.NONE, "error_message": None, "member_id": fields.member_id,
+                        "member_epoch": LEAVE_EPOCH, "heartbeat_interval_ms": 0, "assignment": None})
+            return
+        before = (group.group_epoch, group.state)
         try:
-            response = self.consumer.heartbeat(args.fields, trio.current_time(), self.store)
+            response = group.heartbeat(fields, now, self.store)
         except KafkaError as e:
             reply(out, consumer_heartbeat_error(e.code, e.message))
             return
+        if group is not self.consumer:
+            if upgrading:
+                log.info("group %s: upgraded from a classic group at generation %d to a consumer group",
+                         self.group_id, self.generation)
+                self._end_classic()
+            elif converted:
+                log.info("group %s: empty classic group converted to a consumer group", self.group_id)
+            self.consumer = group
+            self.exists = True
+            self._transition(GroupState.EMPTY)
         error = self._store_consumer(converted)
         if error != ErrorCode.NONE:
             reply(out, consumer_heartbeat_error(error))
             return
-        if (self.consumer.group_epoch, self.consumer.state) != before:
-            log.info("group %s: epoch %d, assignment epoch %d, %s", self.group_id, self.consumer.group_epoch,
-                     self.consumer.assignment_epoch, self.consumer.state)
+        if (group.group_epoch, group.state) != before:
+            log.info("group %s: epoch %d, assignment epoch %d, %s", self.group_id, group.group_epoch,
+                     group.assignment_epoch, group.state)
         reply(out, response)
 
-    def _store_consumer(self, before: list[tuple[bytes, bytes | None]] | None = None) -> ErrorCode:
+    def _store_consumer(self, before: list[tuple[bytes, bytes | None]] | None = None,
+                        after: list[tuple[bytes, bytes | None]] | None = None) -> ErrorCode:
         """Write the consumer group's records that changed since the last write, and tombstones for
-        those that are gone (all of them once the group is no longer a consumer group); an answer
-        that depends on them waits until they are replicated (``GroupCoordinator.call``)."""
+        those that are gone (all of them once the group is no longer a consumer group), between
+        ``before`` and ``after``; an answer that depends on them waits until they are replicated
+        (``GroupCoordinator.call``)."""
         now = self.consumer.records() if self.consumer is not None else {}
         records = list(before or [])
         # The group metadata's tombstone goes last: replaying it ends the group.
         records += sorted(((k, None) for k in self._written_consumer if k not in now), key=_group_metadata_last)
         records += [(k, v) for k, v in now.items() if self._written_consumer.get(k) != v]
+        records += after or []
         if not records:
             return ErrorCode.NONE
         error = self.store.write(self.group_id, records)
@@ -814,10 +950,7 @@ class GroupActor:
         if self.state == GroupState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if self.consumer is not None:
-            if args.version < 9 and member_id and self.consumer.members:
-                # KIP-848: a consumer-protocol member commits with OffsetCommit v9 or later.
-                return ErrorCode.UNSUPPORTED_VERSION
-            return self.consumer.commit_error(member_id, generation)
+            return self.consumer.commit_error(member_id, generation, version=args.version)
         if generation < 0 and self.state == GroupState.EMPTY:
             return None
         if generation >= 0 or member_id or instance_id is not None:

@@ -45,6 +45,8 @@ class GroupRequest:
 @dataclass(frozen=True)
 class JoinGroup(GroupRequest):
     writes: ClassVar[bool] = True
+    # A consumer-protocol group answers a classic member's join with what it wrote (KIP-848).
+    replicated: ClassVar[bool] = True
 
     version: int
     member_id: str
