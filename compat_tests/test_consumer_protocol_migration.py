@@ -1,6 +1,6 @@
 """A consumer group rolls between the classic protocol and the consumer protocol of KIP-848 while it
-keeps consuming: Kafka's Java consumers 4.4.0, unchanged, some with ``group.protocol=classic`` and
-some with ``group.protocol=consumer``, in one group.
+keeps consuming: Kafka's Java consumers 4.4.0, and librdkafka, unchanged, some with
+``group.protocol=classic`` and some with ``group.protocol=consumer``, in one group.
 
 Two classic members share a topic; a consumer-protocol member joins, and the group turns into a
 consumer group online (its classic members keep their partitions and their commits count) and
@@ -67,10 +67,11 @@ def _member_types(broker: BrokerProcess, group: str) -> list[int]:
 
 
 @pytest.mark.compat_timeout(300)
-def test_a_group_rolls_from_classic_to_consumer_and_back(broker_factory: BrokerFactory,
-                                                         members: list[Member]) -> None:
-    broker = broker_factory("kip848-migration", CONSUMER_PROTOCOL_OVERRIDES)
-    topic, group = unique_topic("migrate"), unique_topic("g-migrate")
+@pytest.mark.parametrize("client", ["java", "rdkafka"])
+def test_a_group_rolls_from_classic_to_consumer_and_back(broker_factory: BrokerFactory, members: list[Member],
+                                                         client: str) -> None:
+    broker = broker_factory(f"kip848-migration-{client}", CONSUMER_PROTOCOL_OVERRIDES)
+    topic, group = unique_topic(f"migrate-{client}"), unique_topic(f"g-migrate-{client}")
     create_topic(broker.bootstrap, topic, PARTITIONS)
     produced: list[str] = []
 
@@ -79,7 +80,7 @@ def test_a_group_rolls_from_classic_to_consumer_and_back(broker_factory: BrokerF
         produced.extend(f"{tag}-{i}" for i in range(BATCH))
 
     def start(protocol: str) -> Member:
-        m = Member("java", broker.bootstrap, group, f"topic:{topic}", CLASSIC if protocol == "classic" else None)
+        m = Member(client, broker.bootstrap, group, f"topic:{topic}", CLASSIC if protocol == "classic" else None)
         members.append(m)
         return m
 
