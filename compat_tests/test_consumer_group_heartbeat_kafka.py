@@ -335,8 +335,8 @@ class Classic:
     """A classic member of ``s``'s group, speaking raw JoinGroup, SyncGroup and Heartbeat; the member
     ids the broker makes up are shown as the member's name."""
 
-    def __init__(self, s: Session, name: str, ids: dict[str, str]) -> None:
-        self.s, self.name, self.ids = s, name, ids
+    def __init__(self, s: Session, name: str, ids: dict[str, str], instance_id: str | None = None) -> None:
+        self.s, self.name, self.ids, self.instance_id = s, name, ids, instance_id
         self.member_id = ""
         self.generation = -1
 
@@ -348,7 +348,7 @@ class Classic:
         metadata = _subscription(["cg-t"], owned or {})
         r = self.s.conn.request(JOIN_GROUP, 9, {
             "group_id": self.s.group, "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000,
-            "member_id": self.member_id, "group_instance_id": None, "protocol_type": "consumer",
+            "member_id": self.member_id, "group_instance_id": self.instance_id, "protocol_type": "consumer",
             "protocols": [{"name": p, "metadata": metadata} for p in protocols], "reason": None})
         if r["member_id"]:
             self.member_id = r["member_id"]
@@ -363,7 +363,7 @@ class Classic:
         by_id = {i: n for i, n in self.ids.items()}
         r = self.s.conn.request(SYNC_GROUP, 5, {
             "group_id": self.s.group, "generation_id": self.generation, "member_id": self.member_id,
-            "group_instance_id": None, "protocol_type": "consumer", "protocol_name": "cooperative-sticky",
+            "group_instance_id": self.instance_id, "protocol_type": "consumer", "protocol_name": "cooperative-sticky",
             "assignments": [{"member_id": next(i for i, n in by_id.items() if n == name), "assignment": a}
                             for name, a in (assignments or {}).items()]})
         return {"error": r["error_code"], "protocol": (r["protocol_type"], r["protocol_name"]),
@@ -372,7 +372,7 @@ class Classic:
     def heartbeat(self) -> int:
         return self.s.conn.request(CLASSIC_HEARTBEAT, 4, {
             "group_id": self.s.group, "generation_id": self.generation, "member_id": self.member_id,
-            "group_instance_id": None})["error_code"]
+            "group_instance_id": self.instance_id})["error_code"]
 
     def commit(self, generation: int | None = None) -> int:
         r = self.s.conn.request(OFFSET_COMMIT, 8, {
@@ -458,3 +458,60 @@ def _mixed_group(s: Session, see: Callable[[str, Any], None]) -> None:
 def test_a_mixed_group_answers_as_kafka(consumer_protocol_broker: BrokerProcess,
                                         reference_kafka: BrokerProcess) -> None:
     _compare(consumer_protocol_broker, reference_kafka, "mixed", _mixed_group)
+
+
+def _static_replacement(s: Session, see: Callable[[str, Any], None]) -> None:
+    """The last consumer-protocol member is static; a classic member restarted with its instance id
+    takes its place, and the group, now all classic, turns classic at once."""
+    ids: dict[str, str] = {"m1": "m1"}
+    m1 = s.join("m1", ["cg-t"], instance_id="i1")
+    see("static m1 joins a new consumer group", m1)
+    c1 = Classic(s, "c1", ids)
+    c1.join()
+    see("classic c1 joins the consumer group", c1.join())
+    see("c1 syncs", c1.sync())
+    told = s.heartbeat(member_id="m1", member_epoch=m1["epoch"], instance_id="i1")
+    see("m1 told to revoke", told)
+    revoked = s.heartbeat(member_id="m1", member_epoch=m1["epoch"], instance_id="i1",
+                          owned=told["assignment"] or {})
+    see("m1 revoked", revoked)
+    see("c1 rejoins", c1.join())
+    see("c1 syncs its partitions", c1.sync())
+    see("described", _described(s, ids, sizes=True))
+    c2 = Classic(s, "c2", ids, instance_id="i1")
+    see("classic c2 takes m1's instance id: the group downgrades", c2.join())
+    see("a classic group", _listed_type(s))
+    see("DescribeGroups", _classic_described(s, ids))
+    see("c2 syncs: m1's partitions", c2.sync())
+    see("c1's heartbeat", c1.heartbeat())
+    see("c2's heartbeat", c2.heartbeat())
+    see("m1 fenced", s.heartbeat(member_id="m1", member_epoch=revoked["epoch"], instance_id="i1")["error"])
+
+
+def test_a_static_classic_member_replacing_the_last_consumer_member_as_kafka(
+        consumer_protocol_broker: BrokerProcess, reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "static-mixed", _static_replacement)
+
+
+def _static_upgrade(s: Session, see: Callable[[str, Any], None]) -> None:
+    """A classic static member restarted with the consumer protocol takes its own place back."""
+    ids: dict[str, str] = {"m1": "m1", "m2": "m2"}
+    m1 = s.join("m1", ["cg-t"])
+    see("m1 joins", m1)
+    c1 = Classic(s, "c1", ids, instance_id="i2")
+    see("static classic c1 joins", c1.join())
+    see("c1 syncs", c1.sync())
+    told = s.heartbeat(member_id="m1", member_epoch=m1["epoch"])
+    revoked = s.heartbeat(member_id="m1", member_epoch=m1["epoch"], owned=told["assignment"] or {})
+    see("m1 revoked", revoked["epoch"])
+    see("c1 rejoins", c1.join())
+    see("described", _described(s, ids, sizes=True))
+    m2 = s.join("m2", ["cg-t"], instance_id="i2")
+    see("m2 takes c1's instance id with the consumer protocol", {**m2, "assignment": len(m2["assignment"] or {})})
+    see("described with m2", sorted(m[5] for m in _described(s, ids)["members"]))
+    see("c1's heartbeat", c1.heartbeat())
+
+
+def test_a_static_classic_member_coming_back_with_the_consumer_protocol_as_kafka(
+        consumer_protocol_broker: BrokerProcess, reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "static-up", _static_upgrade)

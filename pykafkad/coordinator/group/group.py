@@ -748,9 +748,19 @@ class GroupActor:
             return True
         now = trio.current_time()
         response: dict[str, Any]
+        replaced = None
+        if isinstance(request, JoinGroup) and not request.member_id and request.group_instance_id is not None:
+            held_by = consumer.static_members.get(request.group_instance_id)
+            if held_by is not None and consumer.only_classic_members_except(held_by):
+                replaced = held_by
         try:
             if isinstance(request, JoinGroup):
                 response = classic_members.join(consumer, request, new_member_id, now, self.store)
+                if replaced is not None and response["error_code"] == ErrorCode.NONE \
+                        and self._may_downgrade(replaced=True):
+                    # The last consumer-protocol member was a static member, and a classic one took
+                    # its instance id: only classic members are left.
+                    self._downgrade(None)
             elif isinstance(request, SyncGroup):
                 response = classic_members.sync(consumer, request, now, self.store)
             elif isinstance(request, Heartbeat):
@@ -764,7 +774,8 @@ class GroupActor:
                 log.info("group %s: %s refused: %s", self.group_id, type(request).__name__, e.message)
             reply(out, request.error_reply(self.group_id, e.code))
             return False
-        error = self._store_consumer()
+        # (A downgrade wrote the group's records itself.)
+        error = self._store_consumer() if self.consumer is not None else ErrorCode.NONE
         if error != ErrorCode.NONE:
             reply(out, request.error_reply(self.group_id, error))
             return False
@@ -812,23 +823,26 @@ class GroupActor:
         else:
             self.consumer.remove_member(member_id)
 
-    def _may_downgrade(self) -> bool:
+    def _may_downgrade(self, replaced: bool = False) -> bool:
+        """Whether the group may turn classic as its last consumer-protocol member goes (``replaced``:
+        by a classic static member taking its instance id, which keeps the group's size)."""
         assert self.consumer is not None
         if not downgrade_enabled(self.config.migration_policy):
             log.info("group %s: not downgraded to a classic group: the online downgrade is disabled", self.group_id)
             return False
-        if len(self.consumer.members) - 1 > self.config.max_size:
+        if len(self.consumer.members) - (0 if replaced else 1) > self.config.max_size:
             log.info("group %s: not downgraded to a classic group: it has more members than group.max.size",
                      self.group_id)
             return False
         return True
 
-    def _downgrade(self, leaving: str) -> None:
+    def _downgrade(self, leaving: str | None) -> None:
         """The consumer group becomes a classic group without ``leaving``: at its epoch as the
-        generation, each member with its target partitions, and a rebalance begins."""
+        generation, each member with its target partitions, and a rebalance begins (none when a
+        classic static member replaced the last consumer-protocol one: ``leaving`` None)."""
         consumer = self.consumer
         assert consumer is not None
-        members = classic_members_of(consumer, leaving)
+        members = classic_members_of(consumer, leaving or "")
         self.members = {m.member_id: m for m in members}
         self.static_members = {m.group_instance_id: m.member_id for m in members if m.group_instance_id is not None}
         self.protocol_type = CONSUMER_PROTOCOL_TYPE
@@ -845,7 +859,8 @@ class GroupActor:
             log.warning("group %s: downgraded, but not yet in %s: %s", self.group_id, "__consumer_offsets", error.name)
         log.info("group %s: downgraded from a consumer group to a classic group at generation %d with %d member(s)",
                  self.group_id, self.generation, len(members))
-        self._prepare_rebalance(f"Downgrade group {self.group_id} from consumer to classic.")
+        if leaving is not None:
+            self._prepare_rebalance(f"Downgrade group {self.group_id} from consumer to classic.")
 
     def _consumer_heartbeat(self, args: ConsumerHeartbeat, out: Reply) -> None:
         fields = args.fields
