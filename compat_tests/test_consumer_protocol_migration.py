@@ -8,9 +8,10 @@ gives the newcomer its share; a classic member is replaced by another consumer-p
 classic member joins the mixed group, the consumer-protocol members leave, and as the last one goes
 the group turns back into a classic group whose members share every partition.  Through all of it,
 every record produced is consumed and none twice (every member commits what it consumed before it
-gives a partition up), and ConsumerGroupDescribe, ListGroups and kafka-consumer-groups.sh show which
-protocol each member and the group speak.  With ``group.consumer.migration.policy=disabled`` a
-consumer-protocol member cannot join a classic group with members, as Kafka refuses it.
+gives a partition up), and ConsumerGroupDescribe, ListGroups and kafka-consumer-groups.sh (its
+UPGRADED column) show which protocol each member and the group speak.  With
+``group.consumer.migration.policy=downgrade`` a consumer-protocol member cannot join a classic group
+with members, as Kafka refuses it.
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def test_a_group_rolls_from_classic_to_consumer_and_back(broker_factory: BrokerF
     described = _describe(broker, group)
     assert described["group_state"] == "Stable", described
     assert _member_types(broker, group) == [CLASSIC_MEMBER, CONSUMER_MEMBER, CONSUMER_MEMBER]
+    # Kafka's tool shows which members moved to the consumer protocol (its UPGRADED column).
+    described_by_tool = run_tool("kafka-consumer-groups", ["--bootstrap-server", broker.bootstrap, "--describe",
+                                                           "--group", group, "--members", "--verbose"]).stdout
+    rows = [line.split() for line in described_by_tool.splitlines() if line.startswith(group)]
+    assert sorted(row[-1] for row in rows) == ["false", "true", "true"], described_by_tool
     produce("three")
     all_consumed("batch three consumed")
 

@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from compat_tests.broker_process import BrokerError, BrokerProcess, free_port
 from compat_tests.raw_kafka import RawConnection, produce_body, record_batch
+from compat_tests.test_consumer_group_heartbeat_kafka import Classic, Session
 
 
 class MetricsBroker:
@@ -206,7 +207,7 @@ def test_the_admin_api_shows_the_cluster_topics_groups_and_logs(metrics: Metrics
 
 def test_the_admin_api_shows_a_consumer_protocol_group_with_its_epochs(metrics: MetricsBroker) -> None:
     """A KIP-848 group (``group.protocol=consumer``) shows its type, assignor, group and assignment
-    epochs, and each member's epoch and target assignment."""
+    epochs, and each member's epoch, target assignment and protocol (a classic member joins it)."""
     topic, group = f"api848-{uuid.uuid4().hex[:8]}", f"api848-{uuid.uuid4().hex[:8]}"
     with RawConnection(metrics.broker.port) as conn:
         conn.create_topic(topic, partitions=2)
@@ -231,6 +232,17 @@ def test_the_admin_api_shows_a_consumer_protocol_group_with_its_epochs(metrics: 
         assert (listed[group]["type"], listed[group]["members"]) == ("consumer", 1)
         status, page = metrics.get(f"/groups/{group}")
         assert status == 200 and b"consumer protocol" in page and b"group epoch" in page, page[:2000]
+
+        # A classic member joins the group (KIP-848's mixed groups): each member shows its protocol.
+        with RawConnection(metrics.broker.port) as conn:
+            session = Session(conn, group)
+            classic = Classic(session, "classic", {})
+            classic.join()
+            assert classic.join()["error"] == 0
+        detail = json.loads(metrics.get(f"/api/groups/{group}")[1])
+        assert sorted(m["protocol"] for m in detail["members"]) == ["classic", "consumer"], detail
+        status, page = metrics.get(f"/groups/{group}")
+        assert status == 200 and b"<th>Protocol</th>" in page and b"<td>classic</td>" in page, page[:3000]
     finally:
         consumer.close()
 

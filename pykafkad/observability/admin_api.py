@@ -16,6 +16,7 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.broker_logging import RECENT
+from pykafkad.coordinator.group.consumer_group import CONSUMER_MEMBER_TYPE
 from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions
 from pykafkad.coordinator.group.requests import DescribeConsumerGroup, DescribeGroup, FetchOffsets, ListGroup
 
@@ -91,6 +92,8 @@ async def _members(broker: Broker, group_id: str, listed: dict[str, Any]) -> dic
         d = await broker.groups.call(group_id, DescribeConsumerGroup())
         members = [{"member_id": m["member_id"], "group_instance_id": m["instance_id"], "client_id": m["client_id"],
                     "client_host": m["client_host"], "member_epoch": m["member_epoch"],
+                    # A mixed group's members speak either protocol (KIP-848's migration).
+                    "protocol": "consumer" if m["member_type"] == CONSUMER_MEMBER_TYPE else "classic",
                     "assignment": _partitions(m["assignment"]),
                     "target_assignment": _partitions(m["target_assignment"])}
                    for m in d["members"]]

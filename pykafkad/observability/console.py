@@ -179,9 +179,9 @@ async def group_page(broker: Broker, history: History, group_id: str) -> bytes:
 
     kip848 = g["type"] == "consumer"
     members = [[_e(m["member_id"]), _e(m["client_id"]), _e(m["client_host"]), partitions(m["assignment"])]
-               + ([_num(m["member_epoch"]), partitions(m["target_assignment"])] if kip848 else [])
+               + ([_e(m["protocol"]), _num(m["member_epoch"]), partitions(m["target_assignment"])] if kip848 else [])
                for m in g["members"]]
-    member_columns = ["Member", "Client", "Host", "Partitions"] + (["Epoch", "Target"] if kip848 else [])
+    member_columns = ["Member", "Client", "Host", "Partitions"] + (["Protocol", "Epoch", "Target"] if kip848 else [])
     epochs = (f', group epoch {_e(g["group_epoch"])}, assignment epoch {_e(g["assignment_epoch"])}'
               if kip848 else "")
     offsets = [[_e(o["topic"]), _num(o["partition"]), _num(o["committed_offset"]), _num(o["high_watermark"]),
