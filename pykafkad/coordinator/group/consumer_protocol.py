@@ -69,17 +69,27 @@ def protocol_version(metadata: bytes) -> int:
     return min(version, HIGHEST_VERSION)
 
 
-def decode_subscription(metadata: bytes) -> Subscription:
-    """A classic member's subscription; MalformedProtocol when it does not parse."""
-    version = protocol_version(metadata)
+def _decode(decoders: list[Any], data: bytes) -> tuple[int, dict[str, Any]]:
+    version = protocol_version(data)
     try:
-        fields, _ = _SUBSCRIPTION_DECODERS[version](memoryview(metadata), 2)
+        fields, _ = decoders[version](memoryview(data), 2)
     except (DecodeError, struct.error, UnicodeDecodeError, IndexError) as e:
         raise MalformedProtocol(str(e)) from e
-    owned: dict[str, list[int]] = {}
-    for tp in fields["owned_partitions"] or []:
-        owned.setdefault(tp["topic"], []).extend(tp["partitions"])
-    return Subscription(version, list(fields["topics"] or []), owned, fields["rack_id"])
+    return version, fields
+
+
+def _by_topic(entries: list[dict[str, Any]] | None) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for tp in entries or []:
+        out.setdefault(tp["topic"], []).extend(tp["partitions"])
+    return out
+
+
+def decode_subscription(metadata: bytes) -> Subscription:
+    """A classic member's subscription; MalformedProtocol when it does not parse."""
+    version, fields = _decode(_SUBSCRIPTION_DECODERS, metadata)
+    return Subscription(version, list(fields["topics"] or []), _by_topic(fields["owned_partitions"]),
+                        fields["rack_id"])
 
 
 def decode_assignment(assignment: bytes) -> dict[str, list[int]]:
@@ -87,15 +97,7 @@ def decode_assignment(assignment: bytes) -> dict[str, list[int]]:
     assignment a rebalance reset); MalformedProtocol when it does not parse."""
     if not assignment:
         return {}
-    version = protocol_version(assignment)
-    try:
-        fields, _ = _ASSIGNMENT_DECODERS[version](memoryview(assignment), 2)
-    except (DecodeError, struct.error, UnicodeDecodeError, IndexError) as e:
-        raise MalformedProtocol(str(e)) from e
-    out: dict[str, list[int]] = {}
-    for tp in fields["assigned_partitions"] or []:
-        out.setdefault(tp["topic"], []).extend(tp["partitions"])
-    return out
+    return _by_topic(_decode(_ASSIGNMENT_DECODERS, assignment)[1]["assigned_partitions"])
 
 
 def encode_assignment(partitions: dict[str, list[int]], version: int) -> bytes:
