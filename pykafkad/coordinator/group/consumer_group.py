@@ -231,16 +231,26 @@ class ConsumerGroup:
 
     def subscribed_topics(self, topics: TopicImage) -> set[str]:
         names: set[str] = set()
+        matched: dict[str, set[str]] = {}
         for m in self.members.values():
-            names |= self._member_topics(m, topics)
+            names |= self._member_topics(m, topics, matched)
         return names
 
     @staticmethod
-    def _member_topics(member: ConsumerMember, topics: TopicImage) -> set[str]:
+    def _member_topics(member: ConsumerMember, topics: TopicImage,
+                       matched: dict[str, set[str]] | None = None) -> set[str]:
+        """The topics a member subscribes to; ``matched`` keeps each pattern's topics across the
+        members of one pass (members of a group mostly share one pattern: the topics are scanned once)."""
         names = set(member.subscribed_topic_names)
-        if member.subscribed_topic_regex:
-            matches = whole_name_matcher(member.subscribed_topic_regex)
-            names |= {n for n in topics.regex_candidates() if matches(n)}
+        regex = member.subscribed_topic_regex
+        if regex:
+            found = matched.get(regex) if matched is not None else None
+            if found is None:
+                matches = whole_name_matcher(regex)
+                found = {n for n in topics.regex_candidates() if matches(n)}
+                if matched is not None:
+                    matched[regex] = found
+            names |= found
         return names
 
     def _owners(self) -> dict[tuple[uuid.UUID, int], str]:
@@ -428,8 +438,9 @@ class ConsumerGroup:
         ordered = dict(sorted(self.subscribed_metadata.items()))
         topic_partitions = {topic_id: count for topic_id, count in ordered.values()}
         subscriptions = {}
+        matched: dict[str, set[str]] = {}
         for m in self.members.values():
-            names = self._member_topics(m, topics)
+            names = self._member_topics(m, topics, matched)
             subscriptions[m.member_id] = frozenset(ordered[n][0] for n in names if n in ordered)
         assignor = ASSIGNORS[self.assignor_name()]
         self.target = assignor(subscriptions, topic_partitions, self.target)
