@@ -690,7 +690,8 @@ KEYS: dict[str, ConfigKey] = {
         ConfigKey("group.coordinator.rebalance.protocols", "list", ["classic", "consumer", "streams"],
                   Check("a list of classic, consumer, streams, share", _check_rebalance_protocols),
                   by="handlers/consumer_groups.py",
-                  doc="The group protocols served; without consumer, ConsumerGroupHeartbeat is not advertised."),
+                  doc="The group protocols served; without consumer, ConsumerGroupHeartbeat answers "
+                      "UNSUPPORTED_VERSION."),
         ConfigKey("group.consumer.session.timeout.ms", "int", 45000, at_least(1),
                   by="coordinator/group/coordinator.py",
                   doc="How long a consumer-protocol member may go without a heartbeat."),

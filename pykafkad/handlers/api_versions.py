@@ -24,14 +24,13 @@ UNKNOWN_NODE = -1
 
 def _api_keys(broker: Broker | None = None) -> list[dict[str, int]]:
     from pykafkad.handlers import APIS
-    from pykafkad.handlers.consumer_groups import consumer_protocol_enabled
     from pykafkad.handlers.telemetry import GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, telemetry_enabled
 
-    # KIP-848's APIs are advertised only while the consumer protocol is served, as Kafka does; the
-    # telemetry APIs only with a receiver for the metrics (metrics.listener), as Kafka with a plugin.
+    # The telemetry APIs are advertised only with a receiver for the metrics (metrics.listener), as
+    # Kafka with a plugin.  KIP-848's are advertised even without `consumer` in
+    # group.coordinator.rebalance.protocols, as Kafka 4.4 does: the heartbeat then answers
+    # UNSUPPORTED_VERSION.
     hidden: set[int] = set()
-    if broker is None or not consumer_protocol_enabled(broker):
-        hidden |= {68, 69}
     if broker is None or not telemetry_enabled(broker):
         hidden |= {GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY}
     return [
