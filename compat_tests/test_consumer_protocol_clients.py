@@ -153,7 +153,8 @@ def _classic_join(conn: RawConnection, group: str) -> int:
 
 
 def test_consumer_protocol_switches_and_bounds(broker_factory: BrokerFactory) -> None:
-    """Without ``consumer`` in group.coordinator.rebalance.protocols the KIP-848 heartbeat is refused;
+    """Without ``consumer`` in group.coordinator.rebalance.protocols, or with group.version 0, the
+    KIP-848 heartbeat is refused;
     ``group.consumer.max.size`` refuses one member too many, of either protocol; an empty group
     changes protocol when a member of the other one joins."""
     classic_only = broker_factory("kip848-off", {"group.coordinator.rebalance.protocols": "classic"})
@@ -162,6 +163,19 @@ def test_consumer_protocol_switches_and_bounds(broker_factory: BrokerFactory) ->
         _, versions = conn.api_versions()
         assert 68 in versions and 69 in versions
         assert _join(conn, "g", "m1")["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+
+    # group.version gates them too, as in Kafka 4.4 (checked against it): a new cluster has it at 1.
+    gated = broker_factory("kip848-feature")
+    with RawConnection(gated.port) as conn:
+        conn.create_topic("t")
+        assert _join(conn, "gv", "m1")["error_code"] in (ErrorCode.NONE, 14, 15, 16)
+    disabled = run_tool("kafka-features", ["--bootstrap-server", gated.bootstrap, "disable", "--feature",
+                                           "group.version"])
+    assert "group.version was disabled." in disabled.stdout, disabled.stdout
+    with RawConnection(gated.port) as conn:
+        assert _join(conn, "gv", "m1")["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+        described = conn.request(69, 1, {"group_ids": ["gv"], "include_authorized_operations": False})
+        assert described["groups"][0]["error_code"] == ErrorCode.UNSUPPORTED_VERSION
 
     broker = broker_factory("kip848-bounds", {**CONSUMER_PROTOCOL_OVERRIDES, "group.consumer.max.size": "1"})
     with RawConnection(broker.port) as conn:

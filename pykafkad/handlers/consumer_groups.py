@@ -17,6 +17,7 @@ from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.groups import client_host
+from pykafkad.metadata.features import GROUP_VERSION
 from pykafkad.regular_expression import whole_name_matcher
 from wire.error_codes import ErrorCode
 
@@ -28,7 +29,10 @@ CLIENT_MEMBER_ID_FROM = 1
 
 
 def consumer_protocol_enabled(broker: Broker) -> bool:
-    return "consumer" in broker.config["group.coordinator.rebalance.protocols"]
+    """Whether KIP-848's consumer groups are served: Kafka 4.4 needs both the broker's
+    group.coordinator.rebalance.protocols and the cluster's group.version (level 1)."""
+    return ("consumer" in broker.config["group.coordinator.rebalance.protocols"]
+            and broker.metadata.features.level(GROUP_VERSION) >= 1)
 
 
 def _invalid(message: str) -> KafkaError:
@@ -97,8 +101,12 @@ async def consumer_group_heartbeat(broker: Broker, ctx: RequestContext, body: di
 
 async def consumer_group_describe(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     groups = []
+    enabled = consumer_protocol_enabled(broker)
     for group_id in body["group_ids"]:
         empty = DescribeConsumerGroup().error_reply(group_id, ErrorCode.NONE)
+        if not enabled:
+            groups.append({**empty, "error_code": ErrorCode.UNSUPPORTED_VERSION})
+            continue
         if not group_id:
             groups.append({**empty, "error_code": ErrorCode.INVALID_GROUP_ID})
             continue

@@ -9,8 +9,9 @@ ApiVersions reports the levels with an epoch (the node's version plus one, 0 whi
 so clients see a change; ``kafka-features.sh`` changes them through UpdateFeatures.
 
 The features are Kafka 4.4's, with its ranges, so ``kafka-features.sh upgrade --release 4.4``
-(which names every one of them) is taken.  pykafkad acts on ``transaction.version``; the others
-are recorded and described, and ``NOT_IMPLEMENTED`` says what a level above 0 would ask for that
+(which names every one of them) is taken.  pykafkad acts on ``transaction.version`` and on
+``group.version`` (KIP-848's consumer groups are served at level 1); the others are recorded and
+described, and ``NOT_IMPLEMENTED`` says what a level above 0 would ask for that
 pykafkad does not do (the broker logs it when one is set).
 """
 
@@ -23,6 +24,7 @@ from pykafkad.metadata.store import Node
 
 FEATURE_ZNODE = "/feature"
 TRANSACTION_VERSION = "transaction.version"
+GROUP_VERSION = "group.version"
 METADATA_VERSION = "metadata.version"
 ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
 # metadata.version 3.3-IV3, the lowest Kafka sets (the first with feature level records).
@@ -33,7 +35,7 @@ LATEST_METADATA_VERSION = 33
 # means the feature is off; a feature not listed supports level 0 only.
 SUPPORTED: dict[str, tuple[int, int]] = {
     ELIGIBLE_LEADER_REPLICAS_VERSION: (0, 1),
-    "group.version": (0, 1),
+    GROUP_VERSION: (0, 1),
     "kraft.version": (0, 1),
     METADATA_VERSION: (MINIMUM_METADATA_VERSION, LATEST_METADATA_VERSION),
     "share.version": (0, 2),
@@ -43,7 +45,6 @@ SUPPORTED: dict[str, tuple[int, int]] = {
 # What a level above 0 of these asks for that pykafkad does not do: the level is only recorded.
 NOT_IMPLEMENTED: dict[str, str] = {
     ELIGIBLE_LEADER_REPLICAS_VERSION: "eligible leader replicas (KIP-966)",
-    "group.version": "the consumer group protocol of KIP-848 (ConsumerGroupHeartbeat)",
     "kraft.version": "KRaft (pykafkad runs single-node or on ZooKeeper)",
     METADATA_VERSION: "behaviour by metadata.version (it serves Kafka 4.4's protocol at every level)",
     "share.version": "share groups (KIP-932)",
@@ -54,9 +55,11 @@ NOT_IMPLEMENTED: dict[str, str] = {
 METADATA_CHANGED_AT = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33})
 # Features a level depends on: (feature, level) -> the metadata.version level it needs.
 METADATA_VERSION_NEEDED = {(ELIGIBLE_LEADER_REPLICAS_VERSION, 1): 23}
-# A cluster never told otherwise runs at these (Kafka 4.4 bootstraps transaction.version=2, and
-# group, share, streams and ELR levels that pykafkad leaves off, since it does not implement them).
-DEFAULT_LEVELS: dict[str, int] = {METADATA_VERSION: LATEST_METADATA_VERSION, TRANSACTION_VERSION: 2}
+# A cluster never told otherwise runs at these (Kafka 4.4 bootstraps transaction.version=2 and
+# group.version=1, which turns KIP-848's consumer groups on, and share, streams and ELR levels that
+# pykafkad leaves off, since it does not implement them).
+DEFAULT_LEVELS: dict[str, int] = {METADATA_VERSION: LATEST_METADATA_VERSION, TRANSACTION_VERSION: 2,
+                                  GROUP_VERSION: 1}
 _ZNODE_VERSION = 2
 _ENABLED = 1
 
