@@ -515,3 +515,26 @@ def _static_upgrade(s: Session, see: Callable[[str, Any], None]) -> None:
 def test_a_static_classic_member_coming_back_with_the_consumer_protocol_as_kafka(
         consumer_protocol_broker: BrokerProcess, reference_kafka: BrokerProcess) -> None:
     _compare(consumer_protocol_broker, reference_kafka, "static-up", _static_upgrade)
+
+
+def _rebalance_timeout(s: Session, see: Callable[[str, Any], None]) -> None:
+    """A member that keeps heartbeating but never revokes what it is told to is fenced once its
+    rebalance timeout passes, and the partitions go to the member waiting for them."""
+    m1 = s.heartbeat(member_id="m1", rebalance_timeout_ms=2000, subscribed_topic_names=["cg-t"], owned={})
+    see("m1 joins with a 2 s rebalance timeout", m1)
+    m2 = s.join("m2", ["cg-t"])
+    see("m2 joins", m2)
+    see("m1 told to revoke", s.heartbeat(member_id="m1", member_epoch=m1["epoch"]))
+    # m1 keeps its session alive and never revokes: its heartbeats are answered until it is fenced.
+    deadline = time.monotonic() + 30
+    while (held := s.heartbeat(member_id="m1", member_epoch=m1["epoch"],
+                               owned={"cg-t": [0, 1, 2, 3]}))["error"] == 0:
+        assert time.monotonic() < deadline, "m1 was not fenced within 30 s"
+        time.sleep(0.2)
+    see("m1 fenced", {k: held[k] for k in ("error", "message", "epoch")})
+    see("m2 gets every partition", s.heartbeat(member_id="m2", member_epoch=m2["epoch"], owned={}))
+
+
+def test_the_rebalance_timeout_fences_as_kafka(consumer_protocol_broker: BrokerProcess,
+                                               reference_kafka: BrokerProcess) -> None:
+    _compare(consumer_protocol_broker, reference_kafka, "rebalance-timeout", _rebalance_timeout)
