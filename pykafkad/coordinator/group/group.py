@@ -1,4 +1,6 @@
-"""One classic consumer group: Kafka's group state machine, run as a single actor task.
+"""One group, run as a single actor task: a classic group (Kafka's group state machine), or a
+consumer-protocol group (KIP-848: ``ConsumerGroup``, with classic members among its own while a
+group migrates between the protocols).
 
 The actor owns everything about its group (members, generation, protocol, committed offsets,
 timers) and is the only code that touches it; requests arrive on a memory channel and each
@@ -249,9 +251,9 @@ class GroupActor:
         if self.consumer is not None:
             expired = self.consumer.expired_members(now)
             for member_id, why in expired:
-                log.info("group %s: member %s: %s; fenced", self.group_id, member_id, why)
                 if self.consumer is None:
                     break  # it turned classic: its members' sessions start again there
+                log.info("group %s: member %s: %s; fenced", self.group_id, member_id, why)
                 self._fence_consumer_member(member_id)
             if expired and self.consumer is not None and self._store_consumer() != ErrorCode.NONE:
                 log.warning("group %s: members removed, but not yet in %s", self.group_id, "__consumer_offsets")
