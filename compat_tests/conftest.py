@@ -72,6 +72,10 @@ REFERENCE_OVERRIDES = {
     # A consumer-protocol group's target assignment on the heartbeat that needs it, not batched by
     # the clock (test_consumer_group_heartbeat_kafka compares the answers heartbeat by heartbeat).
     "group.consumer.assignment.interval.ms": "0",
+    # A single broker can hold the share coordinator's __share_group_state (share groups' partitions
+    # become assignable only once their state is written there).
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
 }
 
 

@@ -720,6 +720,28 @@ KEYS: dict[str, ConfigKey] = {
                   by="config.py", doc="The lowest group.consumer.assignment.interval.ms allowed."),
         ConfigKey("group.consumer.max.assignment.interval.ms", "int", 15000, at_least(0),
                   by="config.py", doc="The highest group.consumer.assignment.interval.ms allowed."),
+        ConfigKey("group.share.session.timeout.ms", "int", 45000, at_least(1),
+                  by="coordinator/group/coordinator.py",
+                  doc="How long a share-group member may go without a heartbeat."),
+        ConfigKey("group.share.min.session.timeout.ms", "int", 45000, at_least(1),
+                  by="config.py", doc="The lowest group.share.session.timeout.ms allowed."),
+        ConfigKey("group.share.max.session.timeout.ms", "int", 60000, at_least(1),
+                  by="config.py", doc="The highest group.share.session.timeout.ms allowed."),
+        ConfigKey("group.share.heartbeat.interval.ms", "int", 5000, at_least(1),
+                  by="coordinator/group/coordinator.py", doc="How often share-group members heartbeat."),
+        ConfigKey("group.share.min.heartbeat.interval.ms", "int", 5000, at_least(1),
+                  by="config.py", doc="The lowest group.share.heartbeat.interval.ms allowed."),
+        ConfigKey("group.share.max.heartbeat.interval.ms", "int", 15000, at_least(1),
+                  by="config.py", doc="The highest group.share.heartbeat.interval.ms allowed."),
+        ConfigKey("group.share.max.size", "int", 200, at_least(1),
+                  by="coordinator/group/coordinator.py", doc="The most members of one share group."),
+        ConfigKey("group.share.assignment.interval.ms", "int", 1000, at_least(0),
+                  by="coordinator/group/coordinator.py",
+                  doc="The least time between two target assignments of a share group."),
+        ConfigKey("group.share.min.assignment.interval.ms", "int", 0, at_least(0),
+                  by="config.py", doc="The lowest group.share.assignment.interval.ms allowed."),
+        ConfigKey("group.share.max.assignment.interval.ms", "int", 15000, at_least(0),
+                  by="config.py", doc="The highest group.share.assignment.interval.ms allowed."),
         ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
                   Check("one of disabled, upgrade, downgrade, bidirectional (any case)", _check_migration_policy),
                   doc="Which online migrations of a group with members between the classic and the consumer "
@@ -1105,15 +1127,17 @@ class BrokerConfig:
 
 
 def _check_consumer_group_timeouts(values: dict[str, Any]) -> None:
-    """The cross-key rules of Kafka's GroupCoordinatorConfig for consumer-protocol groups."""
-    for what in ("session.timeout.ms", "heartbeat.interval.ms", "assignment.interval.ms"):
-        key, low, high = (f"group.consumer.{what}", f"group.consumer.min.{what}", f"group.consumer.max.{what}")
-        if values[key] < values[low]:
-            raise ConfigError(f"{key} must be greater than or equal to {low}")
-        if values[key] > values[high]:
-            raise ConfigError(f"{key} must be less than or equal to {high}")
-    if values["group.consumer.heartbeat.interval.ms"] >= values["group.consumer.session.timeout.ms"]:
-        raise ConfigError("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
+    """The cross-key rules of Kafka's GroupCoordinatorConfig for consumer-protocol and share groups."""
+    for kind in ("consumer", "share"):
+        for what in ("session.timeout.ms", "heartbeat.interval.ms", "assignment.interval.ms"):
+            key, low, high = (f"group.{kind}.{what}", f"group.{kind}.min.{what}", f"group.{kind}.max.{what}")
+            if values[key] < values[low]:
+                raise ConfigError(f"{key} must be greater than or equal to {low}")
+            if values[key] > values[high]:
+                raise ConfigError(f"{key} must be less than or equal to {high}")
+        if values[f"group.{kind}.heartbeat.interval.ms"] >= values[f"group.{kind}.session.timeout.ms"]:
+            raise ConfigError(f"group.{kind}.heartbeat.interval.ms must be less than "
+                              f"group.{kind}.session.timeout.ms")
 
 
 def parse_value(name: str, raw: str) -> Any:

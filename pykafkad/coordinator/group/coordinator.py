@@ -38,6 +38,7 @@ from pykafkad.coordinator.group.offsets_store import (
     read_groups,
 )
 from pykafkad.coordinator.group.requests import GroupRequest, TopicDeleted, TransactionEnded, Unload
+from pykafkad.coordinator.group.share_group import ShareGroupConfig
 from pykafkad.coordinator.internal_topic_log import encode_batch
 from pykafkad.errors import KafkaError
 from pykafkad.group_config import CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS
@@ -92,6 +93,12 @@ class GroupCoordinator:
                 assignment_interval_ms=c["group.consumer.assignment.interval.ms"],
             ),
             migration_policy=c["group.consumer.migration.policy"],
+            share=ShareGroupConfig(
+                session_timeout_ms=c["group.share.session.timeout.ms"],
+                heartbeat_interval_ms=c["group.share.heartbeat.interval.ms"],
+                max_size=c["group.share.max.size"],
+                assignment_interval_ms=c["group.share.assignment.interval.ms"],
+            ),
         )
         self._actors: dict[str, GroupActor] = {}
         self._nursery: trio.Nursery | None = None

@@ -59,12 +59,14 @@ from pykafkad.coordinator.group.requests import (
     DeleteOffsets,
     DescribeConsumerGroup,
     DescribeGroup,
+    DescribeShareGroup,
     FetchOffsets,
     GroupRequest,
     Heartbeat,
     JoinGroup,
     LeaveGroup,
     ListGroup,
+    ShareHeartbeat,
     SyncGroup,
     TopicDeleted,
     TransactionEnded,
@@ -73,6 +75,7 @@ from pykafkad.coordinator.group.requests import (
     join_error,
     sync_error,
 )
+from pykafkad.coordinator.group.share_group import SHARE_GROUP_TYPE, ShareGroup, ShareGroupConfig
 from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
 
@@ -114,6 +117,7 @@ class GroupConfig:
     consumer: ConsumerGroupConfig
     # group.consumer.migration.policy: which online migrations between the protocols may happen.
     migration_policy: str = "bidirectional"
+    share: ShareGroupConfig = ShareGroupConfig()
 
 
 class GroupStore(TopicImage, Protocol):
@@ -159,6 +163,8 @@ class GroupActor:
         self.consumer: ConsumerGroup | None = None
         # Its records as last written to __consumer_offsets, by key (``_store_consumer``).
         self._written_consumer: dict[bytes, bytes] = {}
+        # Set while the group is a share group (KIP-932); its membership is not persisted yet.
+        self.share: ShareGroup | None = None
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -205,6 +211,7 @@ class GroupActor:
             TopicDeleted: self._topic_deleted, Unload: self._unload,
             CommitTransactionalOffsets: self._txn_commit, TransactionEnded: self._txn_marker,
             ConsumerHeartbeat: self._consumer_heartbeat, DescribeConsumerGroup: self._describe_consumer_group,
+            ShareHeartbeat: self._share_heartbeat, DescribeShareGroup: self._describe_share_group,
         }
         classic_only = (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
@@ -229,6 +236,8 @@ class GroupActor:
         candidates += list(self.pending_members.values())
         if self.consumer is not None:
             candidates.append(self.consumer.next_deadline())
+        if self.share is not None:
+            candidates.append(self.share.next_deadline())
         return min(candidates)
 
     def _fire_timers(self, now: float) -> None:
@@ -257,6 +266,10 @@ class GroupActor:
                 self._fence_consumer_member(member_id)
             if expired and self.consumer is not None and self._store_consumer() != ErrorCode.NONE:
                 log.warning("group %s: members removed, but not yet in %s", self.group_id, "__consumer_offsets")
+        if self.share is not None:
+            for member_id in self.share.expired_members(now):
+                log.info("group %s: share member %s: session expired; fenced", self.group_id, member_id)
+                self.share.remove_member(member_id)
         if self.retention_deadline <= now:
             self.retention_deadline = now + self.config.retention_check_interval_ms / 1000
             self._expire_offsets()
@@ -737,6 +750,12 @@ class GroupActor:
         """A classic request to a group that speaks the consumer protocol: an empty one goes back to
         the classic protocol on JoinGroup; otherwise the consumer group answers it, holding the
         classic member among its own (``classic_members``)."""
+        if self.share is not None:
+            # A share group speaks neither classic nor consumer protocol.
+            code = (ErrorCode.INCONSISTENT_GROUP_PROTOCOL if isinstance(request, JoinGroup)
+                    else ErrorCode.UNKNOWN_MEMBER_ID)
+            reply(out, request.error_reply(self.group_id, code))
+            return False
         consumer = self.consumer
         if consumer is None:
             return True
@@ -872,6 +891,10 @@ class GroupActor:
         converted: list[tuple[bytes, bytes | None]] = []
         group = self.consumer
         upgrading = False
+        if self.share is not None:
+            message = f"Group {self.group_id} is not a consumer group."
+            reply(out, consumer_heartbeat_error(ErrorCode.GROUP_ID_NOT_FOUND, message))
+            return
         if group is None:
             classic = self.exists and self.state != GroupState.DEAD
             upgrading = classic and bool(self.members) and joining and self._may_upgrade()
@@ -942,6 +965,46 @@ class GroupActor:
         if error == ErrorCode.NONE:
             self._written_consumer = now
         return error
+
+    def _share_heartbeat(self, args: ShareHeartbeat, out: Reply) -> None:
+        fields = args.fields
+        share = self.share
+        found = self.exists and self.state != GroupState.DEAD
+        other_type = found and share is None and (self.consumer is not None or bool(self.members))
+        if other_type:
+            message = f"Group {self.group_id} is not a share group."
+            reply(out, consumer_heartbeat_error(ErrorCode.GROUP_ID_NOT_FOUND, message))
+            return
+        if share is None and fields.member_epoch != 0:
+            message = (f"Group {self.group_id} not found." if fields.member_epoch < 0
+                       else f"Share group {self.group_id} not found.")
+            reply(out, consumer_heartbeat_error(ErrorCode.GROUP_ID_NOT_FOUND, message))
+            return
+        group = share if share is not None else ShareGroup(self.group_id, self.config.share)
+        try:
+            response = group.heartbeat(fields, trio.current_time(), self.store, args.heartbeat_interval_ms)
+        except KafkaError as e:
+            reply(out, consumer_heartbeat_error(e.code, e.message))
+            return
+        if share is None:
+            log.info("group %s: a new share group", self.group_id)
+            self.share = group
+            self.exists = True
+            self._transition(GroupState.EMPTY)
+        # Share-partition state is kept by the leaders' share partitions, which pykafkad does not serve
+        # yet: a subscribed partition counts as initialized once a heartbeat has asked for it, so (as
+        # in Kafka) a member's first assignment is empty and the next heartbeat brings its partitions.
+        group.initialized_now(group.to_initialize())
+        reply(out, response)
+
+    def _describe_share_group(self, args: DescribeShareGroup, out: Reply) -> None:
+        if self.share is None:
+            found = self.exists and self.state != GroupState.DEAD
+            message = (f"Group {self.group_id} is not a share group." if found
+                       else f"Group {self.group_id} not found.")
+            reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message})
+            return
+        reply(out, self.share.describe(self.store))
 
     def _describe_consumer_group(self, args: DescribeConsumerGroup, out: Reply) -> None:
         if self.consumer is None:
@@ -1137,7 +1200,8 @@ class GroupActor:
     def _remove_offsets(self, removed: list[tuple[str, int]]) -> ErrorCode:
         """Tombstone ``removed`` offsets; an Empty group left with none is Dead, with its own tombstone."""
         records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in removed]
-        empty = self.state == GroupState.EMPTY and (self.consumer is None or not self.consumer.members)
+        empty = (self.state == GroupState.EMPTY and (self.consumer is None or not self.consumer.members)
+                 and (self.share is None or not self.share.members))
         becomes_dead = empty and len(removed) == len(self.offsets)
         if becomes_dead:
             records.append((group_key(self.group_id), None))
@@ -1159,8 +1223,8 @@ class GroupActor:
     def _expire_offsets(self) -> None:
         """offsets.retention.minutes (KIP-211): an empty group's offsets expire that long after it emptied;
         a consumer group's offsets of topics no member subscribes to expire that long after their commit."""
-        if not self.exists or self.state == GroupState.DEAD:
-            return
+        if not self.exists or self.state == GroupState.DEAD or self.share is not None:
+            return  # (a share group's offsets are its share partitions' state, not committed offsets)
         retention = self.config.offsets_retention_ms
         now = now_ms()
         expired = []
@@ -1196,12 +1260,13 @@ class GroupActor:
         self.exists = False
         # The new coordinator has the group from the log: nothing more is written from here.
         self.consumer = None
+        self.share = None
         reply(out, {})
 
     # -- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------
 
     def _describe(self, args: DescribeGroup, out: Reply) -> None:
-        if self.consumer is not None:
+        if self.consumer is not None or self.share is not None:
             # DescribeGroups describes classic groups only; from v6 it says why it found none.
             code, message = ErrorCode.NONE, None
             if args.version >= 6:
@@ -1230,6 +1295,10 @@ class GroupActor:
             reply(out, {"group_id": self.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE,
                         "group_state": self.consumer.state, "group_type": "consumer"})
             return
+        if self.share is not None:
+            reply(out, {"group_id": self.group_id, "protocol_type": SHARE_GROUP_TYPE,
+                        "group_state": self.share.state, "group_type": SHARE_GROUP_TYPE})
+            return
         reply(out, {"group_id": self.group_id, "protocol_type": self.protocol_type or "",
                     "group_state": self.state.value, "group_type": "classic"})
 
@@ -1237,7 +1306,8 @@ class GroupActor:
         if not self.exists or self.state == GroupState.DEAD:
             reply(out, {"error_code": ErrorCode.GROUP_ID_NOT_FOUND})
             return
-        if self.members or self.state != GroupState.EMPTY or (self.consumer is not None and self.consumer.members):
+        if self.members or self.state != GroupState.EMPTY or (self.consumer is not None and self.consumer.members) \
+                or (self.share is not None and self.share.members):
             reply(out, {"error_code": ErrorCode.NON_EMPTY_GROUP})
             return
         records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in self.offsets]
@@ -1250,6 +1320,7 @@ class GroupActor:
         self.offsets.clear()
         self._written_consumer = {}
         self.consumer = None
+        self.share = None
         self._transition(GroupState.DEAD)
         log.info("group %s: deleted", self.group_id)
         reply(out, {"error_code": ErrorCode.NONE})

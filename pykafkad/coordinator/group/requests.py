@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pykafkad.coordinator.group.consumer_group import HeartbeatFields
+from pykafkad.coordinator.group.share_group import ShareHeartbeatFields
 from wire.error_codes import ErrorCode
 
 NO_GENERATION = -1
@@ -123,6 +124,30 @@ class ConsumerHeartbeat(GroupRequest):
 @dataclass(frozen=True)
 class DescribeConsumerGroup(GroupRequest):
     """ConsumerGroupDescribe: the group as the consumer protocol describes it."""
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "error_message": None, "group_id": group_id, "group_state": "",
+                "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
+
+
+# -- share groups' membership (KIP-932) -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ShareHeartbeat(GroupRequest):
+    """ShareGroupHeartbeat, checked by the handler for what needs no group state."""
+
+    writes: ClassVar[bool] = True
+
+    fields: ShareHeartbeatFields
+    heartbeat_interval_ms: int | None = None
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return consumer_heartbeat_error(code)
+
+
+@dataclass(frozen=True)
+class DescribeShareGroup(GroupRequest):
+    """ShareGroupDescribe: the group as a share group."""
 
     def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
         return {"error_code": code, "error_message": None, "group_id": group_id, "group_state": "",
