@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from pykafkad.coordinator.group.consumer_group import HeartbeatFields
 from pykafkad.coordinator.group.consumer_member import JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, new_member_id
-from pykafkad.coordinator.group.requests import ConsumerHeartbeat, DescribeConsumerGroup, consumer_heartbeat_error
+from pykafkad.coordinator.group.requests import (
+    ConsumerHeartbeat,
+    DescribeConsumerGroup,
+    GroupRequest,
+    consumer_heartbeat_error,
+)
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, operations
 from pykafkad.handlers.api import Api, RequestContext
@@ -99,11 +104,13 @@ async def consumer_group_heartbeat(broker: Broker, ctx: RequestContext, body: di
     return {"throttle_time_ms": 0, **await broker.groups.call(group_id, ConsumerHeartbeat(fields))}
 
 
-async def consumer_group_describe(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+async def describe_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any], ask: GroupRequest,
+                          enabled: bool) -> dict[str, Any]:
+    """ConsumerGroupDescribe and ShareGroupDescribe: each group as ``ask`` describes it, with Kafka's
+    per-group errors (UNSUPPORTED_VERSION while the protocol is off, INVALID_GROUP_ID, no DESCRIBE)."""
     groups = []
-    enabled = consumer_protocol_enabled(broker)
     for group_id in body["group_ids"]:
-        empty = DescribeConsumerGroup().error_reply(group_id, ErrorCode.NONE)
+        empty = ask.error_reply(group_id, ErrorCode.NONE)
         if not enabled:
             groups.append({**empty, "error_code": ErrorCode.UNSUPPORTED_VERSION})
             continue
@@ -113,11 +120,14 @@ async def consumer_group_describe(broker: Broker, ctx: RequestContext, body: dic
         if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.GROUP, group_id):
             groups.append({**empty, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED})
             continue
-        described = await broker.groups.call(group_id, DescribeConsumerGroup())
+        described = await broker.groups.call(group_id, ask)
         groups.append({**described, "authorized_operations": operations(
             broker, ctx, ResourceType.GROUP, group_id, body["include_authorized_operations"])})
     return {"throttle_time_ms": 0, "groups": groups}
 
+
+async def consumer_group_describe(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    return await describe_groups(broker, ctx, body, DescribeConsumerGroup(), consumer_protocol_enabled(broker))
 
 APIS = [
     Api(68, "ConsumerGroupHeartbeat", 0, 1, consumer_group_heartbeat),

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.coordinator.group.requests import DescribeShareGroup, ShareHeartbeat, consumer_heartbeat_error
 from pykafkad.coordinator.group.share_group import JOIN_EPOCH, LEAVE_EPOCH, ShareHeartbeatFields
 from pykafkad.errors import KafkaError
-from pykafkad.handlers.access import Operation, ResourceType, allowed, operations
+from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.consumer_groups import describe_groups
 from pykafkad.handlers.groups import client_host
 from wire.error_codes import ErrorCode
 
@@ -75,24 +76,7 @@ async def share_group_heartbeat(broker: Broker, ctx: RequestContext, body: dict[
 
 
 async def share_group_describe(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    groups = []
-    enabled = share_groups_enabled(broker)
-    for group_id in body["group_ids"]:
-        empty = DescribeShareGroup().error_reply(group_id, ErrorCode.NONE)
-        if not enabled:
-            groups.append({**empty, "error_code": ErrorCode.UNSUPPORTED_VERSION})
-            continue
-        if not group_id:
-            groups.append({**empty, "error_code": ErrorCode.INVALID_GROUP_ID})
-            continue
-        if not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.GROUP, group_id):
-            groups.append({**empty, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED})
-            continue
-        described = await broker.groups.call(group_id, DescribeShareGroup())
-        groups.append({**described, "authorized_operations": operations(
-            broker, ctx, ResourceType.GROUP, group_id, body["include_authorized_operations"])})
-    return {"throttle_time_ms": 0, "groups": groups}
-
+    return await describe_groups(broker, ctx, body, DescribeShareGroup(), share_groups_enabled(broker))
 
 APIS = [
     Api(76, "ShareGroupHeartbeat", 1, 1, share_group_heartbeat),

@@ -23,7 +23,6 @@ the group's records.
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -227,12 +226,9 @@ def sync(group: ConsumerGroup, args: SyncGroup, now_s: float, topics: TopicImage
 
 def _waiting_on_unreleased(group: ConsumerGroup, member: ConsumerMember) -> bool:
     """Whether a partition of its target that it does not have yet is still owned by another member."""
-    owned_by_others: set[tuple[uuid.UUID, int]] = set()
-    for m in group.members.values():
-        if m.member_id != member.member_id:
-            owned_by_others |= {(t, p) for t, ps in m.owned.items() for p in ps}
+    owners = group.owners()
     target = group.target.get(member.member_id, {})
-    return any(p not in member.assigned.get(t, set()) and (t, p) in owned_by_others
+    return any(p not in member.assigned.get(t, set()) and owners.get((t, p), member.member_id) != member.member_id
                for t, ps in target.items() for p in ps)
 
 

@@ -253,7 +253,8 @@ class ConsumerGroup:
             names |= found
         return names
 
-    def _owners(self) -> dict[tuple[uuid.UUID, int], str]:
+    def owners(self) -> dict[tuple[uuid.UUID, int], str]:
+        """Who holds each partition now (assigned, or still to revoke)."""
         owners = {}
         for m in self.members.values():
             for source in (m.assigned, m.pending_revocation):
@@ -452,7 +453,7 @@ class ConsumerGroup:
                          now_s: float) -> ConsumerMember:
         """The member moved towards its target as far as it may now (``reported``: the partitions it
         says it owns, None when it did not say), and kept."""
-        owners = self._owners()
+        owners = self.owners()
 
         def owned_elsewhere(topic_id: uuid.UUID, partition: int) -> bool:
             owner = owners.get((topic_id, partition))
