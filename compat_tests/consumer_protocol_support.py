@@ -17,6 +17,7 @@ from pathlib import Path
 from compat_tests.java_tools import java_classpath, java_executable
 
 JAVA_MEMBER = Path(__file__).resolve().parent / "java" / "ConsumerProtocolMember.java"
+RDKAFKA_MEMBER = "compat_tests.rdkafka_consumer_member"
 WAIT_S = 60.0
 # Short heartbeats and sessions so that rebalances and a crashed member's removal take seconds.
 CONSUMER_PROTOCOL_OVERRIDES = {
@@ -32,14 +33,17 @@ class Member:
     """One member process and what it said."""
 
     def __init__(self, client: str, bootstrap: str, group: str, subscription: str,
-                 settings: dict[str, str] | None = None) -> None:
-        extra = [f"{k}={v}" for k, v in (settings or {}).items()]
+                 settings: dict[str, str] | None = None, programs: tuple[Path, str] = (JAVA_MEMBER, RDKAFKA_MEMBER),
+                 mode: tuple[str, ...] = ()) -> None:
+        """``programs``: the Java single-file program and the Python module to run (a consumer-group
+        member by default); ``mode``: arguments they take after the subscription."""
+        extra = [*mode, *(f"{k}={v}" for k, v in (settings or {}).items())]
+        java_program, rdkafka_module = programs
         if client == "java":
             command = [java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                       "-cp", java_classpath(), str(JAVA_MEMBER), bootstrap, group, subscription, *extra]
+                       "-cp", java_classpath(), str(java_program), bootstrap, group, subscription, *extra]
         else:
-            command = [sys.executable, "-m", "compat_tests.rdkafka_consumer_member", bootstrap, group,
-                       subscription, *extra]
+            command = [sys.executable, "-m", rdkafka_module, bootstrap, group, subscription, *extra]
         self.client = client
         self.lines: list[str] = []
         self.changed = threading.Condition()

@@ -26,7 +26,7 @@ from compat_tests.java_tools import run_tool
 from compat_tests.raw_kafka import RawConnection
 from compat_tests.test_consumer_group_heartbeat_kafka import _ready
 
-SHARE_HEARTBEAT, SHARE_DESCRIBE = 76, 77
+SHARE_HEARTBEAT, SHARE_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 77, 78, 79
 TOPIC, PARTITIONS = "sg-t", 3
 WAIT_S = 60.0
 
@@ -174,8 +174,8 @@ def test_share_group_membership_as_kafka(share_broker: BrokerProcess, reference_
 
 
 def test_share_version_gates_share_groups(tmp_path: Path) -> None:
-    """A new pykafkad cluster has share.version 0 (it does not serve share groups' fetching): both
-    APIs are advertised and refused, as Kafka 4.4 at that level."""
+    """A new pykafkad cluster has share.version 0 (it does not persist share groups' state yet): the
+    share APIs are advertised and refused, as Kafka 4.4 at that level."""
     broker = BrokerProcess(tmp_path / "logs", REFERENCE_OVERRIDES, name="no-share").start()
     try:
         with RawConnection(broker.port) as conn:
@@ -186,5 +186,13 @@ def test_share_version_gates_share_groups(tmp_path: Path) -> None:
             assert r["error_code"] == 35, r
             d = conn.request(SHARE_DESCRIBE, 1, {"group_ids": ["g"], "include_authorized_operations": False})
             assert d["groups"][0]["error_code"] == 35, d
+            assert versions.get(SHARE_FETCH) == (1, 1) and versions.get(SHARE_ACKNOWLEDGE) == (1, 1)
+            f = conn.request(SHARE_FETCH, 1, {"group_id": "g", "member_id": "m1", "share_session_epoch": 0,
+                                              "max_wait_ms": 0, "min_bytes": 1, "max_records": 10, "batch_size": 10,
+                                              "topics": [], "forgotten_topics_data": []})
+            assert f["error_code"] == 35, f
+            a = conn.request(SHARE_ACKNOWLEDGE, 1, {"group_id": "g", "member_id": "m1", "share_session_epoch": 1,
+                                                    "topics": []})
+            assert a["error_code"] == 35, a
     finally:
         broker.close()

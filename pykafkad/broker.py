@@ -45,6 +45,7 @@ from pykafkad.security import scram_credentials
 from pykafkad.security.acl_store import AclStore
 from pykafkad.security.authorizer import Authorizer
 from pykafkad.security.scram_credentials import ScramCredential
+from pykafkad.share.share_partition_manager import SharePartitionManager
 
 if TYPE_CHECKING:
     from pykafkad.schema_registry.record_validation import RecordValidator
@@ -83,6 +84,8 @@ class Broker:
         self.shutting_down = trio.Event()
         self.housekeeping = LogHousekeeper(config, self.logs)
         self.groups = GroupCoordinator(config, self.metadata, self.replicas, self.controller)
+        self.share_partitions = SharePartitionManager(config, self.metadata, self.replicas)
+        self.replicas.leadership_listeners.append(self.share_partitions.on_leadership)
         self.client_telemetry = ClientTelemetry(config, self.metadata)
         self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)
         self.replicas.leadership_listeners.append(self.groups.on_leadership)
@@ -126,6 +129,10 @@ class Broker:
             c = self.config
             wait_s = c["controlled.shutdown.max.retries"] * c["controlled.shutdown.retry.backoff.ms"]
             await controlled_shutdown(self.metadata, self.election, self.config.node_id, wait_s / 1000)
+
+    def connection_closed(self, connection: int) -> None:
+        """A client's connection closed: what lives only as long as it ends (share sessions)."""
+        self.share_partitions.connection_closed(connection)
 
     def begin_shutdown(self) -> None:
         """Stop long-polls early so in-flight fetches answer with what they have."""
@@ -211,6 +218,7 @@ class Broker:
         await nursery.start(self.reassignments.run)
         await nursery.start(self.housekeeping.run)
         await nursery.start(self.groups.run)
+        await nursery.start(self.share_partitions.run)
         await nursery.start(self.transactions.run)
 
     def close(self) -> None:

@@ -742,6 +742,27 @@ KEYS: dict[str, ConfigKey] = {
                   by="config.py", doc="The lowest group.share.assignment.interval.ms allowed."),
         ConfigKey("group.share.max.assignment.interval.ms", "int", 15000, at_least(0),
                   by="config.py", doc="The highest group.share.assignment.interval.ms allowed."),
+        ConfigKey("group.share.record.lock.duration.ms", "int", 30000, at_least(1000),
+                  by="group_config.py",
+                  doc="How long a share consumer holds the records it acquired before they are delivered again."),
+        ConfigKey("group.share.min.record.lock.duration.ms", "int", 15000, at_least(1000),
+                  by="config.py", doc="The lowest group.share.record.lock.duration.ms allowed."),
+        ConfigKey("group.share.max.record.lock.duration.ms", "int", 60000, at_least(1000),
+                  by="config.py", doc="The highest group.share.record.lock.duration.ms allowed."),
+        ConfigKey("group.share.delivery.count.limit", "int", 5, between(2, 10),
+                  by="group_config.py",
+                  doc="How often a record of a share group is delivered at most before it is archived."),
+        ConfigKey("group.share.min.delivery.count.limit", "int", 2, between(2, 10),
+                  by="config.py", doc="The lowest group.share.delivery.count.limit allowed."),
+        ConfigKey("group.share.max.delivery.count.limit", "int", 10, between(2, 10),
+                  by="config.py", doc="The highest group.share.delivery.count.limit allowed."),
+        ConfigKey("group.share.partition.max.record.locks", "int", 2000, at_least(100),
+                  by="group_config.py",
+                  doc="How many records of one partition a share group may have in flight at once."),
+        ConfigKey("group.share.min.partition.max.record.locks", "int", 100, at_least(100),
+                  by="config.py", doc="The lowest group.share.partition.max.record.locks allowed."),
+        ConfigKey("group.share.max.partition.max.record.locks", "int", 4000, at_least(100),
+                  by="config.py", doc="The highest group.share.partition.max.record.locks allowed."),
         ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
                   Check("one of disabled, upgrade, downgrade, bidirectional (any case)", _check_migration_policy),
                   doc="Which online migrations of a group with members between the classic and the consumer "
@@ -1128,8 +1149,10 @@ class BrokerConfig:
 
 def _check_consumer_group_timeouts(values: dict[str, Any]) -> None:
     """The cross-key rules of Kafka's GroupCoordinatorConfig for consumer-protocol and share groups."""
+    share_only = ("record.lock.duration.ms", "delivery.count.limit", "partition.max.record.locks")
     for kind in ("consumer", "share"):
-        for what in ("session.timeout.ms", "heartbeat.interval.ms", "assignment.interval.ms"):
+        for what in ("session.timeout.ms", "heartbeat.interval.ms", "assignment.interval.ms",
+                     *(share_only if kind == "share" else ())):
             key, low, high = (f"group.{kind}.{what}", f"group.{kind}.min.{what}", f"group.{kind}.max.{what}")
             if values[key] < values[low]:
                 raise ConfigError(f"{key} must be greater than or equal to {low}")

@@ -120,15 +120,6 @@ KAFKA_BROKER_DEFAULTS: dict[str, str] = {
     "group.share.heartbeat.interval.ms": "5000",
     "group.share.min.heartbeat.interval.ms": "5000",
     "group.share.max.heartbeat.interval.ms": "15000",
-    "group.share.record.lock.duration.ms": "30000",
-    "group.share.min.record.lock.duration.ms": "15000",
-    "group.share.max.record.lock.duration.ms": "60000",
-    "group.share.delivery.count.limit": "5",
-    "group.share.min.delivery.count.limit": "2",
-    "group.share.max.delivery.count.limit": "10",
-    "group.share.partition.max.record.locks": "2000",
-    "group.share.min.partition.max.record.locks": "100",
-    "group.share.max.partition.max.record.locks": "4000",
     "group.share.assignment.interval.ms": "1000",
     "group.share.min.assignment.interval.ms": "0",
     "group.share.max.assignment.interval.ms": "15000",
@@ -240,6 +231,21 @@ def _valid_reset(text: str) -> bool:
     # A negative duration is refused, as Kafka refuses it.
     return (prefix.lower() == "by_duration" and _DURATION.fullmatch(duration) is not None
             and not duration.startswith("-") and "-" not in duration)
+
+
+_DURATION_PARTS = re.compile(r"P(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?",
+                             re.IGNORECASE)
+
+
+def reset_duration_ms(reset: str) -> int | None:
+    """The milliseconds of a ``by_duration:<ISO-8601 duration>`` reset, None for any other."""
+    prefix, _, text = reset.partition(":")
+    found = _DURATION_PARTS.fullmatch(text.replace("+", "")) if prefix.lower() == "by_duration" else None
+    if found is None:
+        return None
+    days, hours, minutes, seconds, fraction = (found.group(i) or "0" for i in range(1, 6))
+    whole_s = ((int(days) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(seconds)
+    return whole_s * 1000 + int(fraction.ljust(3, "0")[:3])
 
 
 def validate_group_configs(group: str, configs: dict[str, str | None], broker: BrokerConfig) -> dict[str, str]:

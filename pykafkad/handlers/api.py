@@ -36,6 +36,8 @@ class RequestContext:
     zero_copy: bool = False
     # The client software's name and version its ApiVersions (v3+) gave (KIP-511), if it did.
     client_software: tuple[str, str] | None = None
+    # Which connection of this broker's the request came on (share sessions end with it).
+    connection_id: int = 0
 
     @property
     def principal(self) -> str:

@@ -17,6 +17,7 @@ the connection, as in Kafka.  A negative value never closes.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -65,6 +66,8 @@ CLIENT_SOFTWARE_FROM = 3
 _DIRECT_RECEIVE_MIN = 64 * 1024
 # Consumed bytes at the front of the receive buffer are dropped once there are this many.
 _COMPACT_AFTER = 1024 * 1024
+# Each connection's id within this broker (a share session belongs to the connection that opened it).
+_CONNECTION_IDS = itertools.count(1)
 
 
 def _drop_sent(buffers: list[bytes | bytearray | memoryview], sent: int) -> None:
@@ -132,6 +135,7 @@ class Connection:
         # A plain socket's file descriptor: a response goes out with one writev when the socket
         # takes it all at once, as it nearly always does, without a cancel scope for the idle expiry.
         self._fd = stream.socket.fileno() if self.zero_copy else -1
+        self.id = next(_CONNECTION_IDS)
 
     def _idle_deadline(self) -> float:
         return self._last_active + self.max_idle_s
@@ -414,6 +418,7 @@ class Connection:
             log.debug("connection from %s dropped", self.peer)
         finally:
             metrics.CONNECTIONS_CLOSED.labels(self.listener).inc()
+            self.broker.connection_closed(self.id)
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
 
@@ -453,7 +458,8 @@ class Connection:
             # KIP-511: telemetry subscriptions match clients by it (client_telemetry.py).
             self.client_software = (body["client_software_name"], body["client_software_version"])
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
-                             self.listener, self.sasl, self.tls_principal, self.zero_copy, self.client_software)
+                             self.listener, self.sasl, self.tls_principal, self.zero_copy, self.client_software,
+                             self.id)
         quotas = self.quotas
         timer = quotas.task_timer if quotas.enabled and quotas.times_requests() else None
         timed = timer.start() if timer is not None else None

@@ -583,6 +583,11 @@ class ReplicaManager:
         configured = topic_int(topic.configs if topic else {}, self.config, "min.insync.replicas")
         return min(configured, max(1, len(partition.replicas)))
 
+    @property
+    def shutdown_watchers(self) -> Watchers:
+        """Woken at shutdown: a long-poll parks on them to answer at once then."""
+        return self._shutdown
+
     def shutdown(self) -> None:
         """Answer every long-poll now and any later one at once."""
         self.shutting_down = True

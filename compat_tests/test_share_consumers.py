@@ -1,0 +1,191 @@
+"""Share groups' fetching (KIP-932) with real share consumers: the Java ``KafkaShareConsumer``
+(clients 4.4.0, ``java/ShareMember.java``) and librdkafka's ``ShareConsumer`` (confluent-kafka,
+``rdkafka_share_member.py``), unchanged, against a pykafkad broker at ``share.version`` 1.
+
+- Two members of one share group on a one-partition topic each get records, never the same one,
+  and together every record exactly once.
+- A member killed with SIGKILL while it holds records: its connection drops, its records are
+  released at once, and the other member gets them with a delivery count of 2.
+- A member that hangs on its records: they come back when the acquisition lock runs out.
+- RELEASE makes a record available again, up to the delivery limit, after which it is archived;
+  REJECT archives it at once.
+
+Every wait is on what a member printed, never on time.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
+
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.consumer_protocol_support import Member, wait_until
+from compat_tests.java_tools import run_tool
+
+CLIENTS = ["java", "rdkafka"]
+SHARE_MEMBER = (Path(__file__).resolve().parent / "java" / "ShareMember.java", "compat_tests.rdkafka_share_member")
+# Short heartbeats and sessions; locks the groups may set as short as a second.
+OVERRIDES = {
+    "group.share.heartbeat.interval.ms": "500",
+    "group.share.min.heartbeat.interval.ms": "500",
+    "group.share.session.timeout.ms": "6000",
+    "group.share.min.session.timeout.ms": "6000",
+    "group.share.min.record.lock.duration.ms": "1000",
+    "auto.create.topics.enable": "false",
+}
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    broker = BrokerProcess(tmp_path_factory.mktemp("share-consumers") / "logs", OVERRIDES, name="share")
+    broker.start()
+    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"])
+    yield broker
+    broker.close()
+
+
+class Deliveries:
+    """What share members printed: each delivery as (offset, delivery count, value)."""
+
+    def __init__(self, *members: Member) -> None:
+        self.members = members
+
+    @staticmethod
+    def of(member: Member) -> list[tuple[int, int, str]]:
+        with member.changed:
+            lines = [line.split(" ", 5) for line in member.lines if line.startswith("record ")]
+        return [(int(offset), int(count), value) for _, _, _, offset, count, value in lines]
+
+    def values(self) -> Counter[str]:
+        return Counter(v for m in self.members for _, _, v in self.of(m))
+
+
+def _group(admin: AdminClient, **configs: str) -> str:
+    """A new share group reading from the start of its topics, with these group configs."""
+    group = f"share-{uuid.uuid4().hex[:8]}"
+    settings = {"share.auto.offset.reset": "earliest", **configs}
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()])
+    admin.incremental_alter_configs([resource])[resource].result()
+    return group
+
+
+def _topic(admin: AdminClient) -> str:
+    topic = f"queue-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result()
+    return topic
+
+
+def _produce(bootstrap: str, topic: str, values: list[str]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for value in values:
+        producer.produce(topic, value=value.encode())
+    assert producer.flush(30) == 0
+
+
+@pytest.fixture
+def admin(broker: BrokerProcess) -> AdminClient:
+    return AdminClient({"bootstrap.servers": broker.bootstrap})
+
+
+@pytest.fixture
+def members() -> Iterator[list[Member]]:
+    started: list[Member] = []
+    yield started
+    for member in started:
+        member.close()
+
+
+def _start(members: list[Member], client: str, broker: BrokerProcess, group: str, topic: str,
+           mode: str) -> Member:
+    member = Member(client, broker.bootstrap, group, topic, programs=SHARE_MEMBER, mode=(mode,))
+    members.append(member)
+    return member
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_two_members_share_a_partition_and_see_every_record_once(
+        client: str, broker: BrokerProcess, admin: AdminClient, members: list[Member]) -> None:
+    topic, group = _topic(admin), _group(admin)
+    first = _start(members, client, broker, group, topic, "ack")
+    second = _start(members, client, broker, group, topic, "ack")
+    seen = Deliveries(first, second)
+    # Records one at a time, each once the one before was delivered, until both members have had
+    # some: every fetch of both waits on the partition, and each record goes to one of them.
+    produced: list[str] = []
+    while not (Deliveries.of(first) and Deliveries.of(second)):
+        assert len(produced) < 400, "one member got every record"
+        produced.append(f"r{len(produced)}")
+        _produce(broker.bootstrap, topic, produced[-1:])
+        wait_until(f"{produced[-1]} delivered", lambda: seen.values()[produced[-1]] == 1)
+    produced += [f"bulk{i}" for i in range(200)]
+    _produce(broker.bootstrap, topic, produced[-200:])
+    wait_until("every record delivered", lambda: set(seen.values()) >= set(produced))
+    for member in (first, second):
+        member.leave()
+    counts = seen.values()
+    assert set(counts) == set(produced)
+    assert [v for v, n in counts.items() if n > 1] == []
+    assert all(count == 1 for m in (first, second) for _, count, _ in Deliveries.of(m))
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_killed_member_s_records_go_to_another_at_once(
+        client: str, broker: BrokerProcess, admin: AdminClient, members: list[Member]) -> None:
+    # The longest lock Kafka allows: the records come back because the connection dropped, well
+    # before their lock could run out.
+    topic, group = _topic(admin), _group(admin, **{"share.record.lock.duration.ms": "60000"})
+    holder = _start(members, client, broker, group, topic, "hold")
+    _produce(broker.bootstrap, topic, [f"v{i}" for i in range(10)])
+    holder.wait_for("holding records", lambda: "holding" in holder.lines)
+    held = Deliveries.of(holder)
+    assert held and all(count == 1 for _, count, _ in held)
+    other = _start(members, client, broker, group, topic, "ack")
+    holder.kill9()
+    wait_until("the held records delivered again", lambda: {o for o, _, _ in Deliveries.of(other)}
+               >= {o for o, _, _ in held}, timeout_s=40)
+    again = {o: c for o, c, _ in Deliveries.of(other)}
+    assert all(again[o] == 2 for o, _, _ in held)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_hung_member_s_records_come_back_when_the_lock_runs_out(
+        client: str, broker: BrokerProcess, admin: AdminClient, members: list[Member]) -> None:
+    topic, group = _topic(admin), _group(admin, **{"share.record.lock.duration.ms": "1000"})
+    holder = _start(members, client, broker, group, topic, "hold")
+    _produce(broker.bootstrap, topic, [f"v{i}" for i in range(5)])
+    holder.wait_for("holding records", lambda: "holding" in holder.lines)
+    held = {o for o, _, _ in Deliveries.of(holder)}
+    other = _start(members, client, broker, group, topic, "ack")
+    wait_until("the held records delivered again", lambda: {o for o, _, _ in Deliveries.of(other)} >= held)
+    assert {c for o, c, _ in Deliveries.of(other) if o in held} == {2}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_release_redelivers_up_to_the_limit_and_reject_archives(
+        client: str, broker: BrokerProcess, admin: AdminClient, members: list[Member]) -> None:
+    topic, group = _topic(admin), _group(admin, **{"share.delivery.count.limit": "3"})
+    member = _start(members, client, broker, group, topic, "ack")
+    _produce(broker.bootstrap, topic, ["release-me", "reject-me", "fine"])
+    seen = Deliveries(member)
+    wait_until("the released record's last delivery",
+               lambda: seen.values()["release-me"] >= 3 and seen.values()["fine"] >= 1)
+    # A record produced after: once it is delivered, nothing before it is still to come.
+    _produce(broker.bootstrap, topic, ["last"])
+    wait_until("the last record", lambda: seen.values()["last"] == 1)
+    member.leave()
+    assert seen.values() == Counter({"release-me": 3, "reject-me": 1, "fine": 1, "last": 1})
+    assert [c for _, c, v in Deliveries.of(member) if v == "release-me"] == [1, 2, 3]

@@ -1,0 +1,297 @@
+"""A share-partition on its partition's leader (KIP-932): which records of one partition one share
+group has in flight, in which state, delivered how often, and locked by whom until when.
+
+The in-flight records are kept as runs of consecutive offsets that share a state, a delivery count,
+an owner and a lock deadline (Kafka's in-flight batches): a log batch acquired whole is one run, and
+a run splits only where an acknowledgement, a release or an expiry covers part of it.  Adjacent runs
+that come to agree merge again, so the memory held follows the number of distinct ranges, never the
+number of records.
+
+Offsets: the share-partition start offset (SPSO) is the first offset not yet acknowledged or
+archived; every offset below it is done.  The runs cover ``[start_offset, end_offset)`` with no
+gap; the records from ``end_offset`` on have never been acquired.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from pykafkad.replica.watchers import Watchers
+from wire.error_codes import ErrorCode
+
+# Record states, by the ids Kafka persists them with (server.share.fetch.RecordState).
+AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
+TERMINAL = (ACKNOWLEDGED, ARCHIVED)
+
+# Acknowledge types (ShareFetch / ShareAcknowledge AcknowledgementBatch.AcknowledgeTypes).
+GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
+MAX_ACKNOWLEDGE_TYPE = REJECT
+
+NO_OWNER = ""
+
+# A record batch's header: base offset (int64), batch length (int32), then at byte 23 the last
+# offset delta (int32).  Only headers are read; records are never decoded here.
+_BASE_AND_LENGTH = struct.Struct(">qi")
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_BATCH_OVERHEAD = 12  # base offset and length, not counted in the length
+
+
+def batch_extents(records: bytes | memoryview) -> list[tuple[int, int, int]]:
+    """(first offset, last offset, end byte) of each whole record batch in a log read."""
+    extents = []
+    pos, end = 0, len(records)
+    while pos + 27 <= end:
+        base, length = _BASE_AND_LENGTH.unpack_from(records, pos)
+        stop = pos + _BATCH_OVERHEAD + length
+        if stop > end:
+            break  # a partial batch at the end of a read is not delivered
+        (delta,) = _LAST_OFFSET_DELTA.unpack_from(records, pos + 23)
+        extents.append((base, base + delta, stop))
+        pos = stop
+    return extents
+
+
+class AcknowledgeError(Exception):
+    """An acknowledgement this share-partition refuses, with Kafka's code and message."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class Run:
+    """Consecutive offsets in one state."""
+
+    first: int
+    last: int
+    state: int
+    delivery_count: int
+    owner: str = NO_OWNER
+    # trio.current_time() at which an ACQUIRED run's acquisition lock expires.
+    deadline: float = 0.0
+
+    def same_as(self, other: Run) -> bool:
+        return (self.state == other.state and self.delivery_count == other.delivery_count
+                and self.owner == other.owner and self.deadline == other.deadline)
+
+
+@dataclass(frozen=True)
+class SharePartitionLimits:
+    """The group's settings a share-partition works under (group configs over broker defaults)."""
+
+    delivery_count_limit: int
+    max_record_locks: int
+    lock_duration_ms: int
+
+
+class SharePartition:
+    """One share group's view of one partition, on that partition's leader."""
+
+    def __init__(self, group: str, topic: str, index: int, start_offset: int) -> None:
+        self.group, self.topic, self.index = group, topic, index
+        self.start_offset = start_offset
+        self.end_offset = start_offset
+        self.runs: list[Run] = []
+        # Woken when records become available again (release, expiry) or the start offset moves.
+        self.watchers = Watchers()
+
+    # -- reading the state ---------------------------------------------------------------------
+
+    def in_flight(self) -> int:
+        return self.end_offset - self.start_offset
+
+    def first_available(self) -> int | None:
+        for run in self.runs:
+            if run.state == AVAILABLE:
+                return run.first
+        return None
+
+    def can_acquire(self, limits: SharePartitionLimits) -> bool:
+        return self.first_available() is not None or self.in_flight() < limits.max_record_locks
+
+    def next_fetch_offset(self) -> int:
+        """Where the next log read starts: the first record made available again, else the first
+        never acquired."""
+        first = self.first_available()
+        return self.end_offset if first is None else first
+
+    def has_locks(self) -> bool:
+        return any(run.state == ACQUIRED for run in self.runs)
+
+    def next_deadline(self) -> float | None:
+        deadlines = [run.deadline for run in self.runs if run.state == ACQUIRED]
+        return min(deadlines) if deadlines else None
+
+    # -- acquiring ---------------------------------------------------------------------------------
+
+    def acquire(self, owner: str, batches: list[tuple[int, int, int]], max_records: int, limits: SharePartitionLimits,
+                now: float) -> list[tuple[int, int, int]]:
+        """Acquire for ``owner`` what the log read (whole batches, ``batches``) covers and nobody holds,
+        up to ``max_records`` (a batch is taken whole, so a fetch may pass it, as Kafka's
+        batch_optimized mode does); the acquired ranges as (first, last, delivery count)."""
+        deadline = now + limits.lock_duration_ms / 1000
+        acquired: list[tuple[int, int, int]] = []
+        taken = 0
+        if not batches:
+            return acquired
+        read_first, read_last = batches[0][0], batches[-1][1]
+        # Records released or expired earlier, within what the read covers.
+        for run in list(self.runs):
+            if taken >= max_records:
+                break
+            if run.state != AVAILABLE or run.last < read_first or run.first > read_last:
+                continue
+            first, last = max(run.first, read_first), min(run.last, read_last)
+            for piece in self._cover(first, last):
+                piece.state, piece.owner, piece.deadline = ACQUIRED, owner, deadline
+                piece.delivery_count += 1
+                acquired.append((piece.first, piece.last, piece.delivery_count))
+                taken += piece.last - piece.first + 1
+        # Records never acquired, whole batches from the end of the in-flight ones.
+        if not acquired:
+            for first, last, _ in batches:
+                if taken >= max_records or self.in_flight() >= limits.max_record_locks:
+                    break
+                if last < self.end_offset:
+                    continue
+                # A batch that starts below the end offset was partly acquired before (the start
+                # offset was set inside it): only its rest is new.
+                first = max(first, self.end_offset)
+                self.runs.append(Run(self.end_offset, last, ACQUIRED, 1, owner, deadline))
+                # Offsets missing between the end and the batch (compacted away) are acquired with it.
+                acquired.append((self.end_offset, last, 1))
+                taken += last - first + 1
+                self.end_offset = last + 1
+        self._merge()
+        return _merged(acquired)
+
+    # -- acknowledging, releasing, expiring -----------------------------------------------------
+
+    def acknowledge(self, owner: str, first: int, last: int, types: list[int], limits: SharePartitionLimits) -> None:
+        """One acknowledgement batch of ``owner``'s: one type for the whole range, or one per offset.
+        Raises AcknowledgeError with Kafka's code and message, changing nothing."""
+        if last < self.start_offset:
+            return  # already done: Kafka counts it as acknowledged
+        if first >= self.end_offset or last >= self.end_offset:
+            raise AcknowledgeError(ErrorCode.INVALID_REQUEST,
+                                   "Batch record not found. The first/last offset in request is past acquired "
+                                   "records.")
+        first = max(first, self.start_offset)
+        for run in self.runs:
+            if run.last < first or run.first > last:
+                continue
+            if run.state != ACQUIRED:
+                raise AcknowledgeError(ErrorCode.INVALID_RECORD_STATE,
+                                       "The batch cannot be acknowledged. The batch is not in the acquired state.")
+            if run.owner != owner:
+                raise AcknowledgeError(ErrorCode.INVALID_RECORD_STATE, "Member is not the owner of batch record")
+        if len(types) == 1:
+            self._settle(first, last, types[0], limits)
+        else:
+            base = last - len(types) + 1
+            for offset in range(first, last + 1):
+                self._settle(offset, offset, types[offset - base], limits)
+        self._advance()
+
+    def release_owner(self, owner: str, limits: SharePartitionLimits) -> int:
+        """Every record ``owner`` holds made available again (archived at the delivery limit): its
+        session closed or its connection dropped.  How many were released."""
+        released = 0
+        for run in self.runs:
+            if run.state == ACQUIRED and run.owner == owner:
+                released += run.last - run.first + 1
+                _make_available(run, limits)
+        if released:
+            self._advance()
+        return released
+
+    def expire_locks(self, now: float, limits: SharePartitionLimits) -> int:
+        """Records whose acquisition lock ran out made available again (archived at the delivery limit)."""
+        expired = 0
+        for run in self.runs:
+            if run.state == ACQUIRED and run.deadline <= now:
+                expired += run.last - run.first + 1
+                _make_available(run, limits)
+        if expired:
+            self._advance()
+        return expired
+
+    def move_start(self, log_start_offset: int) -> None:
+        """The log's start moved past records (retention, DeleteRecords): they are archived."""
+        if log_start_offset <= self.start_offset:
+            return
+        self.runs = [r for r in self.runs if r.last >= log_start_offset]
+        if self.runs and self.runs[0].first < log_start_offset:
+            self.runs[0].first = log_start_offset
+        self.start_offset = log_start_offset
+        self.end_offset = max(self.end_offset, log_start_offset)
+        self._advance()
+
+    # -- the runs -------------------------------------------------------------------------------
+
+    def _settle(self, first: int, last: int, ack_type: int, limits: SharePartitionLimits) -> None:
+        for piece in self._cover(first, last):
+            if ack_type == RELEASE:
+                _make_available(piece, limits)
+                continue
+            piece.state = ACKNOWLEDGED if ack_type == ACCEPT else ARCHIVED  # GAP and REJECT archive
+            piece.owner, piece.deadline = NO_OWNER, 0.0
+
+    def _cover(self, first: int, last: int) -> list[Run]:
+        """The runs exactly covering ``[first, last]`` (all in flight), split at its two ends."""
+        self._split_at(first)
+        self._split_at(last + 1)
+        return [run for run in self.runs if first <= run.first and run.last <= last]
+
+    def _split_at(self, offset: int) -> None:
+        """Make ``offset`` the first of a run, if a run holds it."""
+        for i, run in enumerate(self.runs):
+            if run.first < offset <= run.last:
+                self.runs.insert(i + 1, Run(offset, run.last, run.state, run.delivery_count, run.owner, run.deadline))
+                run.last = offset - 1
+                return
+
+    def _advance(self) -> None:
+        """Move the start offset past the done records at the front, and forget them."""
+        done = 0
+        for run in self.runs:
+            if run.state not in TERMINAL:
+                break
+            done += 1
+        if done:
+            self.start_offset = self.runs[done - 1].last + 1
+            del self.runs[:done]
+        if not self.runs:
+            self.start_offset = max(self.start_offset, self.end_offset)
+        self._merge()
+        self.watchers.wake_all()
+
+    def _merge(self) -> None:
+        merged: list[Run] = []
+        for run in self.runs:
+            if merged and merged[-1].same_as(run) and merged[-1].last + 1 == run.first:
+                merged[-1].last = run.last
+            else:
+                merged.append(run)
+        self.runs = merged
+
+
+def _make_available(run: Run, limits: SharePartitionLimits) -> None:
+    # A record delivered as often as the limit allows is archived instead (Kafka's
+    # InFlightState.tryUpdateState).
+    run.state = ARCHIVED if run.delivery_count >= limits.delivery_count_limit else AVAILABLE
+    run.owner, run.deadline = NO_OWNER, 0.0
+
+
+def _merged(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Adjacent acquired ranges with the same delivery count as one (Kafka's accumulateAcquiredRecords)."""
+    out: list[tuple[int, int, int]] = []
+    for first, last, count in sorted(ranges):
+        if out and out[-1][1] + 1 == first and out[-1][2] == count:
+            out[-1] = (out[-1][0], last, count)
+        else:
+            out.append((first, last, count))
+    return out
