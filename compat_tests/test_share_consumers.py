@@ -15,10 +15,12 @@ Every wait is on what a member printed, never on time.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Producer
@@ -189,3 +191,68 @@ def test_release_redelivers_up_to_the_limit_and_reject_archives(
     member.leave()
     assert seen.values() == Counter({"release-me": 3, "reject-me": 1, "fine": 1, "last": 1})
     assert [c for _, c, v in Deliveries.of(member) if v == "release-me"] == [1, 2, 3]
+
+
+def _all_committed(member: Member, values: set[str]) -> bool:
+    """Whether ``member`` was delivered ``values`` and committed its acknowledgements after the last."""
+    with member.changed:
+        lines = list(member.lines)
+    delivered = {line.split(" ", 5)[5] for line in lines if line.startswith("record ")}
+    last_record = max((i for i, line in enumerate(lines) if line.startswith("record ")), default=-1)
+    return values <= delivered and "committed" in lines[last_record + 1:]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_acknowledged_records_survive_kill_9_of_the_broker(client: str, tmp_path: Path,
+                                                           members: list[Member]) -> None:
+    """The share-partition's state is in __share_group_state: after kill -9 of the broker, a new
+    member gets every record not yet acknowledged (those held when the broker died included) and
+    none that was."""
+    broker = BrokerProcess(tmp_path / "logs", OVERRIDES, name="share-kill").start()
+    try:
+        run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature",
+                                    "share.version=1"])
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        topic, group = _topic(admin), _group(admin)
+        accepted = [f"accepted{i}" for i in range(10)]
+        _produce(broker.bootstrap, topic, accepted)
+        first = _start(members, client, broker, group, topic, "ack")
+        wait_until("the first records accepted", lambda: _all_committed(first, set(accepted)))
+        first.leave()
+        held = [f"held{i}" for i in range(10)]
+        _produce(broker.bootstrap, topic, held)
+        holder = _start(members, client, broker, group, topic, "hold")
+        holder.wait_for("holding records", lambda: "holding" in holder.lines)
+        broker.kill9()
+        holder.kill9()
+        broker.start()
+        last = _start(members, client, broker, group, topic, "ack")
+        seen = Deliveries(last)
+        wait_until("the held records delivered after the restart", lambda: set(held) <= set(seen.values()))
+        _produce(broker.bootstrap, topic, ["after"])
+        wait_until("the record produced after", lambda: seen.values()["after"] == 1)
+        last.leave()
+        assert seen.values() == Counter({**dict.fromkeys(held, 1), "after": 1})
+        # Kafka's own reader of __share_group_state decodes what was written: the group's last
+        # state has every one of the 21 records done.
+        states = _share_states(broker, group)
+        assert states and states[-1]["startOffset"] == 21, states
+    finally:
+        broker.close()
+
+
+def _share_states(broker: BrokerProcess, group: str) -> list[dict[str, Any]]:
+    """The values of ``group``'s records in __share_group_state, as Kafka's
+    ShareGroupStateMessageFormatter prints them, oldest first."""
+    out = run_tool("kafka-console-consumer", [
+        "--bootstrap-server", broker.bootstrap, "--topic", "__share_group_state", "--from-beginning",
+        "--timeout-ms", "5000", "--formatter",
+        "org.apache.kafka.tools.consumer.group.share.ShareGroupStateMessageFormatter"], check=False).stdout
+    # The formatter writes its records one after another, with no separator.
+    values, decoder, at = [], json.JSONDecoder(), out.find("{")
+    while at >= 0:
+        record, end = decoder.raw_decode(out, at)
+        if record["key"]["data"]["groupId"] == group and record["value"] not in (None, "NULL"):
+            values.append(record["value"]["data"])
+        at = out.find("{", end)
+    return values

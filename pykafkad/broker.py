@@ -25,6 +25,7 @@ from pykafkad.controller.leader_election import LeaderElections
 from pykafkad.controller.leadership import PartitionLeadership
 from pykafkad.controller.reassignment import PartitionReassignments
 from pykafkad.coordinator.group import GroupCoordinator
+from pykafkad.coordinator.share.coordinator import ShareCoordinator
 from pykafkad.coordinator.transaction.coordinator import TransactionCoordinator
 from pykafkad.coordinator.transaction.verification import TransactionVerifier
 from pykafkad.errors import StartupError
@@ -46,6 +47,7 @@ from pykafkad.security.acl_store import AclStore
 from pykafkad.security.authorizer import Authorizer
 from pykafkad.security.scram_credentials import ScramCredential
 from pykafkad.share.share_partition_manager import SharePartitionManager
+from pykafkad.share.share_persister import SharePersister
 
 if TYPE_CHECKING:
     from pykafkad.schema_registry.record_validation import RecordValidator
@@ -84,7 +86,10 @@ class Broker:
         self.shutting_down = trio.Event()
         self.housekeeping = LogHousekeeper(config, self.logs)
         self.groups = GroupCoordinator(config, self.metadata, self.replicas, self.controller)
-        self.share_partitions = SharePartitionManager(config, self.metadata, self.replicas)
+        self.share_coordinator = ShareCoordinator(config, self.metadata, self.replicas, self.controller)
+        self.replicas.leadership_listeners.append(self.share_coordinator.on_leadership)
+        self.share_partitions = SharePartitionManager(config, self.metadata, self.replicas,
+                                                      SharePersister(config, self.metadata, self.share_coordinator))
         self.replicas.leadership_listeners.append(self.share_partitions.on_leadership)
         self.client_telemetry = ClientTelemetry(config, self.metadata)
         self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)
@@ -218,6 +223,7 @@ class Broker:
         await nursery.start(self.reassignments.run)
         await nursery.start(self.housekeeping.run)
         await nursery.start(self.groups.run)
+        await nursery.start(self.share_coordinator.run)
         await nursery.start(self.share_partitions.run)
         await nursery.start(self.transactions.run)
 

@@ -768,6 +768,19 @@ KEYS: dict[str, ConfigKey] = {
                   doc="Which online migrations of a group with members between the classic and the consumer "
                       "protocol may happen: upgrade (a consumer-protocol member joins a classic group), "
                       "downgrade (the last consumer-protocol member leaves a mixed group), both, or neither."),
+        # Share coordinator (pykafkad.coordinator.share)
+        ConfigKey("share.coordinator.state.topic.num.partitions", "int", 50, at_least(1),
+                  by="coordinator/share/coordinator.py", doc="Partitions of __share_group_state."),
+        ConfigKey("share.coordinator.state.topic.replication.factor", "short", 3, at_least(1),
+                  by="coordinator/share/coordinator.py",
+                  doc="Replicas of __share_group_state (fewer brokers: as many as there are)."),
+        ConfigKey("share.coordinator.state.topic.min.isr", "short", 2, at_least(1),
+                  by="coordinator/share/coordinator.py", doc="min.insync.replicas of __share_group_state."),
+        ConfigKey("share.coordinator.state.topic.segment.bytes", "int", 104857600, at_least(1),
+                  by="coordinator/share/coordinator.py", doc="The segment size of __share_group_state."),
+        ConfigKey("share.coordinator.state.topic.prune.interval.ms", "long", 300000, at_least(1), internal=True,
+                  by="coordinator/share/coordinator.py",
+                  doc="How often the records of __share_group_state no share-partition needs are deleted."),
         # Transaction coordinator (pykafkad.coordinator.transaction)
         ConfigKey("transaction.state.log.num.partitions", "int", 50, at_least(1),
                   by="coordinator/transaction/coordinator.py",
@@ -820,8 +833,6 @@ ACCEPTED_UNUSED: dict[str, str] = {
     "socket.receive.buffer.bytes": "SO_RCVBUF of accepted sockets; the operating system's default is kept",
     "num.recovery.threads.per.data.dir": "threads that recover logs at start-up; pykafkad recovers them in its "
                                          "Rust log",
-    "share.coordinator.state.topic.replication.factor": "share groups (KIP-932), which pykafkad does not serve",
-    "share.coordinator.state.topic.min.isr": "share groups (KIP-932), which pykafkad does not serve",
     "queued.max.requests": "Kafka's request queue bound; pykafkad reads one request per connection at a time",
 }
 

@@ -27,6 +27,7 @@ class LogRecord:
     transactional: bool = False
     # A transaction marker (control record): ``commit`` says which.
     control: bool = False
+    offset: int = -1
 
     @property
     def commit(self) -> bool:
@@ -65,7 +66,7 @@ def read_partition(plog: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[L
             if rec_offset < offset or i >= len(batches):
                 continue
             _, _, producer_id, transactional, control = batches[i]
-            yield LogRecord(key, value, producer_id, transactional, control)
+            yield LogRecord(key, value, producer_id, transactional, control, rec_offset)
         if next_offset <= offset:
             break
         offset = next_offset

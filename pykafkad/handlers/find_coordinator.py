@@ -2,8 +2,9 @@
 partition, a transactional id's the leader of its ``__transaction_state`` partition.
 
 v0-3 ask for one key, v4+ for a batch (``coordinator_keys``).  Each internal topic is
-created on first use, as Kafka does.  v6 adds share-partition keys (KIP-932), which have no
-coordinator here: COORDINATOR_NOT_AVAILABLE, as Kafka answers while its share groups are off.
+created on first use, as Kafka does.  v6 adds share-partition keys (KIP-932): the leader of
+the key's partition of ``__share_group_state`` while share groups are on (``share.version`` 1 or
+more), else COORDINATOR_NOT_AVAILABLE, as Kafka answers.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from pykafkad.coordinator.group.offsets_store import OFFSETS_TOPIC
+from pykafkad.coordinator.share.coordinator import partition_for
+from pykafkad.coordinator.share.share_state_records import SHARE_STATE_TOPIC
 from pykafkad.coordinator.transaction.transaction_log import TRANSACTION_TOPIC
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.share_groups import share_groups_enabled
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -54,9 +58,13 @@ async def _lookup(broker: Broker, ctx: RequestContext, key: str, key_type: int) 
     if key_type == SHARE_KEY_TYPE:
         if ctx.api_version < SHARE_KEYS_FROM or not _share_key_valid(key):
             return _error(key, ErrorCode.INVALID_REQUEST, "")
-        # No share coordinator: share groups are not served (yet), and Kafka answers a share key
-        # so while its share groups are off.
-        return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "")
+        if not share_groups_enabled(broker):
+            # Kafka answers a share key so while its share groups are off.
+            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "")
+        if not await _internal_topic(broker, SHARE_STATE_TOPIC, broker.share_coordinator.create_topic):
+            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+        index = partition_for(key, len(broker.metadata.topics[SHARE_STATE_TOPIC].partitions))
+        return _leader_of(broker, key, SHARE_STATE_TOPIC, index, listener)
     if key_type == GROUP_KEY_TYPE and not allowed(broker, ctx, Operation.DESCRIBE, ResourceType.GROUP, key):
         return _error(key, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     if key_type == TRANSACTION_KEY_TYPE and not allowed(broker, ctx, Operation.DESCRIBE,

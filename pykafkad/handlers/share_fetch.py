@@ -65,7 +65,7 @@ def _bad_batches(batches: list[dict[str, Any]]) -> bool:
     return False
 
 
-def _apply_acks(broker: Broker, ctx: RequestContext, group: str, member: str,
+async def _apply_acks(broker: Broker, ctx: RequestContext, group: str, member: str,
                 topics: list[dict[str, Any]], every: bool = False) -> Acks:
     """Each named partition's acknowledgements applied: its (error, message); ``every``: a partition
     named without batches too (NONE)."""
@@ -88,7 +88,7 @@ def _apply_acks(broker: Broker, ctx: RequestContext, group: str, member: str,
             elif _bad_batches(batches):
                 results[(name, index)] = (ErrorCode.INVALID_REQUEST, None)
             else:
-                results[(name, index)] = shares.acknowledge(
+                results[(name, index)] = await shares.acknowledge(
                     group, member, topic.name, index,
                     [(b["first_offset"], b["last_offset"], list(b["acknowledge_types"])) for b in batches])
     return results
@@ -168,7 +168,7 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     if isinstance(session, ErrorCode):
         return _top_error(session)
     lock_ms = _lock_ms(broker, group)
-    acks = _apply_acks(broker, ctx, group, member, body["topics"])
+    acks = await _apply_acks(broker, ctx, group, member, body["topics"])
     if epoch == FINAL_EPOCH:
         broker.share_partitions.close_session(session)
         return _response(broker, ctx, [], {}, acks, lock_ms, full=False)
@@ -219,7 +219,7 @@ async def share_acknowledge(broker: Broker, ctx: RequestContext, body: dict[str,
     if isinstance(session, ErrorCode):
         return _top_error(session)
     lock_ms = _lock_ms(broker, group)
-    acks = _apply_acks(broker, ctx, group, member, body["topics"], every=True)
+    acks = await _apply_acks(broker, ctx, group, member, body["topics"], every=True)
     if epoch == FINAL_EPOCH:
         broker.share_partitions.close_session(session)
     else:

@@ -90,13 +90,46 @@ class SharePartitionLimits:
 class SharePartition:
     """One share group's view of one partition, on that partition's leader."""
 
-    def __init__(self, group: str, topic: str, index: int, start_offset: int) -> None:
+    def __init__(self, group: str, topic: str, index: int, start_offset: int, leader_epoch: int = 0,
+                 state_epoch: int = 0) -> None:
         self.group, self.topic, self.index = group, topic, index
         self.start_offset = start_offset
         self.end_offset = start_offset
         self.runs: list[Run] = []
         # Woken when records become available again (release, expiry) or the start offset moves.
         self.watchers = Watchers()
+        # The epochs its state is written with (the partition's leader epoch when it was loaded).
+        self.leader_epoch, self.state_epoch = leader_epoch, state_epoch
+        # Counts the changes to persisted state; ``persisted`` is the count last written.
+        self.changes = 0
+        self.persisted = 0
+
+    @classmethod
+    def restored(cls, group: str, topic: str, index: int, start_offset: int,
+                 batches: list[tuple[int, int, int, int]], leader_epoch: int, state_epoch: int) -> SharePartition:
+        """A share-partition as its persisted state left it: ``batches`` as (first, last, state,
+        delivery count).  Offsets past the start that no batch names were never delivered for sure,
+        so they are available again, delivery count 0, as Kafka's leader treats such gaps."""
+        share = cls(group, topic, index, start_offset, leader_epoch, state_epoch)
+        for first, last, state, count in sorted(batches):
+            if last < share.end_offset:
+                continue
+            first = max(first, share.end_offset)
+            if first > share.end_offset:
+                share.runs.append(Run(share.end_offset, first - 1, AVAILABLE, 0))
+            share.runs.append(Run(first, last, state if state in TERMINAL else AVAILABLE, count))
+            share.end_offset = last + 1
+        share._advance()
+        share.persisted = share.changes
+        return share
+
+    def persisted_state(self) -> tuple[list[tuple[int, int, int, int]], int]:
+        """What is written: the in-flight runs as (first, last, state, delivery count), an acquired one
+        as available (a new leader delivers it again), and how many records past the start are done."""
+        batches = [(r.first, r.last, AVAILABLE if r.state == ACQUIRED else r.state, r.delivery_count)
+                   for r in self.runs]
+        done = sum(r.last - r.first + 1 for r in self.runs if r.state in TERMINAL)
+        return batches, done
 
     # -- reading the state ---------------------------------------------------------------------
 
@@ -256,6 +289,7 @@ class SharePartition:
 
     def _advance(self) -> None:
         """Move the start offset past the done records at the front, and forget them."""
+        self.changes += 1
         done = 0
         for run in self.runs:
             if run.state not in TERMINAL:

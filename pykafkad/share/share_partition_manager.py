@@ -2,11 +2,12 @@
 SharePartitionManager): ShareFetch's acquisition and long-poll, acknowledgements, releases when a
 session closes or its connection drops, and acquisition locks running out.
 
-A share-partition is made on the first fetch of its group from it, starting where the group's
-``share.auto.offset.reset`` says (latest by default: the high watermark).  Its state is held in
-memory on the leader only: it is not yet written to ``__share_group_state``, so a broker restart or
-a leader change starts the group's partitions afresh (records acquired or acknowledged before are
-delivered again).
+A share-partition is loaded on the first fetch of its group from it: from the state the share
+coordinator holds (``share_persister.py``), or, the first time, starting where the group's
+``share.auto.offset.reset`` says (latest by default: the high watermark), written at once.  Every
+acknowledgement is written before it is answered; releases and lock expiries are written as they
+happen.  A write that fails (the coordinator refused it, or was unreachable for long) drops the
+share-partition here, so the next fetch loads it again from what was last written.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 import trio
 
 from pykafkad.config import BrokerConfig
+from pykafkad.coordinator.share.share_state_records import ShareState, StateBatch
 from pykafkad.errors import KafkaError
 from pykafkad.group_config import SHARE_AUTO_OFFSET_RESET, group_int, reset_duration_ms
 from pykafkad.metadata.cluster_metadata import ClusterMetadata
@@ -31,6 +33,7 @@ from pykafkad.share.share_partition import (
     SharePartitionLimits,
     batch_extents,
 )
+from pykafkad.share.share_persister import SharePersister
 from pykafkad.share.share_session import ShareSession, ShareSessions
 from wire.error_codes import ErrorCode
 
@@ -53,12 +56,19 @@ class ShareFetched:
 class SharePartitionManager:
     """Every share-partition led here, and the share sessions."""
 
-    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, replicas: ReplicaManager) -> None:
+    def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, replicas: ReplicaManager,
+                 persister: SharePersister) -> None:
         self.config = config
         self.metadata = metadata
         self.replicas = replicas
+        self.persister = persister
         self.sessions = ShareSessions(MAX_SHARE_SESSIONS)
         self._partitions: dict[tuple[str, str, int], SharePartition] = {}
+        # A share-partition being loaded: the others asking for it wait on its lock.
+        self._loading: dict[tuple[str, str, int], trio.Lock] = {}
+        # One write at a time per share-partition, each of its latest state.
+        self._writing: dict[tuple[str, str, int], trio.Lock] = {}
+        self._nursery: trio.Nursery | None = None
         # Set when a lock is taken that may run out before the expiry task's next wake-up.
         self._new_lock = trio.Event()
 
@@ -85,16 +95,52 @@ class SharePartitionManager:
 
     # -- share-partitions ----------------------------------------------------------------------
 
-    def share_partition(self, group: str, topic: str, index: int) -> tuple[Partition, SharePartition]:
-        """The partition led here and the group's share-partition of it (made now if new); KafkaError
-        when this broker does not lead it."""
+    async def share_partition(self, group: str, topic: str, index: int) -> tuple[Partition, SharePartition]:
+        """The partition led here and the group's share-partition of it, loaded now if new here;
+        KafkaError when this broker does not lead it or its state cannot be had."""
         partition = self.replicas.leader(topic, index)
         key = (group, topic, index)
         share = self._partitions.get(key)
         if share is None:
-            share = self._partitions[key] = SharePartition(group, topic, index, self._start_offset(group, partition))
+            lock = self._loading.setdefault(key, trio.Lock())
+            async with lock:
+                share = self._partitions.get(key)
+                if share is None:
+                    share = await self._load(group, partition)
+                    partition = self.replicas.leader(topic, index)
+                    if partition.leader_epoch != share.leader_epoch:
+                        raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                    self._partitions[key] = share
+            if self._loading.get(key) is lock and not lock.statistics().tasks_waiting:
+                del self._loading[key]
         share.move_start(partition.log.log_start_offset)
         return partition, share
+
+    async def _load(self, group: str, partition: Partition) -> SharePartition:
+        topic = self.metadata.topics.get(partition.topic)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        key = (group, topic.topic_id, partition.index)
+        epoch = partition.leader_epoch
+        found = await self.persister.read(key, epoch)
+        if isinstance(found, ShareState) and found.start_offset >= 0:
+            return SharePartition.restored(group, partition.topic, partition.index, found.start_offset,
+                                           [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+                                            for b in found.batches], epoch, found.state_epoch)
+        if isinstance(found, tuple) and found[0] != ErrorCode.INVALID_REQUEST:
+            raise KafkaError(_load_error(found[0]), found[1])
+        # Never initialized (or initialized without an offset): start where the group says, and
+        # write that at once, so a restart does not place it again.
+        start = self._start_offset(group, partition)
+        state_epoch = found.state_epoch if isinstance(found, ShareState) else 0
+        code, message = await self.persister.initialize(key, state_epoch, start)
+        if code == ErrorCode.NONE:
+            found = await self.persister.read(key, epoch)
+            if not isinstance(found, ShareState):
+                code, message = found
+        if code != ErrorCode.NONE:
+            raise KafkaError(_load_error(code), message)
+        return SharePartition(group, partition.topic, partition.index, start, epoch, state_epoch)
 
     def cached(self, group: str, topic: str, index: int) -> SharePartition | None:
         return self._partitions.get((group, topic, index))
@@ -117,11 +163,12 @@ class SharePartitionManager:
         while True:
             results: dict[tuple[str, int], ShareFetched] = {}
             watched = [self.replicas.shutdown_watchers]
+            shares: dict[tuple[str, int], tuple[Partition, SharePartition]] = {}
             for topic, index in wanted:
                 try:
-                    partition, share = self.share_partition(group, topic, index)
+                    shares[(topic, index)] = partition, share = await self.share_partition(group, topic, index)
                 except KafkaError as e:
-                    results[(topic, index)] = ShareFetched(e.code)
+                    results[(topic, index)] = ShareFetched(e.code, e.message)
                     continue
                 watched += [partition.watchers, share.watchers]
             with parked_on(watched) as waiter:
@@ -129,7 +176,7 @@ class SharePartitionManager:
                 for topic, index in wanted:
                     if (topic, index) in results:
                         continue
-                    found = self._acquire(group, member, topic, index, max_records - total_records,
+                    found = self._acquire(*shares[(topic, index)], member, max_records - total_records,
                                           max_bytes - total_bytes, limits)
                     results[(topic, index)] = found
                     total_records += sum(last - first + 1 for first, last, _ in found.acquired)
@@ -142,14 +189,10 @@ class SharePartitionManager:
                     return results
                 await waiter.wait(left)
 
-    def _acquire(self, group: str, member: str, topic: str, index: int, max_records: int, max_bytes: int,
+    def _acquire(self, partition: Partition, share: SharePartition, member: str, max_records: int, max_bytes: int,
                  limits: SharePartitionLimits) -> ShareFetched:
-        if max_records <= 0 or max_bytes <= 0:
+        if max_records <= 0 or max_bytes <= 0 or self._partitions.get(_key(share)) is not share:
             return ShareFetched()
-        try:
-            partition, share = self.share_partition(group, topic, index)
-        except KafkaError as e:
-            return ShareFetched(e.code)
         if not share.can_acquire(limits):
             return ShareFetched()
         data = partition.read_records(share.next_fetch_offset(), max_bytes, min_one=True, allow_zstd=True)
@@ -170,24 +213,56 @@ class SharePartitionManager:
 
     # -- acknowledgements ------------------------------------------------------------------------
 
-    def acknowledge(self, group: str, member: str, topic: str, index: int,
-                    batches: list[tuple[int, int, list[int]]]) -> tuple[ErrorCode, str | None]:
-        """Apply one partition's acknowledgement batches (already checked for shape)."""
-        share = self._partitions.get((group, topic, index))
+    async def acknowledge(self, group: str, member: str, topic: str, index: int,
+                          batches: list[tuple[int, int, list[int]]]) -> tuple[ErrorCode, str | None]:
+        """Apply one partition's acknowledgement batches (already checked for shape), and answer once
+        they are written."""
         try:
-            partition = self.replicas.leader(topic, index)
+            self.replicas.leader(topic, index)
         except KafkaError as e:
-            return e.code, None
+            return ErrorCode(e.code), None
+        share = self._partitions.get((group, topic, index))
         if share is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
-        del partition
         limits = self.limits(group)
         try:
             for first, last, types in batches:
                 share.acknowledge(member, first, last, types, limits)
         except AcknowledgeError as e:
-            return e.code, e.message
-        return ErrorCode.NONE, None
+            code, message = e.code, e.message
+        else:
+            code, message = ErrorCode.NONE, None
+        written = await self.persist(share)
+        return (code, message) if written == ErrorCode.NONE else (written, None)
+
+    async def persist(self, share: SharePartition) -> ErrorCode:
+        """Write the share-partition's state if it changed since the last write; on failure it is
+        dropped here, to be loaded again from what was written."""
+        key = _key(share)
+        async with self._writing.setdefault(key, trio.Lock()):
+            if share.persisted >= share.changes:
+                return ErrorCode.NONE
+            changes = share.changes
+            batches, done = share.persisted_state()
+            topic = self.metadata.topics.get(share.topic)
+            if topic is None:
+                return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            code, message = await self.persister.write(
+                (share.group, topic.topic_id, share.index), share.state_epoch, share.leader_epoch, share.start_offset,
+                [StateBatch(*b) for b in batches], done)
+            if code == ErrorCode.NONE:
+                share.persisted = max(share.persisted, changes)
+                return code
+        log.warning("the state of share group %s on %s-%d was not written (%s%s); it is loaded again",
+                    share.group, share.topic, share.index, code.name, f": {message}" if message else "")
+        if self._partitions.get(key) is share:
+            del self._partitions[key]
+            share.watchers.wake_all()
+        return _load_error(code)
+
+    def _persist_soon(self, share: SharePartition) -> None:
+        if self._nursery is not None:
+            self._nursery.start_soon(self.persist, share)
 
     def release(self, session: ShareSession) -> None:
         """The session's member's records in its partitions made available again."""
@@ -195,8 +270,7 @@ class SharePartitionManager:
         for topic, index in session.partitions:
             share = self._partitions.get((session.group, topic, index))
             if share is not None and share.release_owner(session.member, limits):
-                log.debug("released the records of %s in %s-%d for share group %s", session.member, topic,
-                          index, session.group)
+                self._persist_soon(share)
 
     def close_session(self, session: ShareSession) -> None:
         self.sessions.close(session)
@@ -211,13 +285,30 @@ class SharePartitionManager:
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Release records whose acquisition lock ran out, from now until cancelled."""
-        task_status.started()
-        while True:
-            deadlines = [d for share in self._partitions.values() if (d := share.next_deadline()) is not None]
-            with trio.move_on_at(min(deadlines) if deadlines else math.inf):
-                await self._new_lock.wait()
-            self._new_lock = trio.Event()
-            now = trio.current_time()
-            for share in self._partitions.values():
-                if share.has_locks():
-                    share.expire_locks(now, self.limits(share.group))
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            while True:
+                deadlines = [d for share in self._partitions.values() if (d := share.next_deadline()) is not None]
+                with trio.move_on_at(min(deadlines) if deadlines else math.inf):
+                    await self._new_lock.wait()
+                self._new_lock = trio.Event()
+                now = trio.current_time()
+                for share in list(self._partitions.values()):
+                    if share.has_locks() and share.expire_locks(now, self.limits(share.group)):
+                        self._persist_soon(share)
+
+
+def _key(share: SharePartition) -> tuple[str, str, int]:
+    return share.group, share.topic, share.index
+
+
+def _load_error(code: ErrorCode | int) -> ErrorCode:
+    """How the share coordinator's refusal is told to a share consumer (Kafka's
+    SharePartition.fetchPersisterError): a fenced leader is no longer the leader, the rest is the
+    server's."""
+    if code in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.FENCED_STATE_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER):
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID):
+        return ErrorCode(code)
+    return ErrorCode.UNKNOWN_SERVER_ERROR
