@@ -6,8 +6,9 @@ counterpart of ``java/ShareMember.java``, with the same arguments and output lin
 ``ack``: each record is acknowledged explicitly, by its value: ``release...`` RELEASE, ``reject...``
 REJECT, anything else ACCEPT, and the acknowledgements are committed after each poll.  ``hold``: the
 records of the first poll that brings any are printed and held, never acknowledged, until the process
-is killed.  Lines: ``record TOPIC PARTITION OFFSET DELIVERY_COUNT VALUE``, ``committed``, ``holding``,
-``closed``.  Closing stdin closes the consumer (it leaves the group).
+is killed.  Lines: ``record TOPIC PARTITION OFFSET DELIVERY_COUNT VALUE``, ``committed`` (every
+acknowledgement of the poll taken) or ``commit failed``, ``holding``, ``closed``.  Closing stdin
+closes the consumer (it leaves the group).
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ def main() -> None:
         if messages:
             for m in messages:
                 consumer.acknowledge(m, _ack_type(m.value().decode()))
-            consumer.commit_sync()
-            _say("committed")
+            failed = [tp for tp, error in consumer.commit_sync().items() if error is not None]
+            _say("committed" if not failed else "commit failed")
     consumer.close()
     _say("closed")
 

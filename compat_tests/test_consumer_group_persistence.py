@@ -3,7 +3,8 @@ is back from ``__consumer_offsets`` with the same group and assignment epochs, t
 the same member epochs and the same partitions, so its members carry on heartbeating at their epochs
 with no rebalance; a member that was revoking partitions still must revoke them; a deleted group
 stays deleted.  A mixed group's classic member comes back too, and so does the classic group a mixed
-group turns back into.  The records are Kafka's: Kafka's own GroupCoordinatorRecordSerde reads them.
+group turns back into; so does a share group's membership.  The records are Kafka's: Kafka's own
+GroupCoordinatorRecordSerde reads them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,20 @@ from pathlib import Path
 
 from compat_tests.conftest import BrokerFactory
 from compat_tests.consumer_protocol_support import CONSUMER_PROTOCOL_OVERRIDES
-from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.java_tools import java_classpath, java_executable, run_tool
 from compat_tests.raw_kafka import RawConnection
 from compat_tests.test_consumer_group_heartbeat_kafka import Classic, Session, _ready
+from compat_tests.test_share_group_heartbeat_kafka import PARTITIONS as SHARE_PARTITIONS
+from compat_tests.test_share_group_heartbeat_kafka import TOPIC as SHARE_TOPIC
+from compat_tests.test_share_group_heartbeat_kafka import ShareSession
 from pykafkad.coordinator.group.consumer_protocol import encode_assignment
 
 GROUP_RECORDS = Path(__file__).resolve().parent / "java" / "GroupRecords.java"
 OVERRIDES = {**CONSUMER_PROTOCOL_OVERRIDES, "group.consumer.assignment.interval.ms": "0",
              "group.consumer.session.timeout.ms": "45000", "group.consumer.min.session.timeout.ms": "45000"}
+# Share groups: heartbeats every half second, assignments at once.
+SHARE_OVERRIDES = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500",
+                   "group.share.assignment.interval.ms": "0"}
 
 
 def _session(port: int, group: str) -> tuple[RawConnection, Session]:
@@ -153,3 +160,50 @@ def test_a_mixed_group_resumes_and_downgrades_after_coordinator_kill9(broker_fac
         assert described["group_state"] in ("Stable", "PreparingRebalance"), described
         assert [m["member_id"] for m in described["members"]] == [c1.member_id], described
         assert c1.join(owned={"cg-t": [0, 1]})["error"] == 0
+
+
+def test_a_share_group_resumes_after_coordinator_kill9(broker_factory: BrokerFactory) -> None:
+    """A share group's members, epochs, assignments and initialized partitions are in Kafka's share
+    group records (10-15): after kill -9 of the coordinator they are back, and a member heartbeats on
+    at its epoch.  Kafka's serde reads the records, and a deleted share group stays deleted."""
+    broker = broker_factory("share-persist", SHARE_OVERRIDES)
+    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"])
+    group = f"share-persist-{uuid.uuid4().hex[:8]}"
+    with RawConnection(broker.port) as conn:
+        conn.create_topic(SHARE_TOPIC, SHARE_PARTITIONS)
+        conn.wait_for_leader(SHARE_TOPIC)
+        _ready(conn, [group])
+        s = ShareSession(conn, group)
+        m1, m2 = s.join("m1"), s.join("m2")
+        epochs = s.wait_for("both assigned", {"m1": m1["epoch"], "m2": m2["epoch"]}, SHARE_PARTITIONS)
+        before = s.describe()
+        assert before["state"] == "Stable" and len(before["members"]) == 2, before
+
+    broker.kill9()
+    broker.start()
+    with RawConnection(broker.port) as conn:
+        _ready(conn, [group])
+        s = ShareSession(conn, group)
+        assert s.describe() == before
+        again = s.heartbeat(member_id="m1", member_epoch=epochs["m1"])
+        assert (again["error"], again["epoch"]) == (0, epochs["m1"]), again
+        for member in ("m1", "m2"):
+            assert s.heartbeat(member_id=member, member_epoch=-1)["error"] == 0
+        assert conn.request(42, 2, {"groups_names": [group]})["results"][0]["error_code"] == 0
+
+    decoded = subprocess.run([java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                              "-cp", java_classpath(), str(GROUP_RECORDS), broker.bootstrap, group],
+                             capture_output=True, text=True, timeout=120)
+    assert decoded.returncode == 0, decoded.stderr[-3000:]
+    lines = decoded.stdout.splitlines()
+    assert any(line.startswith(f"ShareGroupMemberMetadataKey(groupId='{group}', memberId='m1')") for line in lines), \
+        lines
+    assert any(line.startswith("ShareGroupStatePartitionMetadataKey") and "initializedTopics=" in line
+               for line in lines), lines
+    assert lines[-1].startswith("ShareGroupMetadataKey") and lines[-1].endswith("tombstone"), lines
+
+    broker.kill9()
+    broker.start()
+    with RawConnection(broker.port) as conn:
+        _ready(conn, [group])
+        assert ShareSession(conn, group).describe()["error"] == 69

@@ -256,3 +256,24 @@ def _share_states(broker: BrokerProcess, group: str) -> list[dict[str, Any]]:
             values.append(record["value"]["data"])
         at = out.find("{", end)
     return values
+
+
+def test_a_new_share_group_starts_at_the_end_by_default(broker: BrokerProcess, admin: AdminClient,
+                                                         members: list[Member]) -> None:
+    """``share.auto.offset.reset`` is ``latest`` unless the group sets it (a trap for a new user, as
+    on Kafka): records written before the group first reads a partition are never delivered."""
+    topic, group = _topic(admin), f"share-{uuid.uuid4().hex[:8]}"
+    _produce(broker.bootstrap, topic, [f"old{i}" for i in range(20)])
+    member = _start(members, "rdkafka", broker, group, topic, "ack")
+    seen = Deliveries(member)
+    # New records until one arrives: the first ones may come before the group first read the partition.
+    for attempt in range(60):
+        value = f"new{attempt}"
+        _produce(broker.bootstrap, topic, [value])
+        try:
+            wait_until(f"{value} delivered", lambda v=value: seen.values()[v] == 1, timeout_s=2)
+            break
+        except AssertionError:
+            continue
+    member.leave()
+    assert seen.values() and not [v for v in seen.values() if v.startswith("old")]

@@ -6,12 +6,14 @@
 // ack: each record is acknowledged explicitly by its value (release... RELEASE, reject... REJECT, else
 // ACCEPT) and the acknowledgements are committed after each poll.  hold: the records of the first
 // poll that brings any are printed and held, never acknowledged, until the process is killed.
-// Prints lines: "record T P OFFSET DELIVERY_COUNT VALUE", "committed", "holding", "closed".
+// Prints lines: "record T P OFFSET DELIVERY_COUNT VALUE", "committed" (every acknowledgement of the
+// poll taken) or "commit failed", "holding", "closed".
 // Closing stdin closes the consumer (it leaves the group).
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 
 import org.apache.kafka.clients.consumer.AcknowledgeType;
@@ -73,8 +75,8 @@ public class ShareMember {
                     for (ConsumerRecord<String, String> r : records) {
                         consumer.acknowledge(r, ackType(r.value()));
                     }
-                    consumer.commitSync();
-                    say("committed");
+                    boolean failed = consumer.commitSync().values().stream().anyMatch(Optional::isPresent);
+                    say(failed ? "commit failed" : "committed");
                 }
             }
         } catch (WakeupException e) {

@@ -18,7 +18,7 @@ from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.handlers.share_groups import MAX_MEMBER_ID_LENGTH, share_groups_enabled
-from pykafkad.share.share_partition import MAX_ACKNOWLEDGE_TYPE
+from pykafkad.share.share_partition import MAX_ACKNOWLEDGE_TYPE, RELEASE
 from pykafkad.share.share_partition_manager import ShareFetched
 from pykafkad.share.share_session import FINAL_EPOCH, INITIAL_EPOCH, ShareSession, next_epoch
 from wire.error_codes import ErrorCode
@@ -92,6 +92,24 @@ async def _apply_acks(broker: Broker, ctx: RequestContext, group: str, member: s
                     group, member, topic.name, index,
                     [(b["first_offset"], b["last_offset"], list(b["acknowledge_types"])) for b in batches])
     return results
+
+
+def _released(broker: Broker, topics: list[dict[str, Any]]) -> dict[tuple[str, int], tuple[tuple[int, int], ...]]:
+    """The ranges each partition's acknowledgements release."""
+    released: dict[tuple[str, int], tuple[tuple[int, int], ...]] = {}
+    for wanted in topics:
+        topic = broker.metadata.topics_by_id.get(wanted["topic_id"])
+        for part in wanted["partitions"] if topic is not None else []:
+            ranges = []
+            for b in part["acknowledgement_batches"] or []:
+                types, first = b["acknowledge_types"], b["first_offset"]
+                if len(types) == 1:
+                    ranges += [(first, b["last_offset"])] if types[0] == RELEASE else []
+                else:
+                    ranges += [(first + i, first + i) for i, t in enumerate(types) if t == RELEASE]
+            if ranges:
+                released[(topic.name, part["partition_index"])] = tuple(ranges)
+    return released
 
 
 def _has_acks(topics: list[dict[str, Any]]) -> bool:
@@ -197,7 +215,7 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     if max_records > 0 and max_bytes > 0 and wanted_keys:
         fetched = await broker.share_partitions.fetch(
             group, member, wanted_keys, max_records, max_bytes, min(body["min_bytes"], max_bytes),
-            0 if errors else body["max_wait_ms"])
+            0 if errors else body["max_wait_ms"], _released(broker, body["topics"]))
     fetched.update(errors)
     keys = wanted_keys + [k for k in errors if k not in session.partitions]
     return _response(broker, ctx, keys, fetched, acks, lock_ms, full=epoch == INITIAL_EPOCH)

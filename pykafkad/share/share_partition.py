@@ -161,10 +161,13 @@ class SharePartition:
     # -- acquiring ---------------------------------------------------------------------------------
 
     def acquire(self, owner: str, batches: list[tuple[int, int, int]], max_records: int, limits: SharePartitionLimits,
-                now: float) -> list[tuple[int, int, int]]:
+                now: float, held_back: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int, int]]:
         """Acquire for ``owner`` what the log read (whole batches, ``batches``) covers and nobody holds,
         up to ``max_records`` (a batch is taken whole, so a fetch may pass it, as Kafka's
-        batch_optimized mode does); the acquired ranges as (first, last, delivery count)."""
+        batch_optimized mode does); the acquired ranges as (first, last, delivery count).
+
+        ``held_back``: ranges released by the acknowledgements of the fetch asking, left for a later
+        fetch (on Kafka they are still being written when the fetch acquires)."""
         deadline = now + limits.lock_duration_ms / 1000
         acquired: list[tuple[int, int, int]] = []
         taken = 0
@@ -177,27 +180,27 @@ class SharePartition:
                 break
             if run.state != AVAILABLE or run.last < read_first or run.first > read_last:
                 continue
-            first, last = max(run.first, read_first), min(run.last, read_last)
-            for piece in self._cover(first, last):
-                piece.state, piece.owner, piece.deadline = ACQUIRED, owner, deadline
-                piece.delivery_count += 1
-                acquired.append((piece.first, piece.last, piece.delivery_count))
-                taken += piece.last - piece.first + 1
-        # Records never acquired, whole batches from the end of the in-flight ones.
-        if not acquired:
-            for first, last, _ in batches:
-                if taken >= max_records or self.in_flight() >= limits.max_record_locks:
-                    break
-                if last < self.end_offset:
-                    continue
-                # A batch that starts below the end offset was partly acquired before (the start
-                # offset was set inside it): only its rest is new.
-                first = max(first, self.end_offset)
-                self.runs.append(Run(self.end_offset, last, ACQUIRED, 1, owner, deadline))
-                # Offsets missing between the end and the batch (compacted away) are acquired with it.
-                acquired.append((self.end_offset, last, 1))
-                taken += last - first + 1
-                self.end_offset = last + 1
+            for first, last in _without((max(run.first, read_first), min(run.last, read_last)), held_back):
+                for piece in self._cover(first, last):
+                    piece.state, piece.owner, piece.deadline = ACQUIRED, owner, deadline
+                    piece.delivery_count += 1
+                    acquired.append((piece.first, piece.last, piece.delivery_count))
+                    taken += piece.last - piece.first + 1
+        # Then records never acquired, whole batches from the end of the in-flight ones, with what
+        # the fetch may still take (as Kafka's acquire goes on past its cached batches).
+        for first, last, _ in batches:
+            if taken >= max_records or self.in_flight() >= limits.max_record_locks:
+                break
+            if last < self.end_offset:
+                continue
+            # A batch that starts below the end offset was partly acquired before (the start
+            # offset was set inside it): only its rest is new.
+            first = max(first, self.end_offset)
+            self.runs.append(Run(self.end_offset, last, ACQUIRED, 1, owner, deadline))
+            # Offsets missing between the end and the batch (compacted away) are acquired with it.
+            acquired.append((self.end_offset, last, 1))
+            taken += last - first + 1
+            self.end_offset = last + 1
         self._merge()
         return _merged(acquired)
 
@@ -318,6 +321,23 @@ def _make_available(run: Run, limits: SharePartitionLimits) -> None:
     # InFlightState.tryUpdateState).
     run.state = ARCHIVED if run.delivery_count >= limits.delivery_count_limit else AVAILABLE
     run.owner, run.deadline = NO_OWNER, 0.0
+
+
+def _without(span: tuple[int, int], holes: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """``span`` less every range of ``holes``, as the ranges left."""
+    pieces = [span]
+    for hole_first, hole_last in holes:
+        left = []
+        for first, last in pieces:
+            if hole_last < first or hole_first > last:
+                left.append((first, last))
+                continue
+            if first < hole_first:
+                left.append((first, hole_first - 1))
+            if last > hole_last:
+                left.append((hole_last + 1, last))
+        pieces = left
+    return pieces
 
 
 def _merged(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

@@ -155,11 +155,16 @@ class SharePartitionManager:
     # -- ShareFetch ----------------------------------------------------------------------------
 
     async def fetch(self, group: str, member: str, wanted: list[tuple[str, int]], max_records: int,
-                    max_bytes: int, min_bytes: int, max_wait_ms: int) -> dict[tuple[str, int], ShareFetched]:
+                    max_bytes: int, min_bytes: int, max_wait_ms: int,
+                    released: dict[tuple[str, int], tuple[tuple[int, int], ...]] | None = None,
+                    ) -> dict[tuple[str, int], ShareFetched]:
         """Acquire records for ``member`` from the partitions ``wanted``, long-polling up to
-        ``max_wait_ms`` until some are acquired (or ``min_bytes`` of them)."""
+        ``max_wait_ms`` until some are acquired (or ``min_bytes`` of them).  ``released``: what this
+        request's own acknowledgements released, per partition, which its first look leaves alone
+        (Kafka acquires while those releases are still being written)."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
         limits = self.limits(group)
+        held_back = released or {}
         while True:
             results: dict[tuple[str, int], ShareFetched] = {}
             watched = [self.replicas.shutdown_watchers]
@@ -177,7 +182,7 @@ class SharePartitionManager:
                     if (topic, index) in results:
                         continue
                     found = self._acquire(*shares[(topic, index)], member, max_records - total_records,
-                                          max_bytes - total_bytes, limits)
+                                          max_bytes - total_bytes, limits, held_back.get((topic, index), ()))
                     results[(topic, index)] = found
                     total_records += sum(last - first + 1 for first, last, _ in found.acquired)
                     total_bytes += len(found.records)
@@ -187,10 +192,13 @@ class SharePartitionManager:
                 errored = any(r.error != ErrorCode.NONE for r in results.values())
                 if (total_records and total_bytes >= min_bytes) or errored or left <= 0 or self.replicas.shutting_down:
                     return results
+                if held_back:
+                    held_back = {}
+                    continue
                 await waiter.wait(left)
 
     def _acquire(self, partition: Partition, share: SharePartition, member: str, max_records: int, max_bytes: int,
-                 limits: SharePartitionLimits) -> ShareFetched:
+                 limits: SharePartitionLimits, held_back: tuple[tuple[int, int], ...]) -> ShareFetched:
         if max_records <= 0 or max_bytes <= 0 or self._partitions.get(_key(share)) is not share:
             return ShareFetched()
         if not share.can_acquire(limits):
@@ -203,7 +211,7 @@ class SharePartitionManager:
             return ShareFetched(data.error)
         records = bytes(data.records) if not isinstance(data.records, bytes) else data.records
         batches = batch_extents(records)
-        acquired = share.acquire(member, batches, max_records, limits, trio.current_time())
+        acquired = share.acquire(member, batches, max_records, limits, trio.current_time(), held_back)
         if not acquired:
             return ShareFetched()
         self._new_lock.set()

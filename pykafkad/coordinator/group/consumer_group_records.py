@@ -103,15 +103,16 @@ def record_value(record_type: int, fields: dict[str, Any]) -> bytes:
     return bytes(out)
 
 
-def decode_key(data: bytes) -> tuple[int, str, str | None]:
-    """(record type, group id, member id or None) of a consumer-group record key."""
+def decode_key(data: bytes, member_keyed: frozenset[int] = MEMBER_KEYED) -> tuple[int, str, str | None]:
+    """(record type, group id, member id or None) of a consumer-group record key (``member_keyed``:
+    the record types keyed by member too; a share group's are others)."""
     (record_type,) = _I16.unpack_from(data, 0)
     pos = 2
     (n,) = _I16.unpack_from(data, pos)
     group_id = data[pos + 2:pos + 2 + n].decode()
     pos += 2 + n
     member_id = None
-    if record_type in MEMBER_KEYED:
+    if record_type in member_keyed:
         (n,) = _I16.unpack_from(data, pos)
         member_id = data[pos + 2:pos + 2 + n].decode()
     return record_type, group_id, member_id

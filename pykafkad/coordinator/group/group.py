@@ -76,19 +76,22 @@ from pykafkad.coordinator.group.requests import (
     sync_error,
 )
 from pykafkad.coordinator.group.share_group import SHARE_GROUP_TYPE, ShareGroup, ShareGroupConfig
+from pykafkad.coordinator.group.share_group_records import GROUP_METADATA as SHARE_GROUP_METADATA
+from pykafkad.coordinator.group.share_group_records import StoredShareGroup
 from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
 GROUP_METADATA_KEY_TYPE = GROUP_METADATA.to_bytes(2, "big")
+SHARE_GROUP_METADATA_KEY_TYPE = SHARE_GROUP_METADATA.to_bytes(2, "big")
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # KIP-394: a new member that never completes its join is dropped
 
 Reply = trio.MemorySendChannel[dict[str, Any]]
 
 
 def _group_metadata_last(record: tuple[bytes, bytes | None]) -> bool:
-    return record[0][:2] == GROUP_METADATA_KEY_TYPE
+    return record[0][:2] in (GROUP_METADATA_KEY_TYPE, SHARE_GROUP_METADATA_KEY_TYPE)
 
 
 def now_ms() -> int:
@@ -161,14 +164,15 @@ class GroupActor:
         self.retention_deadline = math.inf
         # Set while the group speaks the consumer protocol (KIP-848); the classic fields are then unused.
         self.consumer: ConsumerGroup | None = None
-        # Its records as last written to __consumer_offsets, by key (``_store_consumer``).
-        self._written_consumer: dict[bytes, bytes] = {}
-        # Set while the group is a share group (KIP-932); its membership is not persisted yet.
+        # Its consumer-protocol or share group records as last written to __consumer_offsets, by key
+        # (``_store_group_records``).
+        self._written: dict[bytes, bytes] = {}
+        # Set while the group is a share group (KIP-932).
         self.share: ShareGroup | None = None
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def load(self, stored: StoredGroup | StoredConsumerGroup | None,
+    def load(self, stored: StoredGroup | StoredConsumerGroup | StoredShareGroup | None,
              offsets: dict[tuple[str, int], OffsetAndMetadata],
              pending: dict[int, dict[tuple[str, int], OffsetAndMetadata]] | None = None) -> None:
         """Restore the group as ``__consumer_offsets`` last recorded it (before the actor runs)."""
@@ -177,11 +181,17 @@ class GroupActor:
         self.pending_txn_offsets = {pid: dict(o) for pid, o in (pending or {}).items()}
         if stored is None:
             return
+        if isinstance(stored, StoredShareGroup):
+            self.share = ShareGroup.from_stored(self.group_id, self.config.share, stored, self.store,
+                                                trio.current_time())
+            self._written = self.share.records(self.store)
+            self._transition(GroupState.EMPTY)
+            return
         if isinstance(stored, StoredConsumerGroup):
             self.consumer = ConsumerGroup.from_stored(self.group_id, self.config.consumer, stored,
                                                       trio.current_time())
             self.consumer.restore_subscription_metadata(self.store)
-            self._written_consumer = self.consumer.records()
+            self._written = self.consumer.records()
             return
         self.protocol_type = stored.protocol_type or None
         self.generation = stored.generation
@@ -264,12 +274,15 @@ class GroupActor:
                     break  # it turned classic: its members' sessions start again there
                 log.info("group %s: member %s: %s; fenced", self.group_id, member_id, why)
                 self._fence_consumer_member(member_id)
-            if expired and self.consumer is not None and self._store_consumer() != ErrorCode.NONE:
+            if expired and self.consumer is not None and self._store_group_records() != ErrorCode.NONE:
                 log.warning("group %s: members removed, but not yet in %s", self.group_id, "__consumer_offsets")
         if self.share is not None:
-            for member_id in self.share.expired_members(now):
+            gone = self.share.expired_members(now)
+            for member_id in gone:
                 log.info("group %s: share member %s: session expired; fenced", self.group_id, member_id)
                 self.share.remove_member(member_id)
+            if gone and self._store_group_records() != ErrorCode.NONE:
+                log.warning("group %s: members removed, but not yet in %s", self.group_id, "__consumer_offsets")
         if self.retention_deadline <= now:
             self.retention_deadline = now + self.config.retention_check_interval_ms / 1000
             self._expire_offsets()
@@ -762,7 +775,7 @@ class GroupActor:
         if isinstance(request, JoinGroup) and not consumer.members:
             log.info("group %s: empty consumer group converted to a classic group", self.group_id)
             self.consumer = None
-            error = self._store_consumer()
+            error = self._store_group_records()
             if error != ErrorCode.NONE:
                 reply(out, join_error(error, request.member_id))
                 return False
@@ -796,7 +809,7 @@ class GroupActor:
             reply(out, request.error_reply(self.group_id, e.code))
             return False
         # (A downgrade wrote the group's records itself.)
-        error = self._store_consumer() if self.consumer is not None else ErrorCode.NONE
+        error = self._store_group_records() if self.consumer is not None else ErrorCode.NONE
         if error != ErrorCode.NONE:
             reply(out, request.error_reply(self.group_id, error))
             return False
@@ -875,7 +888,7 @@ class GroupActor:
         self._transition(GroupState.STABLE)
         for m in members:
             self._schedule_heartbeat(m)
-        error = self._store_consumer(after=[(group_key(self.group_id), group_value(self._stored_group()))])
+        error = self._store_group_records(after=[(group_key(self.group_id), group_value(self._stored_group()))])
         if error != ErrorCode.NONE:
             log.warning("group %s: downgraded, but not yet in %s: %s", self.group_id, "__consumer_offsets", error.name)
         log.info("group %s: downgraded from a consumer group to a classic group at generation %d with %d member(s)",
@@ -938,7 +951,7 @@ class GroupActor:
             self.consumer = group
             self.exists = True
             self._transition(GroupState.EMPTY)
-        error = self._store_consumer(converted)
+        error = self._store_group_records(converted)
         if error != ErrorCode.NONE:
             reply(out, consumer_heartbeat_error(error))
             return
@@ -947,23 +960,26 @@ class GroupActor:
                      group.assignment_epoch, group.state)
         reply(out, response)
 
-    def _store_consumer(self, before: list[tuple[bytes, bytes | None]] | None = None,
+    def _store_group_records(self, before: list[tuple[bytes, bytes | None]] | None = None,
                         after: list[tuple[bytes, bytes | None]] | None = None) -> ErrorCode:
         """Write the consumer group's records that changed since the last write, and tombstones for
         those that are gone (all of them once the group is no longer a consumer group), between
         ``before`` and ``after``; an answer that depends on them waits until they are replicated
         (``GroupCoordinator.call``)."""
-        now = self.consumer.records() if self.consumer is not None else {}
+        if self.consumer is not None:
+            now = self.consumer.records()
+        else:
+            now = self.share.records(self.store) if self.share is not None else {}
         records = list(before or [])
         # The group metadata's tombstone goes last: replaying it ends the group.
-        records += sorted(((k, None) for k in self._written_consumer if k not in now), key=_group_metadata_last)
-        records += [(k, v) for k, v in now.items() if self._written_consumer.get(k) != v]
+        records += sorted(((k, None) for k in self._written if k not in now), key=_group_metadata_last)
+        records += [(k, v) for k, v in now.items() if self._written.get(k) != v]
         records += after or []
         if not records:
             return ErrorCode.NONE
         error = self.store.write(self.group_id, records)
         if error == ErrorCode.NONE:
-            self._written_consumer = now
+            self._written = now
         return error
 
     def _share_heartbeat(self, args: ShareHeartbeat, out: Reply) -> None:
@@ -991,10 +1007,14 @@ class GroupActor:
             self.share = group
             self.exists = True
             self._transition(GroupState.EMPTY)
-        # Share-partition state is kept by the leaders' share partitions, which pykafkad does not serve
-        # yet: a subscribed partition counts as initialized once a heartbeat has asked for it, so (as
-        # in Kafka) a member's first assignment is empty and the next heartbeat brings its partitions.
+        # A subscribed partition counts as initialized once a heartbeat has asked for it (its leader
+        # writes its share state on the group's first fetch), so (as in Kafka) a member's first
+        # assignment is empty and the next heartbeat brings its partitions.
         group.initialized_now(group.to_initialize())
+        error = self._store_group_records()
+        if error != ErrorCode.NONE:
+            reply(out, consumer_heartbeat_error(error))
+            return
         reply(out, response)
 
     def _describe_share_group(self, args: DescribeShareGroup, out: Reply) -> None:
@@ -1205,7 +1225,7 @@ class GroupActor:
         becomes_dead = empty and len(removed) == len(self.offsets)
         if becomes_dead:
             records.append((group_key(self.group_id), None))
-            records += sorted(((k, None) for k in self._written_consumer), key=_group_metadata_last)
+            records += sorted(((k, None) for k in self._written), key=_group_metadata_last)
         if not records:
             return ErrorCode.NONE
         error = self.store.write(self.group_id, records)
@@ -1214,7 +1234,7 @@ class GroupActor:
         for tp in removed:
             del self.offsets[tp]
         if becomes_dead:
-            self._written_consumer = {}
+            self._written = {}
             self.consumer = None
             log.info("group %s: empty with no offsets left; removed", self.group_id)
             self._transition(GroupState.DEAD)
@@ -1312,13 +1332,13 @@ class GroupActor:
             return
         records: list[tuple[bytes, bytes | None]] = [(offset_key(self.group_id, t, p), None) for t, p in self.offsets]
         records.append((group_key(self.group_id), None))
-        records += sorted(((k, None) for k in self._written_consumer), key=_group_metadata_last)
+        records += sorted(((k, None) for k in self._written), key=_group_metadata_last)
         error = self.store.write(self.group_id, records)
         if error != ErrorCode.NONE:
             reply(out, {"error_code": error})
             return
         self.offsets.clear()
-        self._written_consumer = {}
+        self._written = {}
         self.consumer = None
         self.share = None
         self._transition(GroupState.DEAD)

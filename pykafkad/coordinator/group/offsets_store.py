@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 
 from pykafkad.coordinator.group.consumer_group_records import CONSUMER_RECORD_TYPES, GROUP_METADATA, StoredConsumerGroup
 from pykafkad.coordinator.group.consumer_group_records import decode_key as decode_consumer_key
+from pykafkad.coordinator.group.share_group_records import GROUP_METADATA as SHARE_GROUP_METADATA
+from pykafkad.coordinator.group.share_group_records import MEMBER_KEYED as SHARE_MEMBER_KEYED
+from pykafkad.coordinator.group.share_group_records import SHARE_RECORD_TYPES, StoredShareGroup
 from pykafkad.coordinator.internal_topic_log import read_partition
 from pykafkad.java_hash import java_string_hash
 
@@ -215,7 +218,8 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey | None:
 
 # -- record batches --------------------------------------------------------------------------------
 
-LoadedGroups = dict[str, tuple[StoredGroup | StoredConsumerGroup | None, dict[tuple[str, int], OffsetAndMetadata]]]
+LoadedGroups = dict[str, tuple[StoredGroup | StoredConsumerGroup | StoredShareGroup | None,
+                               dict[tuple[str, int], OffsetAndMetadata]]]
 # Transactional offsets whose transaction is still open: group -> producer id -> offsets.
 PendingOffsets = dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]]
 
@@ -240,6 +244,9 @@ def read_groups(plog: PartitionLog) -> tuple[LoadedGroups, PendingOffsets, int]:
         records += 1
         if len(rec.key) >= 2 and _I16.unpack_from(rec.key, 0)[0] in CONSUMER_RECORD_TYPES:
             _apply_consumer_record(groups, rec.key, rec.value)
+            continue
+        if len(rec.key) >= 2 and _I16.unpack_from(rec.key, 0)[0] in SHARE_RECORD_TYPES:
+            _apply_share_record(groups, rec.key, rec.value)
             continue
         k = decode_key(rec.key)
         if isinstance(k, OffsetKey):
@@ -275,6 +282,21 @@ def _apply_consumer_record(groups: LoadedGroups, key: bytes, value: bytes | None
         groups[group_id] = (stored, offsets)
     if record_type != 4:  # ConsumerGroupPartitionMetadata: Kafka's older topic metadata, unused here
         stored.apply(record_type, member_id, value)
+
+
+def _apply_share_record(groups: LoadedGroups, key: bytes, value: bytes | None) -> None:
+    """A share group's record, as ``_apply_consumer_record``; the ShareGroupMetadata tombstone deletes it."""
+    record_type, group_id, member_id = decode_consumer_key(key, SHARE_MEMBER_KEYED)
+    stored, offsets = groups.setdefault(group_id, (None, {}))
+    if record_type == SHARE_GROUP_METADATA and value is None:
+        groups[group_id] = (None, offsets)
+        return
+    if not isinstance(stored, StoredShareGroup):
+        if value is None:
+            return
+        stored = StoredShareGroup()
+        groups[group_id] = (stored, offsets)
+    stored.apply(record_type, member_id, value)
 
 
 def _apply_offset(groups: LoadedGroups, k: OffsetKey, value: bytes | None) -> None:

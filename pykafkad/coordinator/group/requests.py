@@ -137,6 +137,7 @@ class ShareHeartbeat(GroupRequest):
     """ShareGroupHeartbeat, checked by the handler for what needs no group state."""
 
     writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
 
     fields: ShareHeartbeatFields
     heartbeat_interval_ms: int | None = None

@@ -22,8 +22,21 @@ from typing import Any
 
 from pykafkad.coordinator.group.assignors import Assignment
 from pykafkad.coordinator.group.consumer_group import TopicImage
+from pykafkad.coordinator.group.consumer_group_records import assignment_of, metadata_hash, topic_partitions
 from pykafkad.coordinator.group.consumer_member import copy_assignment, same_assignment, to_wire
 from pykafkad.coordinator.group.share_assignor import simple
+from pykafkad.coordinator.group.share_group_records import (
+    CURRENT_MEMBER,
+    GROUP_METADATA,
+    MEMBER_METADATA,
+    STABLE,
+    STATE_PARTITIONS,
+    TARGET_MEMBER,
+    TARGET_METADATA,
+    StoredShareGroup,
+    share_record_key,
+    share_record_value,
+)
 from pykafkad.errors import KafkaError
 from wire.error_codes import ErrorCode
 
@@ -85,6 +98,53 @@ class ShareGroup:
     @property
     def state(self) -> str:
         return "Stable" if self.members else "Empty"
+
+    # -- persistence -------------------------------------------------------------------------------
+
+    def records(self, topics: TopicImage) -> dict[bytes, bytes]:
+        """Every record that describes the group now, by key; the actor writes those that changed
+        and tombstones the keys that are gone."""
+        g = self.group_id
+        out = {share_record_key(GROUP_METADATA, g): share_record_value(GROUP_METADATA, {
+                   "epoch": self.group_epoch, "metadata_hash": metadata_hash(self.subscribed_metadata)}),
+               share_record_key(TARGET_METADATA, g): share_record_value(TARGET_METADATA, {
+                   "assignment_epoch": self.assignment_epoch, "assignment_timestamp": 0}),
+               share_record_key(STATE_PARTITIONS, g): share_record_value(STATE_PARTITIONS, {
+                   "initializing_topics": [], "deleting_topics": [], "initialized_topics": [
+                       {"topic_id": t, "topic_name": topics.topic_name(t) or "", "partitions": sorted(ps)}
+                       for t, ps in sorted(self.initialized.items(), key=lambda i: str(i[0])) if ps]})}
+        for m in self.members.values():
+            out[share_record_key(MEMBER_METADATA, g, m.member_id)] = share_record_value(MEMBER_METADATA, {
+                "rack_id": m.rack_id, "client_id": m.client_id, "client_host": m.client_host,
+                "subscribed_topic_names": list(m.subscribed_topic_names)})
+            out[share_record_key(CURRENT_MEMBER, g, m.member_id)] = share_record_value(CURRENT_MEMBER, {
+                "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch, "state": STABLE,
+                "assigned_partitions": topic_partitions(m.assigned)})
+            out[share_record_key(TARGET_MEMBER, g, m.member_id)] = share_record_value(TARGET_MEMBER, {
+                "topic_partitions": topic_partitions(self.target.get(m.member_id, {}))})
+        return out
+
+    @classmethod
+    def from_stored(cls, group_id: str, config: ShareGroupConfig, stored: StoredShareGroup, topics: TopicImage,
+                    now_s: float) -> ShareGroup:
+        """The group as its records left it; every member's session starts again from now."""
+        group = cls(group_id, config)
+        group.group_epoch = stored.epoch
+        group.assignment_epoch = stored.assignment_epoch
+        for member_id, meta in stored.member_metadata.items():
+            current = stored.current.get(member_id, {})
+            group.members[member_id] = ShareMember(
+                member_id, rack_id=meta["rack_id"], client_id=meta["client_id"], client_host=meta["client_host"],
+                subscribed_topic_names=list(meta["subscribed_topic_names"]),
+                member_epoch=current.get("member_epoch", 0),
+                previous_member_epoch=current.get("previous_member_epoch", 0),
+                assigned=assignment_of(current.get("assigned_partitions", [])),
+                session_deadline=now_s + config.session_timeout_ms / 1000)
+        group.target = {m: assignment_of(t["topic_partitions"]) for m, t in stored.targets.items()
+                        if m in group.members}
+        group.initialized = {t: set(ps) for t, ps in stored.initialized.items()}
+        group.subscribed_metadata = group._subscription_metadata(topics)
+        return group
 
     # -- ShareGroupHeartbeat -----------------------------------------------------------------------
 

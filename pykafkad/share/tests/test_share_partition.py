@@ -127,3 +127,12 @@ def test_a_million_records_in_flight_are_a_few_runs() -> None:
     assert len(share.runs) == 1
     share.acknowledge("a", 500_000, 500_000, [RELEASE], limits)
     assert len(share.runs) == 3
+
+
+def test_records_released_by_the_fetch_asking_are_held_back_from_it() -> None:
+    share = SharePartition("g", "t", 0, start_offset=0)
+    share.acquire("a", batches((0, 4)), 500, LIMITS, 0.0)
+    share.acknowledge("a", 0, 4, [ACCEPT, ACCEPT, RELEASE, RELEASE, RELEASE], LIMITS)
+    got = share.acquire("a", batches((0, 4), (5, 9)), 500, LIMITS, 0.0, held_back=((2, 4),))
+    assert got == [(5, 9, 1)]
+    assert share.acquire("b", batches((0, 4), (5, 9)), 500, LIMITS, 0.0) == [(2, 4, 2)]

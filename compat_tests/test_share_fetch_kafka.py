@@ -1,0 +1,160 @@
+"""ShareFetch and ShareAcknowledge (KIP-932) side by side with the reference Kafka 4.4.0: the same
+sequence of requests, from two share-group members on raw connections, gets the same answers from
+pykafkad and from Kafka: the records each acquisition takes (whole batches, past MaxRecords to the
+end of a batch), their delivery counts, released records coming back with the next fetch together
+with new ones, acknowledgements refused for records another member holds or for malformed batches,
+the share-session errors, a closing session releasing what its member held, and an empty
+acquisition once everything is done.
+
+Both brokers get the same batches (three of five records, then one more), and the group reads from
+the start (``share.auto.offset.reset=earliest``) with ``share.delivery.count.limit=10``, so
+Kafka's redelivery throttling (from half the limit on) never applies.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.conftest import REFERENCE_OVERRIDES
+from compat_tests.java_tools import run_tool
+from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
+from compat_tests.test_consumer_group_heartbeat_kafka import _ready
+
+SHARE_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
+ACCEPT, RELEASE, REJECT = 1, 2, 3
+WAIT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def share_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    broker = BrokerProcess(tmp_path_factory.mktemp("share-fetch") / "logs", REFERENCE_OVERRIDES, name="share-fetch")
+    broker.start()
+    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"])
+    yield broker
+    broker.close()
+
+
+class Queue:
+    """One share group on one one-partition topic of one broker, driven by raw requests."""
+
+    def __init__(self, conn: RawConnection, group: str, topic: str) -> None:
+        self.conn, self.group, self.topic = conn, group, topic
+        conn.create_topic(topic, 1)
+        conn.wait_for_leader(topic)
+        md = conn.request(3, 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                  "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+        self.topic_id = md["topics"][0]["topic_id"]
+        alter = conn.request(44, 1, {"resources": [{"resource_type": 32, "resource_name": group, "configs": [
+            {"name": "share.auto.offset.reset", "config_operation": 0, "value": "earliest"},
+            {"name": "share.delivery.count.limit", "config_operation": 0, "value": "10"}]}],
+            "validate_only": False})
+        assert alter["responses"][0]["error_code"] == 0, alter
+        self.epochs: dict[str, int] = {}
+
+    def produce(self, first: int, count: int) -> None:
+        batch = record_batch([f"v{first + i}".encode() for i in range(count)], 1_700_000_000_000)
+        answer = produce_partition_response(self.conn.request(0, 12, produce_body(self.topic, 0, batch)))
+        assert answer["error_code"] == 0 and answer["base_offset"] == first, answer
+
+    def join(self, member: str) -> None:
+        """Heartbeat ``member`` into the group until it is assigned the partition: Kafka's leader
+        serves a share-partition only once the group coordinator initialized its state."""
+        epoch = 0
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            r = self.conn.request(SHARE_HEARTBEAT, 1, {
+                "group_id": self.group, "member_id": member, "member_epoch": epoch, "rack_id": None,
+                "subscribed_topic_names": [self.topic]})
+            assert r["error_code"] == 0, r
+            epoch = r["member_epoch"]
+            if r["assignment"] is not None and any(tp["partitions"] for tp in r["assignment"]["topic_partitions"]):
+                return
+            assert time.monotonic() < deadline, f"{member} not assigned within {WAIT_S} s"
+            time.sleep(0.2)
+
+    def _partition(self, r: dict[str, Any]) -> dict[str, Any]:
+        for topic in r["responses"]:
+            for p in topic["partitions"]:
+                if topic["topic_id"] == self.topic_id and p["partition_index"] == 0:
+                    return p
+        return {}
+
+    def fetch(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]] | None = None,
+              max_records: int = 5, max_wait_ms: int = 5000) -> dict[str, Any]:
+        r = self.conn.request(SHARE_FETCH, 1, {
+            "group_id": self.group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
+            "min_bytes": 1, "max_bytes": 1 << 20, "max_records": max_records, "batch_size": max_records,
+            "topics": [{"topic_id": self.topic_id, "partitions": [{
+                "partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": f, "last_offset": last, "acknowledge_types": types}
+                    for f, last, types in acks or []]}]}],
+            "forgotten_topics_data": []})
+        p = self._partition(r)
+        return {"error": r["error_code"], "partition error": p.get("error_code", 0),
+                "ack error": p.get("acknowledge_error_code", 0),
+                "acquired": [(a["first_offset"], a["last_offset"], a["delivery_count"])
+                             for a in p.get("acquired_records", [])]}
+
+    def acknowledge(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]]) -> dict[str, Any]:
+        r = self.conn.request(SHARE_ACKNOWLEDGE, 1, {
+            "group_id": self.group, "member_id": member, "share_session_epoch": epoch,
+            "topics": [{"topic_id": self.topic_id, "partitions": [{
+                "partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": f, "last_offset": last, "acknowledge_types": types}
+                    for f, last, types in acks]}]}]})
+        return {"error": r["error_code"], "ack error": self._partition(r).get("error_code", 0)}
+
+
+Steps = Callable[[Queue, Callable[[str, Any], None]], None]
+
+
+def _run(broker: BrokerProcess, group: str, topic: str, steps: Steps) -> list[tuple[str, Any]]:
+    seen: list[tuple[str, Any]] = []
+    with RawConnection(broker.port) as conn:
+        _ready(conn, [group])
+        steps(Queue(conn, group, topic), lambda label, value: seen.append((label, value)))
+    return seen
+
+
+def _compare(pykafkad: BrokerProcess, kafka: BrokerProcess, steps: Steps) -> None:
+    group, topic = f"share-{uuid.uuid4().hex[:8]}", f"sf-{uuid.uuid4().hex[:8]}"
+    ours, theirs = _run(pykafkad, group, topic, steps), _run(kafka, group, topic, steps)
+    for (label, mine), (_, reference) in zip(ours, theirs, strict=True):
+        assert mine == reference, f"{label}: pykafkad {mine} != Kafka {reference}"
+
+
+def _fetch_and_acknowledge(q: Queue, see: Callable[[str, Any], None]) -> None:
+    for first in (0, 5, 10):
+        q.produce(first, 5)
+    q.join("m1")
+    q.join("m2")
+    see("m1 acquires a whole batch", q.fetch("m1", 0))
+    see("m2 acquires the next", q.fetch("m2", 0))
+    see("m1 accepts two, releases three, and gets them again with a new batch",
+        q.fetch("m1", 1, [(0, 4, [ACCEPT, ACCEPT, RELEASE, RELEASE, RELEASE])]))
+    see("m2 cannot acknowledge a record m1 holds", q.acknowledge("m2", 1, [(4, 9, [ACCEPT])]))
+    see("m2 accepts its own", q.acknowledge("m2", 2, [(5, 9, [ACCEPT])]))
+    see("a batch whose first offset passes its last", q.acknowledge("m1", 2, [(4, 3, [ACCEPT])]))
+    see("per-offset types that do not cover the batch", q.acknowledge("m1", 3, [(2, 4, [ACCEPT, ACCEPT])]))
+    see("a session epoch that is not the session's", q.fetch("m1", 9, max_wait_ms=200))
+    see("a member with no session", q.fetch("m3", 4, max_wait_ms=200))
+    see("acknowledgements in an opening fetch", q.fetch("m3", 0, [(2, 4, [ACCEPT])], max_wait_ms=200))
+    see("m1 accepts the new batch", q.acknowledge("m1", 4, [(10, 14, [ACCEPT])]))
+    see("m1 closes its session: what it held is released", q.fetch("m1", -1, max_records=0, max_wait_ms=0))
+    see("m2 gets them, delivered once more", q.fetch("m2", 3, max_records=20))
+    see("m2 rejects them", q.acknowledge("m2", 4, [(2, 4, [REJECT])]))
+    see("nothing is left to acquire", q.fetch("m2", 5, max_wait_ms=300))
+    q.produce(15, 5)
+    see("a new batch is acquired", q.fetch("m2", 6))
+    see("m2 accepts it", q.acknowledge("m2", 7, [(15, 19, [ACCEPT])]))
+
+
+def test_share_fetch_and_acknowledge_answer_as_kafka(share_broker: BrokerProcess,
+                                                     reference_kafka: BrokerProcess) -> None:
+    _compare(share_broker, reference_kafka, _fetch_and_acknowledge)
