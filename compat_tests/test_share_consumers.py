@@ -35,7 +35,7 @@ from confluent_kafka.admin import (
 
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.consumer_protocol_support import Member, wait_until
-from compat_tests.java_tools import run_tool
+from compat_tests.java_tools import run_tool, table_row
 
 CLIENTS = ["java", "rdkafka"]
 SHARE_MEMBER = (Path(__file__).resolve().parent / "java" / "ShareMember.java", "compat_tests.rdkafka_share_member")
@@ -277,3 +277,37 @@ def test_a_new_share_group_starts_at_the_end_by_default(broker: BrokerProcess, a
             continue
     member.leave()
     assert seen.values() and not [v for v in seen.values() if v.startswith("old")]
+
+
+def _share_groups_tool(broker: BrokerProcess, *args: str) -> list[dict[str, str]]:
+    """A table kafka-share-groups.sh printed, as rows by column name."""
+    out = run_tool("kafka-share-groups", ["--bootstrap-server", broker.bootstrap, *args]).stdout
+    lines = [line for line in out.splitlines() if line.strip()]
+    return [table_row(lines[0], line) for line in lines[1:]]
+
+
+def test_kafka_share_groups_describes_offsets_and_lag(broker: BrokerProcess, admin: AdminClient,
+                                                      members: list[Member]) -> None:
+    """kafka-share-groups.sh --describe: each partition's start offset (past what was accepted) and
+    its lag (records below the high watermark not yet delivered for good), from
+    DescribeShareGroupOffsets; --members and --state from ShareGroupDescribe."""
+    topic, group = _topic(admin), _group(admin)
+    _produce(broker.bootstrap, topic, [f"v{i}" for i in range(10)])
+    member = _start(members, "rdkafka", broker, group, topic, "ack")
+    wait_until("every record accepted", lambda: _all_committed(member, {f"v{i}" for i in range(10)}))
+    [row] = _share_groups_tool(broker, "--describe", "--group", group, "--members")
+    assert (row["GROUP"], row["CLIENT-ID"], row["#PARTITIONS"], row["ASSIGNMENT"]) == (group, "rdkafka", "1",
+                                                                                       f"{topic}:0"), row
+    member.leave()
+    [row] = _share_groups_tool(broker, "--describe", "--group", group)
+    assert (row["TOPIC"], row["PARTITION"], row["START-OFFSET"], row["LAG"]) == (topic, "0", "10", "0"), row
+    _produce(broker.bootstrap, topic, [f"w{i}" for i in range(5)])
+    [row] = _share_groups_tool(broker, "--describe", "--group", group, "--verbose")
+    assert (row["START-OFFSET"], row["LAG"]) == ("10", "5"), row
+    [row] = _share_groups_tool(broker, "--describe", "--group", group, "--state")
+    assert (row["STATE"], row["#MEMBERS"]) == ("Empty", "0"), row
+    assert group in run_tool("kafka-share-groups", ["--bootstrap-server", broker.bootstrap, "--list"]).stdout.split()
+    deleted = run_tool("kafka-share-groups", ["--bootstrap-server", broker.bootstrap, "--delete", "--group", group])
+    assert f"Deletion of requested share groups ('{group}') was successful." in deleted.stdout, deleted.stdout
+    assert group not in run_tool("kafka-share-groups", ["--bootstrap-server", broker.bootstrap,
+                                                        "--list"]).stdout.split()

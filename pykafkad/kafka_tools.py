@@ -26,6 +26,7 @@ SCRIPTS: dict[str, str] = {
     "kafka-console-producer.sh": "org.apache.kafka.tools.ConsoleProducer",
     "kafka-console-consumer.sh": "org.apache.kafka.tools.consumer.ConsoleConsumer",
     "kafka-consumer-groups.sh": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+    "kafka-share-groups.sh": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
     "kafka-configs.sh": "org.apache.kafka.tools.ConfigCommand",
     "kafka-get-offsets.sh": "org.apache.kafka.tools.GetOffsetShell",
     "kafka-delete-records.sh": "org.apache.kafka.tools.DeleteRecordsCommand",

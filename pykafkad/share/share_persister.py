@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INITIALIZE, READ, WRITE = 83, 84, 85
+INITIALIZE, READ, WRITE, READ_SUMMARY = 83, 84, 85, 87
 RETRY_S = 10.0
 BACKOFF_S = 0.05
 REQUEST_TIMEOUT_S = 10.0
@@ -124,3 +124,12 @@ class SharePersister:
             WRITE, 1, {"state_epoch": state_epoch, "leader_epoch": leader_epoch, "start_offset": start_offset,
                        "delivery_complete_count": delivery_complete_count, "state_batches": _batches(batches)},
             lambda _: (ErrorCode.NONE, None))
+
+    async def read_summary(self, key: ShareKey) -> ShareState | Outcome:
+        """The start offset, epochs and done count of a share-partition (start offset -1: no state)."""
+        def summary(result: dict[str, Any]) -> ShareState:
+            return ShareState(result["state_epoch"], result["leader_epoch"], result["start_offset"],
+                              delivery_complete_count=result.get("delivery_complete_count", -1))
+
+        return await self._ask(key, lambda: self.coordinator.read_summary(key), READ_SUMMARY, 1,
+                               {"leader_epoch": -1}, summary)

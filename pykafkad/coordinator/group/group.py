@@ -66,6 +66,7 @@ from pykafkad.coordinator.group.requests import (
     JoinGroup,
     LeaveGroup,
     ListGroup,
+    ShareGroupPartitions,
     ShareHeartbeat,
     SyncGroup,
     TopicDeleted,
@@ -222,6 +223,7 @@ class GroupActor:
             CommitTransactionalOffsets: self._txn_commit, TransactionEnded: self._txn_marker,
             ConsumerHeartbeat: self._consumer_heartbeat, DescribeConsumerGroup: self._describe_consumer_group,
             ShareHeartbeat: self._share_heartbeat, DescribeShareGroup: self._describe_share_group,
+            ShareGroupPartitions: self._share_group_partitions,
         }
         classic_only = (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
@@ -1016,6 +1018,16 @@ class GroupActor:
             reply(out, consumer_heartbeat_error(error))
             return
         reply(out, response)
+
+    def _share_group_partitions(self, args: ShareGroupPartitions, out: Reply) -> None:
+        if self.share is None:
+            found = self.exists and self.state != GroupState.DEAD
+            message = (f"Group {self.group_id} is not a share group." if found
+                       else f"Group {self.group_id} not found.")
+            reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message})
+            return
+        reply(out, {"error_code": ErrorCode.NONE, "error_message": None,
+                    "initialized": {t: sorted(ps) for t, ps in self.share.initialized.items() if ps}})
 
     def _describe_share_group(self, args: DescribeShareGroup, out: Reply) -> None:
         if self.share is None:

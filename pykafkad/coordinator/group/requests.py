@@ -155,6 +155,14 @@ class DescribeShareGroup(GroupRequest):
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
 
 
+@dataclass(frozen=True)
+class ShareGroupPartitions(GroupRequest):
+    """The partitions a share group has share state for (DescribeShareGroupOffsets with no topics)."""
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "error_message": None, "initialized": {}}
+
+
 # -- committed offsets ----------------------------------------------------------------------------
 
 def _per_partition(code: ErrorCode, topics: list[dict[str, Any]]) -> dict[str, Any]:
