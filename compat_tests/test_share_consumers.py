@@ -16,6 +16,7 @@ Every wait is on what a member printed, never on time.
 from __future__ import annotations
 
 import json
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -33,7 +34,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from compat_tests.broker_process import BrokerProcess
+from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.consumer_protocol_support import Member, wait_until
 from compat_tests.java_tools import run_tool, table_row
 
@@ -52,9 +53,11 @@ OVERRIDES = {
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(tmp_path_factory.mktemp("share-consumers") / "logs", OVERRIDES, name="share")
+    """A broker at share.version 2 (share groups and their dead-letter topics), with /metrics."""
+    broker = BrokerProcess(tmp_path_factory.mktemp("share-consumers") / "logs",
+                           {**OVERRIDES, "metrics.listener": f"http://127.0.0.1:{free_port()}"}, name="share")
     broker.start()
-    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"])
+    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=2"])
     yield broker
     broker.close()
 
@@ -311,3 +314,89 @@ def test_kafka_share_groups_describes_offsets_and_lag(broker: BrokerProcess, adm
     assert f"Deletion of requested share groups ('{group}') was successful." in deleted.stdout, deleted.stdout
     assert group not in run_tool("kafka-share-groups", ["--bootstrap-server", broker.bootstrap,
                                                         "--list"]).stdout.split()
+
+
+def _dead_letters(bootstrap: str, topic: str, count: int) -> list[Any]:
+    """The first ``count`` records of a dead-letter topic."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}", "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    found: list[Any] = []
+    try:
+        wait_until(f"{count} dead letters", lambda: bool(found.extend(
+            m for m in consumer.consume(10, 0.5) if m.error() is None)) or len(found) >= count)
+    finally:
+        consumer.close()
+    return found
+
+
+def _metric(broker: BrokerProcess, name: str, labels: dict[str, str]) -> float:
+    url = broker.overrides["metrics.listener"] + "/metrics"
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        text = answer.read().decode()
+    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{{wanted}}}"):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_rejected_and_undeliverable_records_go_to_the_dead_letter_topic(
+        client: str, broker: BrokerProcess, admin: AdminClient, members: list[Member]) -> None:
+    """With errors.deadletterqueue.topic.name set on the group (share.version 2), a REJECTed record and
+    one released until the delivery limit are written to that topic, with the original key, value and
+    headers (errors.deadletterqueue.copy.record.enable) and Kafka's __dlq.errors.* headers, once each,
+    before they are archived; the topic is made for it, and the broker counts them."""
+    topic, dlq = _topic(admin), f"dlq-{uuid.uuid4().hex[:8]}"
+    group = _group(admin, **{"share.delivery.count.limit": "2", "errors.deadletterqueue.topic.name": dlq,
+                             "errors.deadletterqueue.copy.record.enable": "true"})
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for value in ("release-me", "reject-me", "fine"):
+        producer.produce(topic, key=f"key-{value}".encode(), value=value.encode(), headers=[("origin", b"test")])
+    assert producer.flush(30) == 0
+    member = _start(members, client, broker, group, topic, "ack")
+    seen = Deliveries(member)
+    wait_until("the released record's last delivery", lambda: seen.values()["release-me"] == 2)
+    letters = sorted(_dead_letters(broker.bootstrap, dlq, 2), key=lambda m: m.value())
+    assert [(m.key(), m.value()) for m in letters] == [(b"key-reject-me", b"reject-me"),
+                                                       (b"key-release-me", b"release-me")]
+    headers = [dict(m.headers()) for m in letters]
+    assert [h["origin"] for h in headers] == [b"test", b"test"]
+    assert [(h["__dlq.errors.topic"], h["__dlq.errors.partition"], h["__dlq.errors.offset"], h["__dlq.errors.group"],
+             h["__dlq.errors.delivery.count"]) for h in headers] == [
+        (topic.encode(), b"0", b"1", group.encode(), b"1"), (topic.encode(), b"0", b"0", group.encode(), b"2")]
+    assert headers[1]["__dlq.errors.message"] == b"Offset delivery count exceeded the threshold."
+    _produce(broker.bootstrap, topic, ["last"])
+    wait_until("the last record", lambda: seen.values()["last"] == 1)
+    member.leave()
+    assert seen.values() == Counter({"release-me": 2, "reject-me": 1, "fine": 1, "last": 1})
+    described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, dlq)])
+    configs = next(iter(described.values())).result()
+    assert configs["errors.deadletterqueue.group.enable"].value == "true"
+    assert _metric(broker, "kafka_server_sharegroupmetrics_deadletteredrecords_total",
+                   {"group": group, "topic": topic}) == 2
+    assert len(_dead_letters(broker.bootstrap, dlq, 2)) == 2
+
+
+def test_a_refused_dead_letter_stays_in_flight_until_it_is_written(broker: BrokerProcess, admin: AdminClient,
+                                                                  members: list[Member]) -> None:
+    """A dead-letter topic that exists without errors.deadletterqueue.group.enable=true is refused, as
+    Kafka refuses it: the rejected record is not archived (the group's start offset stays before it)
+    until the topic allows it, and then it is written once."""
+    topic, dlq = _topic(admin), _topic(admin)
+    group = _group(admin, **{"errors.deadletterqueue.topic.name": dlq})
+    _produce(broker.bootstrap, topic, ["reject-me", "fine"])
+    member = _start(members, "rdkafka", broker, group, topic, "ack")
+    wait_until("both acknowledged", lambda: _all_committed(member, {"reject-me", "fine"}))
+    member.leave()
+    [row] = _share_groups_tool(broker, "--describe", "--group", group)
+    assert row["START-OFFSET"] == "0", row
+    resource = ConfigResource(ResourceType.TOPIC, dlq, incremental_configs=[
+        ConfigEntry("errors.deadletterqueue.group.enable", "true", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result()
+    [letter] = _dead_letters(broker.bootstrap, dlq, 1)
+    assert (letter.key(), letter.value()) == (None, None)  # headers only, Kafka's default
+    assert dict(letter.headers())["__dlq.errors.offset"] == b"0"
+    wait_until("the rejected record archived", lambda: _share_groups_tool(
+        broker, "--describe", "--group", group)[0]["START-OFFSET"] == "2")

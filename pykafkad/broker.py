@@ -46,6 +46,7 @@ from pykafkad.security import scram_credentials
 from pykafkad.security.acl_store import AclStore
 from pykafkad.security.authorizer import Authorizer
 from pykafkad.security.scram_credentials import ScramCredential
+from pykafkad.share.dead_letters import DeadLetterWriter
 from pykafkad.share.share_group_offsets import ShareGroupOffsets
 from pykafkad.share.share_partition_manager import SharePartitionManager
 from pykafkad.share.share_persister import SharePersister
@@ -90,7 +91,9 @@ class Broker:
         self.share_coordinator = ShareCoordinator(config, self.metadata, self.replicas, self.controller)
         self.replicas.leadership_listeners.append(self.share_coordinator.on_leadership)
         share_persister = SharePersister(config, self.metadata, self.share_coordinator)
-        self.share_partitions = SharePartitionManager(config, self.metadata, self.replicas, share_persister)
+        self.share_partitions = SharePartitionManager(
+            config, self.metadata, self.replicas, share_persister,
+            DeadLetterWriter(config, self.metadata, self.replicas, self.controller))
         self.share_group_offsets = ShareGroupOffsets(config, self.metadata, self.replicas, share_persister)
         self.replicas.leadership_listeners.append(self.share_partitions.on_leadership)
         self.client_telemetry = ClientTelemetry(config, self.metadata)

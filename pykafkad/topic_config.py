@@ -152,6 +152,9 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
         TopicConfigKey("segment.index.bytes", "int", ("log.index.size.max.bytes",), check=_at_least(4)),
         TopicConfigKey("segment.ms", "long", ("log.roll.ms", "log.roll.hours"), check=_at_least(1)),
         TopicConfigKey("unclean.leader.election.enable", "boolean", ("unclean.leader.election.enable",)),
+        TopicConfigKey("errors.deadletterqueue.group.enable", "boolean", (), default="false",
+                       doc="Whether share groups may write their dead letters to this topic "
+                           "(errors.deadletterqueue.topic.name).", by="share/dead_letters.py"),
         TopicConfigKey("leader.replication.throttled.replicas", "list", (), check=THROTTLED_REPLICAS, default="",
                        doc="Replicas leader.replication.throttled.rate applies to (set by reassignments)."),
         TopicConfigKey("follower.replication.throttled.replicas", "list", (), check=THROTTLED_REPLICAS, default="",

@@ -21,8 +21,13 @@ from pykafkad.replica.watchers import Watchers
 from wire.error_codes import ErrorCode
 
 # Record states, by the ids Kafka persists them with (server.share.fetch.RecordState).
-AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
+AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVING, ARCHIVED = 0, 1, 2, 3, 4
 TERMINAL = (ACKNOWLEDGED, ARCHIVED)
+
+# Why a record goes to the group's dead-letter topic (the __dlq.errors.message header; Kafka's words
+# for the delivery limit).
+DELIVERY_COUNT_EXCEEDED = "Offset delivery count exceeded the threshold."
+REJECTED = "Record rejected by the share consumer."
 
 # Acknowledge types (ShareFetch / ShareAcknowledge AcknowledgementBatch.AcknowledgeTypes).
 GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
@@ -72,10 +77,12 @@ class Run:
     owner: str = NO_OWNER
     # trio.current_time() at which an ACQUIRED run's acquisition lock expires.
     deadline: float = 0.0
+    # An ARCHIVING run's reason, for its dead letters.
+    reason: str = ""
 
     def same_as(self, other: Run) -> bool:
         return (self.state == other.state and self.delivery_count == other.delivery_count
-                and self.owner == other.owner and self.deadline == other.deadline)
+                and self.owner == other.owner and self.deadline == other.deadline and self.reason == other.reason)
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,9 @@ class SharePartitionLimits:
     delivery_count_limit: int
     max_record_locks: int
     lock_duration_ms: int
+    # Whether records archived for their delivery count or a REJECT go to a dead-letter topic first
+    # (ARCHIVING until they are written there).
+    dead_letters: bool = False
 
 
 class SharePartition:
@@ -108,8 +118,9 @@ class SharePartition:
     def restored(cls, group: str, topic: str, index: int, start_offset: int,
                  batches: list[tuple[int, int, int, int]], leader_epoch: int, state_epoch: int) -> SharePartition:
         """A share-partition as its persisted state left it: ``batches`` as (first, last, state,
-        delivery count).  Offsets past the start that no batch names were never delivered for sure,
-        so they are available again, delivery count 0, as Kafka's leader treats such gaps."""
+        delivery count); records being dead-lettered still are (their reason is not persisted).
+        Offsets past the start that no batch names were never delivered for sure, so they are
+        available again, delivery count 0, as Kafka's leader treats such gaps."""
         share = cls(group, topic, index, start_offset, leader_epoch, state_epoch)
         for first, last, state, count in sorted(batches):
             if last < share.end_offset:
@@ -117,7 +128,9 @@ class SharePartition:
             first = max(first, share.end_offset)
             if first > share.end_offset:
                 share.runs.append(Run(share.end_offset, first - 1, AVAILABLE, 0))
-            share.runs.append(Run(first, last, state if state in TERMINAL else AVAILABLE, count))
+            reason = DELIVERY_COUNT_EXCEEDED if state == ARCHIVING else ""
+            share.runs.append(Run(first, last, state if state in (*TERMINAL, ARCHIVING) else AVAILABLE, count,
+                                  reason=reason))
             share.end_offset = last + 1
         share._advance()
         share.persisted = share.changes
@@ -266,6 +279,20 @@ class SharePartition:
         self.end_offset = max(self.end_offset, log_start_offset)
         self._advance()
 
+    # -- dead letters ------------------------------------------------------------------------------
+
+    def dead_letters(self) -> list[tuple[int, int, int, str]]:
+        """The records waiting to be written to the dead-letter topic: (first, last, delivery count,
+        reason) per run."""
+        return [(r.first, r.last, r.delivery_count, r.reason) for r in self.runs if r.state == ARCHIVING]
+
+    def dead_lettered(self, first: int, last: int) -> None:
+        """Those records are in the dead-letter topic: archived."""
+        for run in self._cover(first, last):
+            if run.state == ARCHIVING:
+                run.state, run.reason = ARCHIVED, ""
+        self._advance()
+
     # -- the runs -------------------------------------------------------------------------------
 
     def _settle(self, first: int, last: int, ack_type: int, limits: SharePartitionLimits) -> None:
@@ -273,8 +300,13 @@ class SharePartition:
             if ack_type == RELEASE:
                 _make_available(piece, limits)
                 continue
-            piece.state = ACKNOWLEDGED if ack_type == ACCEPT else ARCHIVED  # GAP and REJECT archive
             piece.owner, piece.deadline = NO_OWNER, 0.0
+            if ack_type == ACCEPT:
+                piece.state = ACKNOWLEDGED
+            elif ack_type == REJECT and limits.dead_letters:
+                piece.state, piece.reason = ARCHIVING, REJECTED
+            else:
+                piece.state = ARCHIVED  # GAP, and REJECT with no dead-letter topic
 
     def _cover(self, first: int, last: int) -> list[Run]:
         """The runs exactly covering ``[first, last]`` (all in flight), split at its two ends."""
@@ -286,7 +318,8 @@ class SharePartition:
         """Make ``offset`` the first of a run, if a run holds it."""
         for i, run in enumerate(self.runs):
             if run.first < offset <= run.last:
-                self.runs.insert(i + 1, Run(offset, run.last, run.state, run.delivery_count, run.owner, run.deadline))
+                self.runs.insert(i + 1, Run(offset, run.last, run.state, run.delivery_count, run.owner, run.deadline,
+                                            run.reason))
                 run.last = offset - 1
                 return
 
@@ -318,9 +351,14 @@ class SharePartition:
 
 def _make_available(run: Run, limits: SharePartitionLimits) -> None:
     # A record delivered as often as the limit allows is archived instead (Kafka's
-    # InFlightState.tryUpdateState).
-    run.state = ARCHIVED if run.delivery_count >= limits.delivery_count_limit else AVAILABLE
+    # InFlightState.tryUpdateState), by way of the dead-letter topic when the group has one.
     run.owner, run.deadline = NO_OWNER, 0.0
+    if run.delivery_count < limits.delivery_count_limit:
+        run.state = AVAILABLE
+    elif limits.dead_letters:
+        run.state, run.reason = ARCHIVING, DELIVERY_COUNT_EXCEEDED
+    else:
+        run.state = ARCHIVED
 
 
 def _without(span: tuple[int, int], holes: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:

@@ -19,14 +19,17 @@ from dataclasses import dataclass, field
 
 import trio
 
+from pykafkad import _rust_log
+from pykafkad._rust_log import LogError
 from pykafkad.config import BrokerConfig
 from pykafkad.coordinator.share.share_state_records import ShareState, StateBatch
 from pykafkad.errors import KafkaError
-from pykafkad.group_config import SHARE_AUTO_OFFSET_RESET, group_int, reset_duration_ms
+from pykafkad.group_config import DLQ_TOPIC_NAME, SHARE_AUTO_OFFSET_RESET, group_int, reset_duration_ms
 from pykafkad.metadata.cluster_metadata import ClusterMetadata
 from pykafkad.replica.partition import Partition
 from pykafkad.replica.replica_manager import ReplicaManager
 from pykafkad.replica.watchers import parked_on
+from pykafkad.share.dead_letters import DeadLetterError, DeadLetterWriter, dead_letter_records
 from pykafkad.share.share_partition import (
     AcknowledgeError,
     SharePartition,
@@ -41,6 +44,11 @@ log = logging.getLogger(__name__)
 
 # Kafka's group.share.max.share.sessions default.
 MAX_SHARE_SESSIONS = 2000
+SHARE_VERSION = "share.version"
+DEAD_LETTER_LEVEL = 2  # share.version 2: the share-group DLQ (Kafka 4.4)
+DLQ_COPY_RECORD = "errors.deadletterqueue.copy.record.enable"
+DEAD_LETTER_BACKOFF_S, DEAD_LETTER_BACKOFF_MAX_S = 0.1, 10.0
+DEAD_LETTER_READ_BYTES = 1 << 20
 
 
 @dataclass
@@ -57,11 +65,14 @@ class SharePartitionManager:
     """Every share-partition led here, and the share sessions."""
 
     def __init__(self, config: BrokerConfig, metadata: ClusterMetadata, replicas: ReplicaManager,
-                 persister: SharePersister) -> None:
+                 persister: SharePersister, dead_letters: DeadLetterWriter) -> None:
         self.config = config
         self.metadata = metadata
         self.replicas = replicas
         self.persister = persister
+        self.dead_letters = dead_letters
+        # Share-partitions whose dead letters are being written (one task each).
+        self._dead_lettering: set[tuple[str, str, int]] = set()
         self.sessions = ShareSessions(MAX_SHARE_SESSIONS)
         self._partitions: dict[tuple[str, str, int], SharePartition] = {}
         # A share-partition being loaded: the others asking for it wait on its lock.
@@ -79,7 +90,14 @@ class SharePartitionManager:
         return SharePartitionLimits(
             delivery_count_limit=group_int(self.config, configs, "share.delivery.count.limit"),
             max_record_locks=group_int(self.config, configs, "share.partition.max.record.locks"),
-            lock_duration_ms=group_int(self.config, configs, "share.record.lock.duration.ms"))
+            lock_duration_ms=group_int(self.config, configs, "share.record.lock.duration.ms"),
+            dead_letters=bool(self._dead_letter_topic(group)))
+
+    def _dead_letter_topic(self, group: str) -> str:
+        """The group's dead-letter topic, while share.version 2 (Kafka's level for it) is on."""
+        if self.metadata.features.level(SHARE_VERSION) < DEAD_LETTER_LEVEL:
+            return ""
+        return self.metadata.group_configs.get(group, {}).get(DLQ_TOPIC_NAME, "")
 
     def _start_offset(self, group: str, partition: Partition) -> int:
         reset = self.metadata.group_configs.get(group, {}).get(SHARE_AUTO_OFFSET_RESET, "latest").lower()
@@ -111,6 +129,7 @@ class SharePartitionManager:
                     if partition.leader_epoch != share.leader_epoch:
                         raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
                     self._partitions[key] = share
+                    self._dead_letter_soon(share)
             if self._loading.get(key) is lock and not lock.statistics().tasks_waiting:
                 del self._loading[key]
         share.move_start(partition.log.log_start_offset)
@@ -241,6 +260,7 @@ class SharePartitionManager:
         else:
             code, message = ErrorCode.NONE, None
         written = await self.persist(share)
+        self._dead_letter_soon(share)
         return (code, message) if written == ErrorCode.NONE else (written, None)
 
     async def persist(self, share: SharePartition) -> ErrorCode:
@@ -271,6 +291,66 @@ class SharePartitionManager:
     def _persist_soon(self, share: SharePartition) -> None:
         if self._nursery is not None:
             self._nursery.start_soon(self.persist, share)
+        self._dead_letter_soon(share)
+
+    # -- dead letters ------------------------------------------------------------------------------
+
+    def _dead_letter_soon(self, share: SharePartition) -> None:
+        key = _key(share)
+        if self._nursery is not None and key not in self._dead_lettering and share.dead_letters():
+            self._dead_lettering.add(key)
+            self._nursery.start_soon(self._dead_letter, share)
+
+    async def _dead_letter(self, share: SharePartition) -> None:
+        """Write the share-partition's ARCHIVING records to the group's dead-letter topic, then archive
+        them; a failed write is tried again (with a growing pause) while this broker serves it."""
+        key = _key(share)
+        backoff = DEAD_LETTER_BACKOFF_S
+        try:
+            while self._partitions.get(key) is share and (pending := share.dead_letters()):
+                first, last, count, reason = pending[0]
+                topic = self._dead_letter_topic(share.group)
+                try:
+                    if topic:
+                        records = self._read(share, first, last)
+                        copy = self.metadata.group_configs.get(share.group, {}).get(DLQ_COPY_RECORD, "false")
+                        letters = dead_letter_records(records, share.topic, share.index, share.group,
+                                                      dict.fromkeys(range(first, last + 1), count), reason,
+                                                      copy.lower() == "true")
+                        if letters:
+                            await self.dead_letters.write(share.group, topic, (share.topic, share.index), letters)
+                    else:
+                        log.warning("share group %s has no dead-letter topic any more: records %d-%d of %s-%d are "
+                                    "archived without one", share.group, first, last, share.topic, share.index)
+                except (DeadLetterError, KafkaError, LogError) as e:
+                    log.warning("share group %s: records %d-%d of %s-%d not yet in its dead-letter topic (%s); "
+                                "trying again in %.1f s", share.group, first, last, share.topic, share.index, e,
+                                backoff)
+                    await trio.sleep(backoff)
+                    backoff = min(backoff * 2, DEAD_LETTER_BACKOFF_MAX_S)
+                    continue
+                backoff = DEAD_LETTER_BACKOFF_S
+                share.dead_lettered(first, last)
+                await self.persist(share)
+        finally:
+            self._dead_lettering.discard(key)
+
+    def _read(self, share: SharePartition, first: int,
+              last: int) -> list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]:
+        """The records of ``[first, last]`` from the partition's log, decoded (only for dead letters)."""
+        partition = self.replicas.leader(share.topic, share.index)
+        found = []
+        offset = first
+        while offset <= last:
+            data = partition.read_records(offset, DEAD_LETTER_READ_BYTES, min_one=True, allow_zstd=True)
+            if data.error != ErrorCode.NONE:
+                raise KafkaError(data.error)
+            decoded = _rust_log.decode_batches(bytes(data.records))  # type: ignore[arg-type]
+            if not decoded:
+                break
+            found += [r for r in decoded if first <= r[0] <= last]
+            offset = max(offset, decoded[-1][0] + 1)
+        return found
 
     def release(self, session: ShareSession) -> None:
         """The session's member's records in its partitions made available again."""

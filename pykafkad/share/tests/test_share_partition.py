@@ -10,9 +10,12 @@ from pykafkad.share.share_partition import (
     ACCEPT,
     ACKNOWLEDGED,
     ACQUIRED,
+    ARCHIVING,
     AVAILABLE,
+    DELIVERY_COUNT_EXCEEDED,
     GAP,
     REJECT,
+    REJECTED,
     RELEASE,
     AcknowledgeError,
     SharePartition,
@@ -136,3 +139,17 @@ def test_records_released_by_the_fetch_asking_are_held_back_from_it() -> None:
     got = share.acquire("a", batches((0, 4), (5, 9)), 500, LIMITS, 0.0, held_back=((2, 4),))
     assert got == [(5, 9, 1)]
     assert share.acquire("b", batches((0, 4), (5, 9)), 500, LIMITS, 0.0) == [(2, 4, 2)]
+
+
+def test_with_a_dead_letter_topic_rejected_and_exhausted_records_wait_to_be_written() -> None:
+    limits = SharePartitionLimits(delivery_count_limit=1, max_record_locks=2000, lock_duration_ms=1000,
+                                  dead_letters=True)
+    share = SharePartition("g", "t", 0, start_offset=0)
+    share.acquire("a", batches((0, 2)), 500, limits, 0.0)
+    share.acknowledge("a", 0, 2, [REJECT, ACCEPT, RELEASE], limits)
+    assert share.dead_letters() == [(0, 0, 1, REJECTED), (2, 2, 1, DELIVERY_COUNT_EXCEEDED)]
+    assert share.start_offset == 0 and share.first_available() is None
+    assert [b[2] for b in share.persisted_state()[0]] == [ARCHIVING, ACKNOWLEDGED, ARCHIVING]
+    share.dead_lettered(0, 0)
+    share.dead_lettered(2, 2)
+    assert (share.start_offset, share.dead_letters()) == (3, [])
