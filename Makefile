@@ -18,7 +18,7 @@ ZOOKEEPER_LIB := $(CACHE)/zookeeper/lib
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run build test test-rust test-python compat lint java-deps spark-deps system-deps zookeeper-deps tools regen clean
-.PHONY: bench bench-quick bench-cluster bench-schema bench-rest bench-fetch-sessions bench-deps cluster
+.PHONY: bench bench-quick bench-cluster bench-schema bench-rest bench-fetch-sessions bench-share bench-deps cluster
 .PHONY: docs faults faults-short wheel helm-deps kubernetes
 
 # ZooKeeper and three brokers on 127.0.0.1 (configs/cluster/), in the foreground until Ctrl-C.
@@ -189,6 +189,12 @@ bench-rest: bench-deps
 # pykafkad and Kafka 4.4.0 (benchmarks/fetch_sessions.py; figures in benchmarks/NOTES.md).
 bench-fetch-sessions: bench-deps
 	$(PY) -m benchmarks.fetch_sessions
+
+# A work queue on a share group: acknowledged records/s of four librdkafka ShareConsumers, pykafkad
+# against Kafka 4.4.0 (benchmarks/share_groups.py): writes the "Share groups: a work queue" section
+# of benchmarks/RESULTS.md.  A few minutes.
+bench-share: bench-deps
+	$(PY) -m benchmarks.share_groups
 
 # Restart after kill -9 of a broker holding a 10 GB partition, pykafkad against Kafka 4.4.0
 # (benchmarks/recovery.py): writes the last section of benchmarks/RESULTS.md.  Needs ~16 GB free.

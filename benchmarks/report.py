@@ -374,7 +374,8 @@ def write_report(results_path: Path) -> Path:
     text = render_markdown(results, chart.name if has_chart else None)
     old = md.read_text() if md.exists() else ""
     kept = "\n\n".join(part for part in (cluster_section(old), schema_section(old), rest_section(old),
-                                          recovery_section(old)) if part)
+                                          delimited_section(old, SHARE_BEGIN, SHARE_END), recovery_section(old))
+                         if part)
     md.write_text(text + ("\n" + kept + "\n" if kept else ""))
     return md
 
@@ -394,6 +395,8 @@ RECOVERY_END = "<!-- recovery-benchmark:end -->"
 # (`python -m benchmarks.rest_proxy`): kept too.
 REST_BEGIN = "<!-- rest-proxy-benchmark:start -->"
 REST_END = "<!-- rest-proxy-benchmark:end -->"
+SHARE_BEGIN = "<!-- share-groups-benchmark:start -->"
+SHARE_END = "<!-- share-groups-benchmark:end -->"
 SCHEMA_BEGIN = "<!-- schema-validation-benchmark:start -->"
 SCHEMA_END = "<!-- schema-validation-benchmark:end -->"
 

@@ -214,7 +214,7 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     fetched: dict[tuple[str, int], ShareFetched] = {}
     if max_records > 0 and max_bytes > 0 and wanted_keys:
         fetched = await broker.share_partitions.fetch(
-            group, member, wanted_keys, max_records, max_bytes, min(body["min_bytes"], max_bytes),
+            group, member, wanted_keys, max_records, max_bytes,
             0 if errors else body["max_wait_ms"], _released(broker, body["topics"]))
     fetched.update(errors)
     keys = wanted_keys + [k for k in errors if k not in session.partitions]

@@ -215,7 +215,7 @@ class SharePartition:
             taken += last - first + 1
             self.end_offset = last + 1
         self._merge()
-        return _merged(acquired)
+        return merged_ranges(acquired)
 
     # -- acknowledging, releasing, expiring -----------------------------------------------------
 
@@ -378,7 +378,7 @@ def _without(span: tuple[int, int], holes: tuple[tuple[int, int], ...]) -> list[
     return pieces
 
 
-def _merged(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+def merged_ranges(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
     """Adjacent acquired ranges with the same delivery count as one (Kafka's accumulateAcquiredRecords)."""
     out: list[tuple[int, int, int]] = []
     for first, last, count in sorted(ranges):

@@ -36,6 +36,9 @@ from pykafkad.share.share_partition import (
     SharePartitionLimits,
     batch_extents,
 )
+from pykafkad.share.share_partition import (
+    merged_ranges as _merged_ranges,
+)
 from pykafkad.share.share_persister import SharePersister
 from pykafkad.share.share_session import ShareSession, ShareSessions
 from wire.error_codes import ErrorCode
@@ -49,6 +52,8 @@ DEAD_LETTER_LEVEL = 2  # share.version 2: the share-group DLQ (Kafka 4.4)
 DLQ_COPY_RECORD = "errors.deadletterqueue.copy.record.enable"
 DEAD_LETTER_BACKOFF_S, DEAD_LETTER_BACKOFF_MAX_S = 0.1, 10.0
 DEAD_LETTER_READ_BYTES = 1 << 20
+# A fetch reads the log this much at a time, so it reads little more than what it can acquire.
+READ_CHUNK_BYTES = 1 << 20
 
 
 @dataclass
@@ -174,11 +179,11 @@ class SharePartitionManager:
     # -- ShareFetch ----------------------------------------------------------------------------
 
     async def fetch(self, group: str, member: str, wanted: list[tuple[str, int]], max_records: int,
-                    max_bytes: int, min_bytes: int, max_wait_ms: int,
+                    max_bytes: int, max_wait_ms: int,
                     released: dict[tuple[str, int], tuple[tuple[int, int], ...]] | None = None,
                     ) -> dict[tuple[str, int], ShareFetched]:
         """Acquire records for ``member`` from the partitions ``wanted``, long-polling up to
-        ``max_wait_ms`` until some are acquired (or ``min_bytes`` of them).  ``released``: what this
+        ``max_wait_ms`` until some are acquired.  ``released``: what this
         request's own acknowledgements released, per partition, which its first look leaves alone
         (Kafka acquires while those releases are still being written)."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
@@ -209,7 +214,9 @@ class SharePartitionManager:
                         break
                 left = deadline - trio.current_time()
                 errored = any(r.error != ErrorCode.NONE for r in results.values())
-                if (total_records and total_bytes >= min_bytes) or errored or left <= 0 or self.replicas.shutting_down:
+                # Whatever was acquired goes out now, whatever its size: acquired records not
+                # answered would stay locked to a member that never saw them.
+                if total_records or errored or left <= 0 or self.replicas.shutting_down:
                     return results
                 if held_back:
                     held_back = {}
@@ -218,25 +225,48 @@ class SharePartitionManager:
 
     def _acquire(self, partition: Partition, share: SharePartition, member: str, max_records: int, max_bytes: int,
                  limits: SharePartitionLimits, held_back: tuple[tuple[int, int], ...]) -> ShareFetched:
+        """Read the log from the share-partition's next fetch offset, a chunk at a time, and acquire
+        for ``member`` until ``max_records`` are (whole batches) or ``max_bytes`` are read: a fetch
+        never reads much more of the log than the records it can take."""
         if max_records <= 0 or max_bytes <= 0 or self._partitions.get(_key(share)) is not share:
             return ShareFetched()
         if not share.can_acquire(limits):
             return ShareFetched()
-        data = partition.read_records(share.next_fetch_offset(), max_bytes, min_one=True, allow_zstd=True)
-        if data.error == ErrorCode.OFFSET_OUT_OF_RANGE:
-            share.move_start(partition.log.log_start_offset)
-            data = partition.read_records(share.next_fetch_offset(), max_bytes, min_one=True, allow_zstd=True)
-        if data.error != ErrorCode.NONE:
-            return ShareFetched(data.error)
-        records = bytes(data.records) if not isinstance(data.records, bytes) else data.records
-        batches = batch_extents(records)
-        acquired = share.acquire(member, batches, max_records, limits, trio.current_time(), held_back)
+        offset = share.next_fetch_offset()
+        pieces: list[bytes] = []
+        acquired: list[tuple[int, int, int]] = []
+        taken = read = 0
+        while taken < max_records and read < max_bytes:
+            chunk = min(READ_CHUNK_BYTES, max_bytes - read)
+            data = partition.read_records(offset, chunk, min_one=not pieces, allow_zstd=True)
+            if data.error == ErrorCode.OFFSET_OUT_OF_RANGE and not pieces:
+                share.move_start(partition.log.log_start_offset)
+                offset = share.next_fetch_offset()
+                data = partition.read_records(offset, chunk, min_one=True, allow_zstd=True)
+            if data.error != ErrorCode.NONE:
+                if pieces:
+                    break
+                return ShareFetched(data.error)
+            records = data.records if isinstance(data.records, bytes) else bytes(data.records)
+            batches = batch_extents(records)
+            if not batches:
+                break
+            got = share.acquire(member, batches, max_records - taken, limits, trio.current_time(), held_back)
+            if got:
+                # The whole batches up to the last acquired record: the client keeps what
+                # AcquiredRecords name.
+                end = max((stop for first, _, stop in batches if first <= got[-1][1]), default=0)
+                pieces.append(records[:end])
+                acquired += got
+                taken += sum(last - first + 1 for first, last, _ in got)
+            read += batches[-1][2]
+            offset = batches[-1][1] + 1
+            if not share.can_acquire(limits):
+                break
         if not acquired:
             return ShareFetched()
         self._new_lock.set()
-        # The whole batches up to the last acquired record: the client keeps what AcquiredRecords name.
-        end = max((stop for first, _, stop in batches if first <= acquired[-1][1]), default=0)
-        return ShareFetched(records=records[:end], acquired=acquired)
+        return ShareFetched(records=b"".join(pieces), acquired=_merged_ranges(acquired))
 
     # -- acknowledgements ------------------------------------------------------------------------
 
