@@ -185,6 +185,10 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     session = _session_for(broker, ctx, group, member, epoch)
     if isinstance(session, ErrorCode):
         return _top_error(session)
+    if epoch > INITIAL_EPOCH:
+        # Moved on at once, as Kafka's newContext does: a repeat of this epoch while this request is
+        # still answered is refused.
+        session.epoch = next_epoch(session.epoch)
     lock_ms = _lock_ms(broker, group)
     acks = await _apply_acks(broker, ctx, group, member, body["topics"])
     if epoch == FINAL_EPOCH:
@@ -206,8 +210,6 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
         topic = broker.metadata.topics_by_id.get(forgotten["topic_id"])
         for index in forgotten["partitions"] if topic is not None else []:
             session.partitions.pop((topic.name, index), None)
-    if epoch != INITIAL_EPOCH:
-        session.epoch = next_epoch(session.epoch)
     wanted_keys = list(session.partitions)
     max_records = body["max_records"]
     max_bytes = min(body["max_bytes"], FETCH_MAX_BYTES)
@@ -236,12 +238,12 @@ async def share_acknowledge(broker: Broker, ctx: RequestContext, body: dict[str,
     session = broker.share_partitions.sessions.check(group, member, epoch)
     if isinstance(session, ErrorCode):
         return _top_error(session)
+    if epoch != FINAL_EPOCH:
+        session.epoch = next_epoch(session.epoch)
     lock_ms = _lock_ms(broker, group)
     acks = await _apply_acks(broker, ctx, group, member, body["topics"], every=True)
     if epoch == FINAL_EPOCH:
         broker.share_partitions.close_session(session)
-    else:
-        session.epoch = next_epoch(session.epoch)
     named = [(t, i) for t, i in acks]
     return _response(broker, ctx, named, {}, acks, lock_ms, full=True, ack_api=True)
 
