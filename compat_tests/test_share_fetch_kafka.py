@@ -101,6 +101,16 @@ class Queue:
                 "acquired": [(a["first_offset"], a["last_offset"], a["delivery_count"])
                              for a in p.get("acquired_records", [])]}
 
+    def first_fetch(self, member: str) -> dict[str, Any]:
+        """A member's opening fetch, repeated (each a new session, nothing acquired by the last) until
+        it acquires: Kafka's leader loads a share-partition's state after the group coordinator
+        initialized it, which on a loaded machine can outlast one long poll."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            r = self.fetch(member, 0)
+            if r["acquired"] or time.monotonic() > deadline:
+                return r
+
     def acknowledge(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]]) -> dict[str, Any]:
         r = self.conn.request(SHARE_ACKNOWLEDGE, 1, {
             "group_id": self.group, "member_id": member, "share_session_epoch": epoch,
@@ -134,8 +144,8 @@ def _fetch_and_acknowledge(q: Queue, see: Callable[[str, Any], None]) -> None:
         q.produce(first, 5)
     q.join("m1")
     q.join("m2")
-    see("m1 acquires a whole batch", q.fetch("m1", 0))
-    see("m2 acquires the next", q.fetch("m2", 0))
+    see("m1 acquires a whole batch", q.first_fetch("m1"))
+    see("m2 acquires the next", q.first_fetch("m2"))
     see("m1 accepts two, releases three, and gets them again with a new batch",
         q.fetch("m1", 1, [(0, 4, [ACCEPT, ACCEPT, RELEASE, RELEASE, RELEASE])]))
     see("m2 cannot acknowledge a record m1 holds", q.acknowledge("m2", 1, [(4, 9, [ACCEPT])]))
@@ -147,7 +157,7 @@ def _fetch_and_acknowledge(q: Queue, see: Callable[[str, Any], None]) -> None:
     see("acknowledgements in an opening fetch", q.fetch("m3", 0, [(2, 4, [ACCEPT])], max_wait_ms=200))
     see("m1 accepts the new batch", q.acknowledge("m1", 4, [(10, 14, [ACCEPT])]))
     see("m1 closes its session: what it held is released", q.fetch("m1", -1, max_records=0, max_wait_ms=0))
-    see("m2 gets them, delivered once more", q.fetch("m2", 3, max_records=20))
+    see("m2 gets them, delivered once more", q.fetch("m2", 3, max_records=20, max_wait_ms=15000))
     see("m2 rejects them", q.acknowledge("m2", 4, [(2, 4, [REJECT])]))
     see("nothing is left to acquire", q.fetch("m2", 5, max_wait_ms=300))
     q.produce(15, 5)
