@@ -37,16 +37,18 @@ def _top_error(code: ErrorCode, message: str | None = None, lock_ms: int = 0) ->
             "acquisition_lock_timeout_ms": lock_ms, "responses": [], "node_endpoints": []}
 
 
-def _request_error(body: dict[str, Any]) -> tuple[ErrorCode, str] | None:
+def _refusal(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer to a ShareFetch or ShareAcknowledge refused before its session is looked at, with
+    Kafka's checks in Kafka's order; None when it may go on."""
+    if not share_groups_enabled(broker):
+        return _top_error(ErrorCode.UNSUPPORTED_VERSION)
     if body["group_id"] is None:
-        return ErrorCode.INVALID_REQUEST, "Invalid group id in the request."
-    return None
-
-
-def _member_error(body: dict[str, Any]) -> tuple[ErrorCode, str] | None:
+        return _top_error(ErrorCode.INVALID_REQUEST, "Invalid group id in the request.")
+    if not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, body["group_id"]):
+        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     member = body["member_id"]
     if not member or len(member) > MAX_MEMBER_ID_LENGTH:
-        return ErrorCode.INVALID_REQUEST, "Invalid member id in the request."
+        return _top_error(ErrorCode.INVALID_REQUEST, "Invalid member id in the request.")
     return None
 
 
@@ -171,15 +173,9 @@ def _lock_ms(broker: Broker, group: str) -> int:
 
 
 async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    if not share_groups_enabled(broker):
-        return _top_error(ErrorCode.UNSUPPORTED_VERSION)
-    if (bad := _request_error(body)) is not None:
-        return _top_error(*bad)
+    if (refused := _refusal(broker, ctx, body)) is not None:
+        return refused
     group, member, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
-    if not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, group):
-        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if (bad := _member_error(body)) is not None:
-        return _top_error(*bad)
     if epoch == INITIAL_EPOCH and _has_acks(body["topics"]):
         return _top_error(ErrorCode.INVALID_REQUEST, "Acknowledge data present in Initial Fetch Request")
     session = _session_for(broker, ctx, group, member, epoch)
@@ -224,15 +220,9 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
 
 
 async def share_acknowledge(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    if not share_groups_enabled(broker):
-        return _top_error(ErrorCode.UNSUPPORTED_VERSION)
-    if (bad := _request_error(body)) is not None:
-        return _top_error(*bad)
+    if (refused := _refusal(broker, ctx, body)) is not None:
+        return refused
     group, member, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
-    if not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, group):
-        return _top_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if (bad := _member_error(body)) is not None:
-        return _top_error(*bad)
     if epoch == INITIAL_EPOCH:
         return _top_error(ErrorCode.INVALID_SHARE_SESSION_EPOCH)
     session = broker.share_partitions.sessions.check(group, member, epoch)

@@ -1019,22 +1019,22 @@ class GroupActor:
             return
         reply(out, response)
 
+    def _not_a_share_group(self, args: GroupRequest, out: Reply) -> None:
+        """GROUP_ID_NOT_FOUND with Kafka's message: no such group, or one of another type."""
+        found = self.exists and self.state != GroupState.DEAD
+        message = f"Group {self.group_id} is not a share group." if found else f"Group {self.group_id} not found."
+        reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message})
+
     def _share_group_partitions(self, args: ShareGroupPartitions, out: Reply) -> None:
         if self.share is None:
-            found = self.exists and self.state != GroupState.DEAD
-            message = (f"Group {self.group_id} is not a share group." if found
-                       else f"Group {self.group_id} not found.")
-            reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message})
+            self._not_a_share_group(args, out)
             return
         reply(out, {"error_code": ErrorCode.NONE, "error_message": None,
                     "initialized": {t: sorted(ps) for t, ps in self.share.initialized.items() if ps}})
 
     def _describe_share_group(self, args: DescribeShareGroup, out: Reply) -> None:
         if self.share is None:
-            found = self.exists and self.state != GroupState.DEAD
-            message = (f"Group {self.group_id} is not a share group." if found
-                       else f"Group {self.group_id} not found.")
-            reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message})
+            self._not_a_share_group(args, out)
             return
         reply(out, self.share.describe(self.store))
 
