@@ -9,6 +9,7 @@
 - A member that hangs on its records: they come back when the acquisition lock runs out.
 - RELEASE makes a record available again, up to the delivery limit, after which it is archived;
   REJECT archives it at once.
+- kafka-share-groups.sh describes a group's offsets and lag, resets them and deletes them.
 
 Every wait is on what a member printed, never on time.
 """
@@ -314,6 +315,52 @@ def test_kafka_share_groups_describes_offsets_and_lag(broker: BrokerProcess, adm
     assert f"Deletion of requested share groups ('{group}') was successful." in deleted.stdout, deleted.stdout
     assert group not in run_tool("kafka-share-groups", ["--bootstrap-server", broker.bootstrap,
                                                         "--list"]).stdout.split()
+
+
+def _empty(broker: BrokerProcess, group: str) -> bool:
+    [row] = _share_groups_tool(broker, "--describe", "--group", group, "--state")
+    return row["STATE"] == "Empty"
+
+
+def test_kafka_share_groups_resets_and_deletes_offsets(broker: BrokerProcess, admin: AdminClient,
+                                                       members: list[Member]) -> None:
+    """kafka-share-groups.sh --reset-offsets (refused while the group has members, a dry run that
+    changes nothing, then --execute) and --delete-offsets, from AlterShareGroupOffsets and
+    DeleteShareGroupOffsets; each proven by what a new member is delivered afterwards."""
+    topic, group = _topic(admin), _group(admin)
+    values = [f"v{i}" for i in range(10)]
+    _produce(broker.bootstrap, topic, values)
+    first = _start(members, "rdkafka", broker, group, topic, "ack")
+    wait_until("every record accepted", lambda: _all_committed(first, set(values)))
+    tool = ["--bootstrap-server", broker.bootstrap, "--group", group]
+    refused = run_tool("kafka-share-groups", [*tool, "--reset-offsets", "--to-earliest", "--topic", topic,
+                                              "--execute"], check=False)
+    assert refused.returncode != 0 and f"Share group '{group}' is not empty." in refused.stdout + refused.stderr
+    first.leave()
+    wait_until("the group is empty", lambda: _empty(broker, group))
+    [row] = _share_groups_tool(broker, "--reset-offsets", "--group", group, "--to-offset", "4", "--topic", topic,
+                               "--dry-run")
+    assert (row["TOPIC"], row["PARTITION"], row["NEW-OFFSET"]) == (topic, "0", "4"), row
+    [row] = _share_groups_tool(broker, "--describe", "--group", group)
+    assert row["START-OFFSET"] == "10", row
+    [row] = _share_groups_tool(broker, "--reset-offsets", "--group", group, "--to-offset", "4", "--topic", topic,
+                               "--execute")
+    assert row["NEW-OFFSET"] == "4", row
+    [row] = _share_groups_tool(broker, "--describe", "--group", group)
+    assert (row["START-OFFSET"], row["LAG"]) == ("4", "6"), row
+    second = _start(members, "java", broker, group, topic, "ack")
+    wait_until("the records from offset 4 accepted", lambda: _all_committed(second, set(values[4:])))
+    second.leave()
+    assert sorted(Deliveries.of(second)) == [(i, 1, f"v{i}") for i in range(4, 10)]
+    wait_until("the group is empty", lambda: _empty(broker, group))
+    deleted = run_tool("kafka-share-groups", [*tool, "--delete-offsets", "--topic", topic]).stdout
+    [row] = [table_row(deleted.strip().splitlines()[0], line) for line in deleted.strip().splitlines()[1:]]
+    assert (row["TOPIC"], row["STATUS"]) == (topic, "Successful"), deleted
+    # With no share state left, a member starts where share.auto.offset.reset says: the earliest.
+    third = _start(members, "rdkafka", broker, group, topic, "ack")
+    wait_until("every record accepted again", lambda: _all_committed(third, set(values)))
+    third.leave()
+    assert sorted(Deliveries.of(third)) == [(i, 1, f"v{i}") for i in range(10)]
 
 
 def _dead_letters(bootstrap: str, topic: str, count: int) -> list[Any]:

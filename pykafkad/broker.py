@@ -94,7 +94,8 @@ class Broker:
         self.share_partitions = SharePartitionManager(
             config, self.metadata, self.replicas, share_persister,
             DeadLetterWriter(config, self.metadata, self.replicas, self.controller))
-        self.share_group_offsets = ShareGroupOffsets(config, self.metadata, self.replicas, share_persister)
+        self.share_group_offsets = ShareGroupOffsets(config, self.metadata, self.replicas, share_persister,
+                                                     self.groups)
         self.replicas.leadership_listeners.append(self.share_partitions.on_leadership)
         self.client_telemetry = ClientTelemetry(config, self.metadata)
         self.controller.topic_deleted_listeners.append(self.groups.on_topic_deleted)

@@ -176,6 +176,12 @@ async def delete_groups(broker: Broker, ctx: RequestContext, body: dict[str, Any
         if not _group_allowed(broker, ctx, Operation.DELETE, group_id):
             results.append({"group_id": group_id, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED})
             continue
+        # A share group's share state goes first (Kafka chains the share group's delete before the
+        # others'); what stops it is the group's answer.
+        share_error = await broker.share_group_offsets.delete_group_state(group_id)
+        if share_error not in (None, ErrorCode.NONE):
+            results.append({"group_id": group_id, "error_code": share_error})
+            continue
         result = await broker.groups.call(group_id, DeleteGroup())
         results.append({"group_id": group_id, "error_code": result["error_code"]})
     return {"throttle_time_ms": 0, "results": results}

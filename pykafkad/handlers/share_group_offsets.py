@@ -1,7 +1,14 @@
-"""DescribeShareGroupOffsets (90): where each share-partition of a share group starts and how far it
-lags (KIP-932, Kafka 4.4's v1 with Lag), answered by the group's coordinator as in Kafka: the
-partitions named, or with no topics every partition the group has share state for; each from
-``share/share_group_offsets.py``.  DESCRIBE on the group and on each topic is needed.
+"""A share group's offsets (KIP-932), answered by the group's coordinator as in Kafka, from
+``share/share_group_offsets.py``:
+
+- DescribeShareGroupOffsets (90, v1 with Lag): where each share-partition starts and how far it
+  lags; the partitions named, or with no topics every partition the group has share state for.
+  DESCRIBE on the group and on each topic is needed.
+- AlterShareGroupOffsets (91): an empty share group's share-partitions start again at the given
+  offsets; a group that does not exist is made, empty, as in Kafka 4.4.  READ on the group and on
+  each topic.
+- DeleteShareGroupOffsets (92): an empty share group's share state for whole topics is deleted.
+  DELETE on the group, READ on each topic.
 """
 
 from __future__ import annotations
@@ -66,4 +73,112 @@ async def describe_share_group_offsets(broker: Broker, ctx: RequestContext, body
     return {"throttle_time_ms": 0, "groups": [await _describe_group(broker, ctx, g) for g in body["groups"]]}
 
 
-APIS = [Api(90, "DescribeShareGroupOffsets", 0, 1, describe_share_group_offsets)]
+
+
+def _alter_partition(index: int, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+    return {"partition_index": index, "error_code": code, "error_message": message}
+
+
+def _alter_error(code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
+
+
+async def alter_share_group_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    group_id = body["group_id"]
+    if not share_groups_enabled(broker):
+        return _alter_error(ErrorCode.UNSUPPORTED_VERSION)
+    if not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, group_id):
+        return _alter_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not group_id:
+        return _alter_error(ErrorCode.INVALID_GROUP_ID)
+    offsets = broker.share_group_offsets
+    responses: list[dict[str, Any]] = []
+    wanted = []
+    for topic in body["topics"]:
+        name = topic["topic_name"]
+        info = broker.metadata.topics.get(name)
+        code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                if not allowed(broker, ctx, Operation.READ, ResourceType.TOPIC, name)
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else None)
+        if code is not None:
+            responses.append({"topic_name": name, "topic_id": info.topic_id if info is not None else NO_TOPIC_ID,
+                              "partitions": [_alter_partition(p["partition_index"], code)
+                                             for p in topic["partitions"]]})
+        else:
+            wanted.append((name, info, topic["partitions"]))
+    if not wanted:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
+    group = await offsets.empty_group(group_id, create=True)
+    if group.error != ErrorCode.NONE:
+        return _alter_error(group.error, group.message)
+    initialized: dict[uuid.UUID, list[int]] = {}
+    for name, info, partitions in wanted:
+        entry: dict[str, Any] = {"topic_name": name, "topic_id": info.topic_id, "partitions": []}
+        for p in partitions:
+            index = p["partition_index"]
+            if not 0 <= index < len(info.partitions):
+                entry["partitions"].append(_alter_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            code, message = await offsets.alter(group_id, info.topic_id, index, p["start_offset"],
+                                                group.group_epoch)
+            if code == ErrorCode.NONE:
+                initialized.setdefault(info.topic_id, []).append(index)
+            entry["partitions"].append(_alter_partition(index, code, message))
+        responses.append(entry)
+    code, message = await offsets.changed(group_id, initialized=initialized)
+    if code != ErrorCode.NONE:
+        return _alter_error(code, message)
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
+
+
+def _delete_topic(name: str, topic_id: uuid.UUID, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+    return {"topic_name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+
+
+async def delete_share_group_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    group_id = body["group_id"]
+    if not share_groups_enabled(broker):
+        return _alter_error(ErrorCode.UNSUPPORTED_VERSION)
+    if not allowed(broker, ctx, Operation.DELETE, ResourceType.GROUP, group_id):
+        return _alter_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not group_id:
+        return _alter_error(ErrorCode.INVALID_GROUP_ID)
+    offsets = broker.share_group_offsets
+    responses: list[dict[str, Any]] = []
+    names = []
+    for topic in body["topics"]:
+        name = topic["topic_name"]
+        if allowed(broker, ctx, Operation.READ, ResourceType.TOPIC, name):
+            names.append(name)
+        else:
+            responses.append(_delete_topic(name, NO_TOPIC_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+    group = await offsets.empty_group(group_id)
+    if group.error != ErrorCode.NONE:
+        return _alter_error(group.error, group.message)
+    deleting: dict[uuid.UUID, list[int]] = {}
+    for name in names:
+        info = broker.metadata.topics.get(name)
+        if info is None:
+            responses.append(_delete_topic(name, NO_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        elif info.topic_id not in group.initialized:
+            responses.append(_delete_topic(name, NO_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                           "There is no offset information to delete."))
+        else:
+            deleting[info.topic_id] = group.initialized[info.topic_id]
+    errors = await offsets.delete_states(group_id, deleting)
+    done = {t: deleting[t] for t, (code, _) in errors.items() if code == ErrorCode.NONE}
+    if done:
+        code, message = await offsets.changed(group_id, deleted=done)
+        if code != ErrorCode.NONE:
+            return _alter_error(code, message)
+    names_of = {info.topic_id: name for name, info in broker.metadata.topics.items()}
+    for topic_id, (code, message) in errors.items():
+        responses.append(_delete_topic(names_of.get(topic_id, ""), topic_id, code, message))
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
+
+
+APIS = [
+    Api(90, "DescribeShareGroupOffsets", 0, 1, describe_share_group_offsets),
+    Api(91, "AlterShareGroupOffsets", 0, 0, alter_share_group_offsets),
+    Api(92, "DeleteShareGroupOffsets", 0, 0, delete_share_group_offsets),
+]

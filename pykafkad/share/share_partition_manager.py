@@ -7,7 +7,8 @@ coordinator holds (``share_persister.py``), or, the first time, starting where t
 ``share.auto.offset.reset`` says (latest by default: the high watermark), written at once.  Every
 acknowledgement is written before it is answered; releases and lock expiries are written as they
 happen.  A write that fails (the coordinator refused it, or was unreachable for long) drops the
-share-partition here, so the next fetch loads it again from what was last written.
+share-partition here, so the next fetch loads it again from what was last written.  When a group's
+last share session here closes, its share-partitions are dropped too, once written.
 """
 
 from __future__ import annotations
@@ -393,6 +394,21 @@ class SharePartitionManager:
     def close_session(self, session: ShareSession) -> None:
         self.sessions.close(session)
         self.release(session)
+        if not self.sessions.has_group(session.group) and self._nursery is not None:
+            self._nursery.start_soon(self._group_left, session.group)
+
+    async def _group_left(self, group: str) -> None:
+        """The group's last share session here closed: once what it released is written, its
+        share-partitions leave the cache (Kafka's onGroupEmpty), so the next fetch loads what the
+        share coordinator holds then (offsets reset or deleted meanwhile included)."""
+        for key, share in [(k, s) for k, s in self._partitions.items() if k[0] == group]:
+            if share.dead_letters():
+                continue  # its dead-letter task still needs it
+            if await self.persist(share) != ErrorCode.NONE:
+                continue  # (dropped already)
+            if not self.sessions.has_group(group) and self._partitions.get(key) is share:
+                del self._partitions[key]
+                share.watchers.wake_all()
 
     def connection_closed(self, connection: int) -> None:
         """A client's connection closed: its share sessions end and their records are released."""

@@ -1,7 +1,8 @@
 """The partition leader's door to the share coordinator (Kafka's DefaultStatePersister): it
-initializes, reads and writes a share-partition's state on whichever broker leads the state's
+initializes, reads, writes and deletes a share-partition's state on whichever broker leads the state's
 partition of ``__share_group_state``, in process when that is this broker, else with
-InitializeShareGroupState, ReadShareGroupState and WriteShareGroupState over an inter-broker link.
+InitializeShareGroupState, ReadShareGroupState, WriteShareGroupState and
+DeleteShareGroupState over an inter-broker link.
 
 A coordinator that is moving or loading (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 COORDINATOR_NOT_AVAILABLE, an unreachable broker) is asked again, with a short backoff, for up to
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INITIALIZE, READ, WRITE, READ_SUMMARY = 83, 84, 85, 87
+INITIALIZE, READ, WRITE, DELETE, READ_SUMMARY = 83, 84, 85, 86, 87
 RETRY_S = 10.0
 BACKOFF_S = 0.05
 REQUEST_TIMEOUT_S = 10.0
@@ -124,6 +125,11 @@ class SharePersister:
             WRITE, 1, {"state_epoch": state_epoch, "leader_epoch": leader_epoch, "start_offset": start_offset,
                        "delivery_complete_count": delivery_complete_count, "state_batches": _batches(batches)},
             lambda _: (ErrorCode.NONE, None))
+
+    async def delete(self, key: ShareKey) -> Outcome:
+        """The share-partition's state gone (a share group or its offsets deleted)."""
+        return await self._ask(key, lambda: self.coordinator.delete(key), DELETE, 0, {},
+                               lambda _: (ErrorCode.NONE, None))
 
     async def read_summary(self, key: ShareKey) -> ShareState | Outcome:
         """The start offset, epochs and done count of a share-partition (start offset -1: no state)."""

@@ -69,5 +69,8 @@ class ShareSessions:
         if self._sessions.get((session.group, session.member)) is session:
             del self._sessions[(session.group, session.member)]
 
+    def has_group(self, group: str) -> bool:
+        return any(g == group for g, _ in self._sessions)
+
     def of_connection(self, connection: int) -> list[ShareSession]:
         return [s for s in self._sessions.values() if s.connection == connection]

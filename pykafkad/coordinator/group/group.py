@@ -66,8 +66,10 @@ from pykafkad.coordinator.group.requests import (
     JoinGroup,
     LeaveGroup,
     ListGroup,
+    NewShareGroup,
     ShareGroupPartitions,
     ShareHeartbeat,
+    ShareStateChanged,
     SyncGroup,
     TopicDeleted,
     TransactionEnded,
@@ -223,7 +225,8 @@ class GroupActor:
             CommitTransactionalOffsets: self._txn_commit, TransactionEnded: self._txn_marker,
             ConsumerHeartbeat: self._consumer_heartbeat, DescribeConsumerGroup: self._describe_consumer_group,
             ShareHeartbeat: self._share_heartbeat, DescribeShareGroup: self._describe_share_group,
-            ShareGroupPartitions: self._share_group_partitions,
+            ShareGroupPartitions: self._share_group_partitions, ShareStateChanged: self._share_state_changed,
+            NewShareGroup: self._new_share_group,
         }
         classic_only = (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
         self.retention_deadline = trio.current_time() + self.config.retention_check_interval_ms / 1000
@@ -1030,7 +1033,31 @@ class GroupActor:
             self._not_a_share_group(args, out)
             return
         reply(out, {"error_code": ErrorCode.NONE, "error_message": None,
-                    "initialized": {t: sorted(ps) for t, ps in self.share.initialized.items() if ps}})
+                    "initialized": {t: sorted(ps) for t, ps in self.share.initialized.items() if ps},
+                    "group_epoch": self.share.group_epoch, "empty": not self.share.members})
+
+    def _new_share_group(self, args: NewShareGroup, out: Reply) -> None:
+        found = self.exists and self.state != GroupState.DEAD
+        if self.share is None and not found:
+            log.info("group %s: a new share group (its offsets set)", self.group_id)
+            self.share = ShareGroup(self.group_id, self.config.share)
+            self.exists = True
+            self._transition(GroupState.EMPTY)
+            error = self._store_group_records()
+            if error != ErrorCode.NONE:
+                self.share = None
+                self.exists = False
+                reply(out, args.error_reply(self.group_id, error))
+                return
+        self._share_group_partitions(args, out)
+
+    def _share_state_changed(self, args: ShareStateChanged, out: Reply) -> None:
+        if self.share is None:
+            self._not_a_share_group(args, out)
+            return
+        self.share.initialized_now(dict(args.initialized))
+        self.share.state_deleted(dict(args.deleted))
+        reply(out, {"error_code": self._store_group_records(), "error_message": None})
 
     def _describe_share_group(self, args: DescribeShareGroup, out: Reply) -> None:
         if self.share is None:

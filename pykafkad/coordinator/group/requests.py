@@ -157,10 +157,35 @@ class DescribeShareGroup(GroupRequest):
 
 @dataclass(frozen=True)
 class ShareGroupPartitions(GroupRequest):
-    """The partitions a share group has share state for (DescribeShareGroupOffsets with no topics)."""
+    """The partitions a share group has share state for (DescribeShareGroupOffsets with no topics),
+    with its epoch and whether it has members (the admin requests that change its state need none)."""
 
     def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
-        return {"error_code": code, "error_message": None, "initialized": {}}
+        return {"error_code": code, "error_message": None, "initialized": {}, "group_epoch": -1, "empty": False}
+
+
+@dataclass(frozen=True)
+class NewShareGroup(ShareGroupPartitions):
+    """As ShareGroupPartitions, an empty share group made first where there is no group of that
+    name (AlterShareGroupOffsets creates the group it names, as Kafka 4.4 does)."""
+
+    writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class ShareStateChanged(GroupRequest):
+    """Share state was written (AlterShareGroupOffsets) or deleted (DeleteShareGroupOffsets) for
+    these partitions of an empty share group: they are initialized, or no longer, from now on."""
+
+    writes: ClassVar[bool] = True
+    replicated: ClassVar[bool] = True
+
+    initialized: dict[Any, frozenset[int]] = field(default_factory=dict)
+    deleted: dict[Any, frozenset[int]] = field(default_factory=dict)
+
+    def error_reply(self, group_id: str, code: ErrorCode) -> dict[str, Any]:
+        return {"error_code": code, "error_message": None}
 
 
 # -- committed offsets ----------------------------------------------------------------------------

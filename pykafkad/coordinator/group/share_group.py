@@ -254,6 +254,15 @@ class ShareGroup:
                 self.initializing.pop(topic_id, None)
             self.initialized.setdefault(topic_id, set()).update(ps)
 
+    def state_deleted(self, partitions: Assignment) -> None:
+        """These partitions' share state was deleted: a member subscribing again starts them anew."""
+        for topic_id, ps in partitions.items():
+            left = self.initialized.get(topic_id, set()) - set(ps)
+            if left:
+                self.initialized[topic_id] = left
+            else:
+                self.initialized.pop(topic_id, None)
+
     def _assignable(self) -> dict[uuid.UUID, int]:
         """Topic id -> how many of its partitions, from 0, are initialized (the assignor's input)."""
         out = {}
