@@ -9,6 +9,7 @@
 - A member that hangs on its records: they come back when the acquisition lock runs out.
 - RELEASE makes a record available again, up to the delivery limit, after which it is archived;
   REJECT archives it at once.
+- A read_committed group never gets an aborted transaction's records, nor an open one's.
 - kafka-share-groups.sh describes a group's offsets and lag, resets them and deletes them.
 
 Every wait is on what a member printed, never on time.
@@ -195,6 +196,44 @@ def test_release_redelivers_up_to_the_limit_and_reject_archives(
     member.leave()
     assert seen.values() == Counter({"release-me": 3, "reject-me": 1, "fine": 1, "last": 1})
     assert [c for _, c, v in Deliveries.of(member) if v == "release-me"] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_read_committed_group_never_sees_aborted_or_open_transactions(
+        client: str, broker: BrokerProcess, admin: AdminClient, members: list[Member]) -> None:
+    """share.isolation.level=read_committed: records of an aborted transaction are never delivered,
+    and those of an open one only once it commits; a read_uncommitted group gets them all."""
+    topic = _topic(admin)
+    committed = _group(admin, **{"share.isolation.level": "read_committed"})
+    uncommitted = _group(admin)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"tx-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+
+    def transaction(values: list[str], commit: bool | None) -> None:
+        producer.begin_transaction()
+        for value in values:
+            producer.produce(topic, value=value.encode())
+        assert producer.flush(30) == 0
+        if commit is True:
+            producer.commit_transaction(30)
+        elif commit is False:
+            producer.abort_transaction(30)
+
+    transaction(["c1", "c2"], commit=True)
+    transaction(["a1", "a2"], commit=False)
+    transaction(["o1"], commit=None)  # left open
+    reader = _start(members, client, broker, committed, topic, "ack")
+    everything = _start(members, "rdkafka", broker, uncommitted, topic, "ack")
+    wait_until("the read_uncommitted group reads the open transaction",
+               lambda: Deliveries(everything).values() == Counter(["c1", "c2", "a1", "a2", "o1"]))
+    wait_until("the read_committed group reads the committed records", lambda: Deliveries(reader).values()["c2"])
+    assert Deliveries(reader).values() == Counter(["c1", "c2"])
+    producer.commit_transaction(30)
+    transaction(["c3"], commit=True)
+    wait_until("the committed records after it", lambda: Deliveries(reader).values()["c3"])
+    reader.leave()
+    everything.leave()
+    assert Deliveries(reader).values() == Counter(["c1", "c2", "o1", "c3"])
 
 
 def _all_committed(member: Member, values: set[str]) -> bool:

@@ -47,7 +47,7 @@ NOT_IMPLEMENTED: dict[str, str] = {
     ELIGIBLE_LEADER_REPLICAS_VERSION: "eligible leader replicas (KIP-966)",
     "kraft.version": "KRaft (pykafkad runs single-node or on ZooKeeper)",
     METADATA_VERSION: "behaviour by metadata.version (it serves Kafka 4.4's protocol at every level)",
-    "share.version": "ShareFetch and ShareAcknowledge v2 and share.isolation.level (the rest is served)",
+    "share.version": "ShareFetch and ShareAcknowledge v2 (the rest is served)",
     "streams.version": "the streams group protocol of KIP-1071 (StreamsGroupHeartbeat)",
 }
 # metadata.version levels that changed the metadata (Kafka's MetadataVersion.didMetadataChange):

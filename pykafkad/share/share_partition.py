@@ -40,6 +40,11 @@ NO_OWNER = ""
 _BASE_AND_LENGTH = struct.Struct(">qi")
 _LAST_OFFSET_DELTA = struct.Struct(">i")
 _BATCH_OVERHEAD = 12  # base offset and length, not counted in the length
+# Further in the header: the attributes (int16) at byte 21 and the producer id (int64) at byte 43.
+_ATTRIBUTES = struct.Struct(">h")
+_PRODUCER_ID = struct.Struct(">q")
+_HEADER_BYTES = 61
+_TRANSACTIONAL, _CONTROL = 0x10, 0x20
 
 
 def batch_extents(records: bytes | memoryview) -> list[tuple[int, int, int]]:
@@ -55,6 +60,34 @@ def batch_extents(records: bytes | memoryview) -> list[tuple[int, int, int]]:
         extents.append((base, base + delta, stop))
         pos = stop
     return extents
+
+
+def aborted_batches(records: bytes | memoryview, aborted: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first offset, last offset) of the batches in a log read that belong to aborted transactions,
+    given those that began in the read as (producer id, first offset): what a read_committed share
+    group never delivers (Kafka's SharePartition.fetchAbortedTransactionRecordBatches).  A producer's
+    aborted transaction is open from its first offset to the producer's next control batch (its
+    abort marker: a transaction listed as aborted cannot end with a commit)."""
+    pending = sorted(aborted, key=lambda a: a[1])
+    open_aborted: set[int] = set()
+    found: list[tuple[int, int]] = []
+    pos, end = 0, len(records)
+    while pos + _HEADER_BYTES <= end:
+        base, length = _BASE_AND_LENGTH.unpack_from(records, pos)
+        (delta,) = _LAST_OFFSET_DELTA.unpack_from(records, pos + 23)
+        (attributes,) = _ATTRIBUTES.unpack_from(records, pos + 21)
+        (producer_id,) = _PRODUCER_ID.unpack_from(records, pos + 43)
+        last = base + delta
+        pos += _BATCH_OVERHEAD + length
+        if producer_id < 0:
+            continue
+        while pending and pending[0][1] <= last:
+            open_aborted.add(pending.pop(0)[0])
+        if attributes & _CONTROL:
+            open_aborted.discard(producer_id)
+        elif attributes & _TRANSACTIONAL and producer_id in open_aborted:
+            found.append((base, last))
+    return found
 
 
 class AcknowledgeError(Exception):
@@ -95,6 +128,9 @@ class SharePartitionLimits:
     # Whether records archived for their delivery count or a REJECT go to a dead-letter topic first
     # (ARCHIVING until they are written there).
     dead_letters: bool = False
+    # share.isolation.level=read_committed: reads stop at the last stable offset and aborted
+    # transactions' records are archived when read.
+    read_committed: bool = False
 
 
 class SharePartition:
@@ -193,7 +229,7 @@ class SharePartition:
                 break
             if run.state != AVAILABLE or run.last < read_first or run.first > read_last:
                 continue
-            for first, last in _without((max(run.first, read_first), min(run.last, read_last)), held_back):
+            for first, last in without((max(run.first, read_first), min(run.last, read_last)), held_back):
                 for piece in self._cover(first, last):
                     piece.state, piece.owner, piece.deadline = ACQUIRED, owner, deadline
                     piece.delivery_count += 1
@@ -216,6 +252,20 @@ class SharePartition:
             self.end_offset = last + 1
         self._merge()
         return merged_ranges(acquired)
+
+    def archive_acquired(self, owner: str, first: int, last: int) -> bool:
+        """The records of ``[first, last]`` that ``owner`` just acquired are archived instead of
+        delivered (those of an aborted transaction, for a read_committed group); whether any were."""
+        archived = False
+        for piece in self._cover(max(first, self.start_offset), min(last, self.end_offset - 1)):
+            if piece.state == ACQUIRED and piece.owner == owner:
+                piece.state, piece.owner, piece.deadline = ARCHIVED, NO_OWNER, 0.0
+                archived = True
+        if archived:
+            self._advance()
+        else:
+            self._merge()
+        return archived
 
     # -- acknowledging, releasing, expiring -----------------------------------------------------
 
@@ -361,7 +411,7 @@ def _make_available(run: Run, limits: SharePartitionLimits) -> None:
         run.state = ARCHIVED
 
 
-def _without(span: tuple[int, int], holes: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+def without(span: tuple[int, int], holes: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
     """``span`` less every range of ``holes``, as the ranges left."""
     pieces = [span]
     for hole_first, hole_last in holes:

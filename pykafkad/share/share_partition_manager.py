@@ -35,10 +35,10 @@ from pykafkad.share.share_partition import (
     AcknowledgeError,
     SharePartition,
     SharePartitionLimits,
+    aborted_batches,
     batch_extents,
-)
-from pykafkad.share.share_partition import (
-    merged_ranges as _merged_ranges,
+    merged_ranges,
+    without,
 )
 from pykafkad.share.share_persister import SharePersister
 from pykafkad.share.share_session import ShareSession, ShareSessions
@@ -51,6 +51,7 @@ MAX_SHARE_SESSIONS = 2000
 SHARE_VERSION = "share.version"
 DEAD_LETTER_LEVEL = 2  # share.version 2: the share-group DLQ (Kafka 4.4)
 DLQ_COPY_RECORD = "errors.deadletterqueue.copy.record.enable"
+SHARE_ISOLATION_LEVEL = "share.isolation.level"
 DEAD_LETTER_BACKOFF_S, DEAD_LETTER_BACKOFF_MAX_S = 0.1, 10.0
 DEAD_LETTER_READ_BYTES = 1 << 20
 # A fetch reads the log this much at a time, so it reads little more than what it can acquire.
@@ -97,7 +98,8 @@ class SharePartitionManager:
             delivery_count_limit=group_int(self.config, configs, "share.delivery.count.limit"),
             max_record_locks=group_int(self.config, configs, "share.partition.max.record.locks"),
             lock_duration_ms=group_int(self.config, configs, "share.record.lock.duration.ms"),
-            dead_letters=bool(self._dead_letter_topic(group)))
+            dead_letters=bool(self._dead_letter_topic(group)),
+            read_committed=configs.get(SHARE_ISOLATION_LEVEL, "").lower() == "read_committed")
 
     def _dead_letter_topic(self, group: str) -> str:
         """The group's dead-letter topic, while share.version 2 (Kafka's level for it) is on."""
@@ -239,11 +241,12 @@ class SharePartitionManager:
         taken = read = 0
         while taken < max_records and read < max_bytes:
             chunk = min(READ_CHUNK_BYTES, max_bytes - read)
-            data = partition.read_records(offset, chunk, min_one=not pieces, allow_zstd=True)
+            committed = limits.read_committed
+            data = partition.read_records(offset, chunk, min_one=not pieces, allow_zstd=True, read_committed=committed)
             if data.error == ErrorCode.OFFSET_OUT_OF_RANGE and not pieces:
                 share.move_start(partition.log.log_start_offset)
                 offset = share.next_fetch_offset()
-                data = partition.read_records(offset, chunk, min_one=True, allow_zstd=True)
+                data = partition.read_records(offset, chunk, min_one=True, allow_zstd=True, read_committed=committed)
             if data.error != ErrorCode.NONE:
                 if pieces:
                     break
@@ -253,6 +256,12 @@ class SharePartitionManager:
             if not batches:
                 break
             got = share.acquire(member, batches, max_records - taken, limits, trio.current_time(), held_back)
+            if got and data.aborted_transactions:
+                # read_committed: what aborted transactions wrote is archived, never delivered.
+                dropped = tuple(aborted_batches(records, data.aborted_transactions))
+                if any([share.archive_acquired(member, first, last) for first, last in dropped]):
+                    self._persist_soon(share)
+                got = [(first, last, count) for f, la, count in got for first, last in without((f, la), dropped)]
             if got:
                 # The whole batches up to the last acquired record: the client keeps what
                 # AcquiredRecords name.
@@ -267,7 +276,7 @@ class SharePartitionManager:
         if not acquired:
             return ShareFetched()
         self._new_lock.set()
-        return ShareFetched(records=b"".join(pieces), acquired=_merged_ranges(acquired))
+        return ShareFetched(records=b"".join(pieces), acquired=merged_ranges(acquired))
 
     # -- acknowledgements ------------------------------------------------------------------------
 

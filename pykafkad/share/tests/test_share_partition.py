@@ -4,6 +4,8 @@ delivery limit, and runs staying few however many records are in flight."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from pykafkad.share.share_partition import (
@@ -20,6 +22,7 @@ from pykafkad.share.share_partition import (
     AcknowledgeError,
     SharePartition,
     SharePartitionLimits,
+    aborted_batches,
 )
 from wire.error_codes import ErrorCode
 
@@ -153,3 +156,33 @@ def test_with_a_dead_letter_topic_rejected_and_exhausted_records_wait_to_be_writ
     share.dead_lettered(0, 0)
     share.dead_lettered(2, 2)
     assert (share.start_offset, share.dead_letters()) == (3, [])
+
+
+def _header(base: int, last: int, producer_id: int, transactional: bool = False, control: bool = False) -> bytes:
+    """A record batch's header alone (no records): what aborted_batches reads."""
+    attributes = (0x10 if transactional else 0) | (0x20 if control else 0)
+    after_length = struct.pack(">ibIhiqqqhii", 0, 2, 0, attributes, last - base, 0, 0, producer_id, 0, 0, 0)
+    return struct.pack(">qi", base, len(after_length)) + after_length
+
+
+def test_the_batches_of_aborted_transactions_are_found_up_to_their_markers() -> None:
+    read = b"".join([
+        _header(0, 1, -1),                            # not transactional
+        _header(2, 3, 7, transactional=True),          # producer 7: aborted
+        _header(4, 5, 8, transactional=True),          # producer 8: committed
+        _header(6, 6, 7, transactional=True),          # producer 7: still aborted
+        _header(7, 7, 7, control=True),                # its abort marker
+        _header(8, 8, 8, control=True),                # 8's commit marker
+        _header(9, 10, 7, transactional=True),         # producer 7 again: a committed transaction
+        _header(11, 11, 7, control=True),
+    ])
+    assert aborted_batches(read, [(7, 2)]) == [(2, 3), (6, 6)]
+    assert aborted_batches(read, []) == []
+
+
+def test_aborted_records_just_acquired_are_archived_not_delivered() -> None:
+    share = SharePartition("g", "t", 0, 0)
+    assert share.acquire("m", batches((0, 4), (5, 9)), 100, LIMITS, 0.0) == [(0, 9, 1)]
+    assert share.archive_acquired("m", 0, 4)
+    assert share.start_offset == 5 and share.persisted_state()[0] == [(5, 9, AVAILABLE, 1)]
+    assert not share.archive_acquired("other", 5, 9)
