@@ -4,8 +4,8 @@ Kafka 4.4.0 in the same run.
     make bench-share
     python -m benchmarks.share_groups [--records 300000] [--consumers 4] [--partitions 4] [--rounds 3]
 
-Each round starts each broker on a fresh log directory, turns share groups on (pykafkad:
-``share.version=1`` with kafka-features; Kafka 4.4 has them on), creates a topic, points a new share
+Each round starts each broker on a fresh log directory (both have share groups on from the start),
+creates a topic, points a new share
 group at its start (``share.auto.offset.reset=earliest``), produces the records (1 KiB each,
 librdkafka), then starts the consumers, each a process with librdkafka's ``ShareConsumer`` in its
 default implicit mode: every record a poll returns is accepted (ACCEPT) with the next poll.  The time
@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks import kafka_dist
-from benchmarks.brokers import ApacheKafka, BrokerUnderTest, ProcessWatch, Pykafkad, die_with_parent, install_cleanup
+from benchmarks.brokers import ApacheKafka, BrokerUnderTest, ProcessWatch, Pykafkad, install_cleanup
 from benchmarks.report import SHARE_BEGIN, SHARE_END, replace_section
 from benchmarks.workloads import create_topic
 
@@ -69,13 +68,9 @@ def _produce(bootstrap: str, records: int, partitions: int) -> None:
         raise RuntimeError("not every record was acknowledged")
 
 
-def _share_group_on(broker: BrokerUnderTest, lib: Path) -> None:
+def _group_from_the_start(broker: BrokerUnderTest) -> None:
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    if isinstance(broker, Pykafkad):
-        subprocess.run(kafka_dist.tool_command("org.apache.kafka.tools.FeatureCommand", [
-            "--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"], lib),
-            check=True, timeout=120, stdout=subprocess.DEVNULL, preexec_fn=die_with_parent)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     resource = ConfigResource(ResourceType.GROUP, GROUP, incremental_configs=[
         ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
@@ -85,7 +80,7 @@ def _share_group_on(broker: BrokerUnderTest, lib: Path) -> None:
 def measure(broker: BrokerUnderTest, lib: Path, records: int, consumers: int, partitions: int) -> dict[str, float]:
     broker.start()
     try:
-        _share_group_on(broker, lib)
+        _group_from_the_start(broker)
         create_topic(broker.bootstrap, TOPIC, partitions)
         _produce(broker.bootstrap, records, partitions)
         ctx = multiprocessing.get_context("spawn")

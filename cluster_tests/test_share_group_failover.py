@@ -75,7 +75,6 @@ def _coordinator(cluster: Cluster, group: str) -> int:
 def test_share_group_resumes_after_a_broker_is_killed(cluster: Cluster, client: str, killed: str) -> None:
     for node_id in (1, 2, 3):
         cluster.start_broker(node_id, SETTINGS)
-    run_tool("kafka-features", ["--bootstrap-server", cluster.bootstrap, "upgrade", "--feature", "share.version=1"])
     topic, group = f"share-failover-{client}-{killed}", f"share-failover-{client}-{killed}"
     create_topic(cluster, topic, 1, configs={"min.insync.replicas": "2"})
     run_tool("kafka-configs", ["--bootstrap-server", cluster.bootstrap, "--alter", "--entity-type", "groups",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from compat_tests.conftest import BrokerFactory
 from compat_tests.consumer_protocol_support import CONSUMER_PROTOCOL_OVERRIDES
-from compat_tests.java_tools import java_classpath, java_executable, run_tool
+from compat_tests.java_tools import java_classpath, java_executable
 from compat_tests.raw_kafka import RawConnection
 from compat_tests.test_consumer_group_heartbeat_kafka import Classic, Session, _ready
 from compat_tests.test_share_group_heartbeat_kafka import PARTITIONS as SHARE_PARTITIONS
@@ -167,7 +167,6 @@ def test_a_share_group_resumes_after_coordinator_kill9(broker_factory: BrokerFac
     group records (10-15): after kill -9 of the coordinator they are back, and a member heartbeats on
     at its epoch.  Kafka's serde reads the records, and a deleted share group stays deleted."""
     broker = broker_factory("share-persist", SHARE_OVERRIDES)
-    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"])
     group = f"share-persist-{uuid.uuid4().hex[:8]}"
     with RawConnection(broker.port) as conn:
         conn.create_topic(SHARE_TOPIC, SHARE_PARTITIONS)

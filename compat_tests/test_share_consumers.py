@@ -55,11 +55,11 @@ OVERRIDES = {
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    """A broker at share.version 2 (share groups and their dead-letter topics), with /metrics."""
+    """A broker at share.version 2 (share groups and their dead-letter topics: a new cluster's level),
+    with /metrics."""
     broker = BrokerProcess(tmp_path_factory.mktemp("share-consumers") / "logs",
                            {**OVERRIDES, "metrics.listener": f"http://127.0.0.1:{free_port()}"}, name="share")
     broker.start()
-    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=2"])
     yield broker
     broker.close()
 
@@ -236,6 +236,50 @@ def test_a_read_committed_group_never_sees_aborted_or_open_transactions(
     assert Deliveries(reader).values() == Counter(["c1", "c2", "o1", "c3"])
 
 
+def test_renewed_records_stay_with_their_member_past_the_lock(broker: BrokerProcess, admin: AdminClient,
+                                                              members: list[Member]) -> None:
+    """RENEW (KIP-1222, the Java client's AcknowledgeType.RENEW over ShareAcknowledge v2): a member that
+    renews its records for longer than the lock keeps them, and then accepts them."""
+    topic, group = _topic(admin), _group(admin, **{"share.record.lock.duration.ms": "4000"})
+    holder = _start(members, "java", broker, group, topic, "renew")
+    _produce(broker.bootstrap, topic, [f"v{i}" for i in range(5)])
+    holder.wait_for("records held", lambda: any(line.startswith("record ") for line in holder.lines))
+    other = _start(members, "rdkafka", broker, group, topic, "ack")
+    holder.wait_for("ten renewals and the acceptance",
+                    lambda: "committed" in holder.lines or "commit failed" in holder.lines)
+    held = Deliveries.of(holder)
+    assert holder.lines.count("renewed") == 10 and "committed" in holder.lines, holder.lines
+    assert all(count == 1 for _, count, _ in held)
+    _produce(broker.bootstrap, topic, ["last"])
+    wait_until("a later record delivered", lambda: Deliveries(holder, other).values()["last"] == 1)
+    assert not {o for o, _, _ in held} & {o for o, _, _ in Deliveries.of(other)}
+
+
+def test_record_limit_polls_never_pass_max_poll_records(broker: BrokerProcess, admin: AdminClient,
+                                                         members: list[Member]) -> None:
+    """share.acquire.mode=record_limit (KIP-1206, ShareFetch v2): a poll brings at most
+    max.poll.records records, a batch split where needed, and every record is delivered once."""
+    topic, group = _topic(admin), _group(admin)
+    values = [f"v{i}" for i in range(10)]
+    _produce(broker.bootstrap, topic, values)  # one batch
+    member = Member("java", broker.bootstrap, group, topic, programs=SHARE_MEMBER, mode=("ack",),
+                    settings={"share.acquire.mode": "record_limit", "max.poll.records": "3"})
+    members.append(member)
+    wait_until("every record accepted", lambda: _all_committed(member, set(values)))
+    member.leave()
+    with member.changed:
+        lines = list(member.lines)
+    polls, count = [], 0
+    for line in lines:
+        if line.startswith("record "):
+            count += 1
+        elif line.startswith("commit"):
+            polls.append(count)
+            count = 0
+    assert max(polls) <= 3 and sum(polls) == 10, polls
+    assert sorted(Deliveries.of(member)) == [(i, 1, f"v{i}") for i in range(10)]
+
+
 def _all_committed(member: Member, values: set[str]) -> bool:
     """Whether ``member`` was delivered ``values`` and committed its acknowledgements after the last."""
     with member.changed:
@@ -253,8 +297,6 @@ def test_acknowledged_records_survive_kill_9_of_the_broker(client: str, tmp_path
     none that was."""
     broker = BrokerProcess(tmp_path / "logs", OVERRIDES, name="share-kill").start()
     try:
-        run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature",
-                                    "share.version=1"])
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         topic, group = _topic(admin), _group(admin)
         accepted = [f"accepted{i}" for i in range(10)]

@@ -24,13 +24,12 @@ import pytest
 
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.conftest import REFERENCE_OVERRIDES
-from compat_tests.java_tools import run_tool
 from compat_tests.raw_kafka import RawConnection, produce_body, produce_partition_response, record_batch
 from compat_tests.test_consumer_group_heartbeat_kafka import _ready
 
 SHARE_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
 DELETE_GROUPS, DESCRIBE_OFFSETS, ALTER_OFFSETS, DELETE_OFFSETS = 42, 90, 91, 92
-ACCEPT, RELEASE, REJECT = 1, 2, 3
+ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
 WAIT_S = 60.0
 
 
@@ -38,7 +37,6 @@ WAIT_S = 60.0
 def share_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     broker = BrokerProcess(tmp_path_factory.mktemp("share-fetch") / "logs", REFERENCE_OVERRIDES, name="share-fetch")
     broker.start()
-    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"])
     yield broker
     broker.close()
 
@@ -91,10 +89,13 @@ class Queue:
         return {}
 
     def fetch(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]] | None = None,
-              max_records: int = 5, max_wait_ms: int = 5000) -> dict[str, Any]:
-        r = self.member(member).request(SHARE_FETCH, 1, {
+              max_records: int = 5, max_wait_ms: int = 5000, version: int = 1, record_limit: bool = False,
+              renew: bool = False) -> dict[str, Any]:
+        """ShareFetch; v2 with ``record_limit`` (ShareAcquireMode 1) or ``renew`` (IsRenewAck)."""
+        r = self.member(member).request(SHARE_FETCH, version, {
             "group_id": self.group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
-            "min_bytes": 1, "max_bytes": 1 << 20, "max_records": max_records, "batch_size": max_records,
+            "min_bytes": 0 if renew else 1, "max_bytes": 0 if renew else 1 << 20, "max_records": max_records,
+            "batch_size": max_records, "share_acquire_mode": int(record_limit), "is_renew_ack": renew,
             "topics": [{"topic_id": self.topic_id, "partitions": [{
                 "partition_index": 0, "acknowledgement_batches": [
                     {"first_offset": f, "last_offset": last, "acknowledge_types": types}
@@ -116,9 +117,18 @@ class Queue:
             if r["acquired"] or time.monotonic() > deadline:
                 return r
 
-    def acknowledge(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]]) -> dict[str, Any]:
-        r = self.member(member).request(SHARE_ACKNOWLEDGE, 1, {
-            "group_id": self.group, "member_id": member, "share_session_epoch": epoch,
+    def first_fetch_v2(self, member: str, max_records: int) -> dict[str, Any]:
+        """As ``first_fetch``, in v2's record_limit mode."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            r = self.fetch(member, 0, max_records=max_records, version=2, record_limit=True)
+            if r["acquired"] or time.monotonic() > deadline:
+                return r
+
+    def acknowledge(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]], version: int = 1,
+                    renew: bool = False) -> dict[str, Any]:
+        r = self.member(member).request(SHARE_ACKNOWLEDGE, version, {
+            "group_id": self.group, "member_id": member, "share_session_epoch": epoch, "is_renew_ack": renew,
             "topics": [{"topic_id": self.topic_id, "partitions": [{
                 "partition_index": 0, "acknowledgement_batches": [
                     {"first_offset": f, "last_offset": last, "acknowledge_types": types}
@@ -266,3 +276,31 @@ def test_share_group_offsets_reset_and_deleted_as_kafka(share_broker: BrokerProc
     """AlterShareGroupOffsets, DeleteShareGroupOffsets and DeleteGroups of a share group: the same
     answers, and afterwards the same acquisitions, on both brokers."""
     _compare(share_broker, reference_kafka, _reset_and_delete_offsets)
+
+
+def _record_limit_and_renew(q: Queue, see: Callable[[str, Any], None]) -> None:
+    for first in (0, 5):
+        q.produce(first, 5)
+    q.join("m1")
+    see("record_limit: no more than MaxRecords, splitting a batch",
+        q.first_fetch_v2("m1", max_records=3))
+    see("the rest of the batch and the next one's first", q.fetch("m1", 1, max_records=3, version=2, record_limit=True))
+    see("a renewal that asks for records is refused",
+        q.fetch("m1", 2, [(0, 2, [RENEW])], max_records=3, max_wait_ms=0, version=2, renew=True))
+    see("RENEW without IsRenewAck is a malformed acknowledgement",
+        q.fetch("m1", 2, [(0, 2, [RENEW])], max_records=0, max_wait_ms=0, version=2))
+    see("m1 renews what it holds", q.fetch("m1", 3, [(0, 2, [RENEW])], max_records=0, max_wait_ms=0, version=2,
+                                          renew=True))
+    see("and renews with ShareAcknowledge", q.acknowledge("m1", 4, [(3, 5, [RENEW])], version=2, renew=True))
+    see("m1 cannot renew what it does not hold",
+        q.acknowledge("m1", 5, [(6, 9, [RENEW])], version=2, renew=True))
+    see("m1 accepts what it renewed", q.acknowledge("m1", 6, [(0, 5, [ACCEPT])], version=2))
+    see("batch_optimized in v2 takes whole batches", q.fetch("m1", 7, max_records=1, version=2))
+    see("m1 accepts them", q.acknowledge("m1", 8, [(6, 9, [ACCEPT])], version=2))
+
+
+def test_record_limit_and_renew_answer_as_kafka(share_broker: BrokerProcess,
+                                                reference_kafka: BrokerProcess) -> None:
+    """ShareFetch and ShareAcknowledge v2: the record_limit acquire mode (KIP-1206) and RENEW
+    acknowledgements (KIP-1222)."""
+    _compare(share_broker, reference_kafka, _record_limit_and_renew)

@@ -12,6 +12,7 @@ after the first heartbeat: the steps wait for assignments, never for a fixed tim
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,10 +34,9 @@ WAIT_S = 60.0
 
 @pytest.fixture(scope="module")
 def share_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    """pykafkad with the reference Kafka's settings and its share.version (2)."""
+    """pykafkad with the reference Kafka's settings (and its share.version, 2, a new cluster's)."""
     broker = BrokerProcess(tmp_path_factory.mktemp("share-groups") / "logs", REFERENCE_OVERRIDES, name="share")
     broker.start()
-    run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=2"])
     yield broker
     broker.close()
 
@@ -174,10 +174,13 @@ def test_share_group_membership_as_kafka(share_broker: BrokerProcess, reference_
 
 
 def test_share_version_gates_share_groups(tmp_path: Path) -> None:
-    """A new pykafkad cluster has share.version 0 (it does not persist share groups' state yet): the
-    share APIs are advertised and refused, as Kafka 4.4 at that level."""
+    """A new pykafkad cluster has share.version 2, as a new Kafka 4.4 cluster; disabled with
+    kafka-features.sh, the share APIs stay advertised and are refused, as Kafka's at level 0."""
     broker = BrokerProcess(tmp_path / "logs", REFERENCE_OVERRIDES, name="no-share").start()
     try:
+        described = run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "describe"]).stdout
+        assert re.search(r"Feature: share.version\s.*FinalizedVersionLevel: 2\s", described), described
+        run_tool("kafka-features", ["--bootstrap-server", broker.bootstrap, "disable", "--feature", "share.version"])
         with RawConnection(broker.port) as conn:
             _, versions = conn.api_versions()
             assert versions.get(SHARE_HEARTBEAT) == (1, 1) and versions.get(SHARE_DESCRIBE) == (1, 1)
@@ -186,7 +189,7 @@ def test_share_version_gates_share_groups(tmp_path: Path) -> None:
             assert r["error_code"] == 35, r
             d = conn.request(SHARE_DESCRIBE, 1, {"group_ids": ["g"], "include_authorized_operations": False})
             assert d["groups"][0]["error_code"] == 35, d
-            assert versions.get(SHARE_FETCH) == (1, 1) and versions.get(SHARE_ACKNOWLEDGE) == (1, 1)
+            assert versions.get(SHARE_FETCH) == (1, 2) and versions.get(SHARE_ACKNOWLEDGE) == (1, 2)
             f = conn.request(SHARE_FETCH, 1, {"group_id": "g", "member_id": "m1", "share_session_epoch": 0,
                                               "max_wait_ms": 0, "min_bytes": 1, "max_records": 10, "batch_size": 10,
                                               "topics": [], "forgotten_topics_data": []})

@@ -2,10 +2,12 @@
 // rdkafka_share_member.py, with the same arguments and output lines.
 //
 // Run as a single-file program: java -cp "<kafka jars>/*" ShareMember.java
-//     BOOTSTRAP GROUP TOPIC (ack | hold) [key=value client settings...]
+//     BOOTSTRAP GROUP TOPIC (ack | hold | renew) [key=value client settings...]
 // ack: each record is acknowledged explicitly by its value (release... RELEASE, reject... REJECT, else
 // ACCEPT) and the acknowledgements are committed after each poll.  hold: the records of the first
 // poll that brings any are printed and held, never acknowledged, until the process is killed.
+// renew (Java only, KIP-1222): records are renewed (RENEW, committed: "renewed") and polled again, half
+// a second apart, ten times, then accepted as in ack.
 // Prints lines: "record T P OFFSET DELIVERY_COUNT VALUE", "committed" (every acknowledgement of the
 // poll taken) or "commit failed", "holding", "closed".
 // Closing stdin closes the consumer (it leaves the group).
@@ -44,6 +46,8 @@ public class ShareMember {
         p.put("value.deserializer", StringDeserializer.class.getName());
         String topic = args[2];
         boolean hold = args[3].equals("hold");
+        boolean renew = args[3].equals("renew");
+        int renewals = 0;
         for (int i = 4; i < args.length; i++) {
             String[] kv = args[i].split("=", 2);
             p.put(kv[0], kv[1]);
@@ -66,6 +70,17 @@ public class ShareMember {
                 for (ConsumerRecord<String, String> r : records) {
                     say("record " + r.topic() + " " + r.partition() + " " + r.offset() + " "
                         + r.deliveryCount().orElse((short) -1) + " " + r.value());
+                }
+                if (renew && !records.isEmpty() && renewals < 10) {
+                    // A renewed record comes back with the next poll, still held by this member.
+                    for (ConsumerRecord<String, String> r : records) {
+                        consumer.acknowledge(r, AcknowledgeType.RENEW);
+                    }
+                    boolean failed = consumer.commitSync().values().stream().anyMatch(Optional::isPresent);
+                    say(failed ? "renew failed" : "renewed");
+                    renewals++;
+                    Thread.sleep(500);
+                    continue;
                 }
                 if (hold && !records.isEmpty()) {
                     say("holding");

@@ -1,5 +1,7 @@
 """ShareFetch (78) and ShareAcknowledge (79): share consumers acquiring records and acknowledging
-them (KIP-932), in Kafka 4.4's v1.
+them (KIP-932), in Kafka 4.4's v1-2.  v2 adds the record_limit acquire mode (KIP-1206: never more
+than MaxRecords, where batches are otherwise taken whole) and RENEW acknowledgements (KIP-1222: a
+held record's lock starts again), allowed only in a request with IsRenewAck, which fetches nothing.
 
 Served while the cluster's ``share.version`` is 1 or more.  The handlers make Kafka's checks in its
 order (group id, GROUP READ, member id, the share session, then per partition), validate each
@@ -18,7 +20,7 @@ from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.handlers.share_groups import MAX_MEMBER_ID_LENGTH, share_groups_enabled
-from pykafkad.share.share_partition import MAX_ACKNOWLEDGE_TYPE, RELEASE
+from pykafkad.share.share_partition import MAX_ACKNOWLEDGE_TYPE, RELEASE, RENEW
 from pykafkad.share.share_partition_manager import ShareFetched
 from pykafkad.share.share_session import FINAL_EPOCH, INITIAL_EPOCH, ShareSession, next_epoch
 from wire.error_codes import ErrorCode
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 # Kafka's broker fetch.max.bytes default, which bounds a ShareFetch's MaxBytes.
 FETCH_MAX_BYTES = 57671680
+RECORD_LIMIT = 1  # ShareAcquireMode (v2): 0 batch_optimized, 1 record_limit
 
 Acks = dict[tuple[str, int], tuple[ErrorCode, str | None]]
 
@@ -52,8 +55,10 @@ def _refusal(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[
     return None
 
 
-def _bad_batches(batches: list[dict[str, Any]]) -> bool:
-    """Kafka's shape checks of one partition's acknowledgement batches (any one bad drops them all)."""
+def _bad_batches(batches: list[dict[str, Any]], renew: bool) -> bool:
+    """Kafka's shape checks of one partition's acknowledgement batches (any one bad drops them all);
+    RENEW is a type only in a request that says IsRenewAck."""
+    top = RENEW if renew else MAX_ACKNOWLEDGE_TYPE
     previous_last = None
     for batch in batches:
         first, last, types = batch["first_offset"], batch["last_offset"], batch["acknowledge_types"]
@@ -61,14 +66,14 @@ def _bad_batches(batches: list[dict[str, Any]]) -> bool:
             return True
         if not types or (len(types) > 1 and last - first != len(types) - 1):
             return True
-        if any(t < 0 or t > MAX_ACKNOWLEDGE_TYPE for t in types):
+        if any(t < 0 or t > top for t in types):
             return True
         previous_last = last
     return False
 
 
 async def _apply_acks(broker: Broker, ctx: RequestContext, group: str, member: str,
-                topics: list[dict[str, Any]], every: bool = False) -> Acks:
+                      topics: list[dict[str, Any]], every: bool = False, renew: bool = False) -> Acks:
     """Each named partition's acknowledgements applied: its (error, message); ``every``: a partition
     named without batches too (NONE)."""
     results: Acks = {}
@@ -87,7 +92,7 @@ async def _apply_acks(broker: Broker, ctx: RequestContext, group: str, member: s
                 results[(name, index)] = (ErrorCode.UNKNOWN_TOPIC_ID, None)
             elif not allowed(broker, ctx, Operation.READ, ResourceType.TOPIC, topic.name):
                 results[(name, index)] = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
-            elif _bad_batches(batches):
+            elif _bad_batches(batches, renew):
                 results[(name, index)] = (ErrorCode.INVALID_REQUEST, None)
             else:
                 results[(name, index)] = await shares.acknowledge(
@@ -172,9 +177,20 @@ def _lock_ms(broker: Broker, group: str) -> int:
     return group_int(broker.config, broker.metadata.group_configs.get(group, {}), "share.record.lock.duration.ms")
 
 
+def _renewal_refused(body: dict[str, Any]) -> bool:
+    """A ShareFetch with IsRenewAck only acknowledges (KIP-1222): it must ask for no records and name
+    no partition without acknowledgements."""
+    if any(body[k] for k in ("max_bytes", "min_bytes", "max_records", "max_wait_ms")):
+        return True
+    return any(not part["acknowledgement_batches"] for t in body["topics"] for part in t["partitions"])
+
+
 async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     if (refused := _refusal(broker, ctx, body)) is not None:
         return refused
+    renew = body.get("is_renew_ack", False)
+    if renew and _renewal_refused(body):
+        return _top_error(ErrorCode.INVALID_REQUEST, "Renew acknowledgements must not ask for records.")
     group, member, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
     if epoch == INITIAL_EPOCH and _has_acks(body["topics"]):
         return _top_error(ErrorCode.INVALID_REQUEST, "Acknowledge data present in Initial Fetch Request")
@@ -186,9 +202,12 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
         # still answered is refused.
         session.epoch = next_epoch(session.epoch)
     lock_ms = _lock_ms(broker, group)
-    acks = await _apply_acks(broker, ctx, group, member, body["topics"])
+    acks = await _apply_acks(broker, ctx, group, member, body["topics"], renew=renew)
     if epoch == FINAL_EPOCH:
         broker.share_partitions.close_session(session)
+        return _response(broker, ctx, [], {}, acks, lock_ms, full=False)
+    if renew:
+        # Fetching could outlast the locks just renewed: a renewal only acknowledges.
         return _response(broker, ctx, [], {}, acks, lock_ms, full=False)
     # The session's partitions: those named are added, the forgotten dropped.
     errors: dict[tuple[str, int], ShareFetched] = {}
@@ -213,7 +232,8 @@ async def share_fetch(broker: Broker, ctx: RequestContext, body: dict[str, Any])
     if max_records > 0 and max_bytes > 0 and wanted_keys:
         fetched = await broker.share_partitions.fetch(
             group, member, wanted_keys, max_records, max_bytes,
-            0 if errors else body["max_wait_ms"], _released(broker, body["topics"]))
+            0 if errors else body["max_wait_ms"], _released(broker, body["topics"]),
+            record_limit=body.get("share_acquire_mode", 0) == RECORD_LIMIT)
     fetched.update(errors)
     keys = wanted_keys + [k for k in errors if k not in session.partitions]
     return _response(broker, ctx, keys, fetched, acks, lock_ms, full=epoch == INITIAL_EPOCH)
@@ -231,7 +251,8 @@ async def share_acknowledge(broker: Broker, ctx: RequestContext, body: dict[str,
     if epoch != FINAL_EPOCH:
         session.epoch = next_epoch(session.epoch)
     lock_ms = _lock_ms(broker, group)
-    acks = await _apply_acks(broker, ctx, group, member, body["topics"], every=True)
+    acks = await _apply_acks(broker, ctx, group, member, body["topics"], every=True,
+                             renew=body.get("is_renew_ack", False))
     if epoch == FINAL_EPOCH:
         broker.share_partitions.close_session(session)
     named = [(t, i) for t, i in acks]
@@ -239,6 +260,6 @@ async def share_acknowledge(broker: Broker, ctx: RequestContext, body: dict[str,
 
 
 APIS = [
-    Api(78, "ShareFetch", 1, 1, share_fetch),
-    Api(79, "ShareAcknowledge", 1, 1, share_acknowledge),
+    Api(78, "ShareFetch", 1, 2, share_fetch),
+    Api(79, "ShareAcknowledge", 1, 2, share_acknowledge),
 ]

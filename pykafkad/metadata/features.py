@@ -10,7 +10,8 @@ so clients see a change; ``kafka-features.sh`` changes them through UpdateFeatur
 
 The features are Kafka 4.4's, with its ranges, so ``kafka-features.sh upgrade --release 4.4``
 (which names every one of them) is taken.  pykafkad acts on ``transaction.version`` and on
-``group.version`` (KIP-848's consumer groups are served at level 1); the others are recorded and
+``group.version`` (KIP-848's consumer groups are served at level 1) and on ``share.version`` (share
+groups at 1, their dead-letter topics at 2); the others are recorded and
 described, and ``NOT_IMPLEMENTED`` says what a level above 0 would ask for that
 pykafkad does not do (the broker logs it when one is set).
 """
@@ -27,6 +28,7 @@ TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 METADATA_VERSION = "metadata.version"
 ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
+SHARE_VERSION = "share.version"
 # metadata.version 3.3-IV3, the lowest Kafka sets (the first with feature level records).
 MINIMUM_METADATA_VERSION = 7
 # 4.4-IV2, Kafka 4.4's latest production metadata.version: the protocol pykafkad serves.
@@ -38,7 +40,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     GROUP_VERSION: (0, 1),
     "kraft.version": (0, 1),
     METADATA_VERSION: (MINIMUM_METADATA_VERSION, LATEST_METADATA_VERSION),
-    "share.version": (0, 2),
+    SHARE_VERSION: (0, 2),
     "streams.version": (0, 1),
     TRANSACTION_VERSION: (0, 2),
 }
@@ -47,7 +49,6 @@ NOT_IMPLEMENTED: dict[str, str] = {
     ELIGIBLE_LEADER_REPLICAS_VERSION: "eligible leader replicas (KIP-966)",
     "kraft.version": "KRaft (pykafkad runs single-node or on ZooKeeper)",
     METADATA_VERSION: "behaviour by metadata.version (it serves Kafka 4.4's protocol at every level)",
-    "share.version": "ShareFetch and ShareAcknowledge v2 (the rest is served)",
     "streams.version": "the streams group protocol of KIP-1071 (StreamsGroupHeartbeat)",
 }
 # metadata.version levels that changed the metadata (Kafka's MetadataVersion.didMetadataChange):
@@ -55,11 +56,12 @@ NOT_IMPLEMENTED: dict[str, str] = {
 METADATA_CHANGED_AT = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33})
 # Features a level depends on: (feature, level) -> the metadata.version level it needs.
 METADATA_VERSION_NEEDED = {(ELIGIBLE_LEADER_REPLICAS_VERSION, 1): 23}
-# A cluster never told otherwise runs at these (Kafka 4.4 bootstraps transaction.version=2 and
-# group.version=1, which turns KIP-848's consumer groups on, and share, streams and ELR levels that
-# pykafkad leaves off, since it does not implement them).
+# A cluster never told otherwise runs at these, as Kafka 4.4 bootstraps them: transaction.version=2,
+# group.version=1 (KIP-848's consumer groups) and share.version=2 (share groups with their dead-letter
+# topics); the streams and ELR levels Kafka also sets pykafkad leaves off, since it does not
+# implement them.
 DEFAULT_LEVELS: dict[str, int] = {METADATA_VERSION: LATEST_METADATA_VERSION, TRANSACTION_VERSION: 2,
-                                  GROUP_VERSION: 1}
+                                  GROUP_VERSION: 1, SHARE_VERSION: 2}
 _ZNODE_VERSION = 2
 _ENABLED = 1
 

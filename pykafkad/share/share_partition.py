@@ -29,8 +29,9 @@ TERMINAL = (ACKNOWLEDGED, ARCHIVED)
 DELIVERY_COUNT_EXCEEDED = "Offset delivery count exceeded the threshold."
 REJECTED = "Record rejected by the share consumer."
 
-# Acknowledge types (ShareFetch / ShareAcknowledge AcknowledgementBatch.AcknowledgeTypes).
-GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
+# Acknowledge types (ShareFetch / ShareAcknowledge AcknowledgementBatch.AcknowledgeTypes); RENEW
+# (v2, KIP-1222) only in a request that says IsRenewAck.
+GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
 MAX_ACKNOWLEDGE_TYPE = REJECT
 
 NO_OWNER = ""
@@ -210,10 +211,12 @@ class SharePartition:
     # -- acquiring ---------------------------------------------------------------------------------
 
     def acquire(self, owner: str, batches: list[tuple[int, int, int]], max_records: int, limits: SharePartitionLimits,
-                now: float, held_back: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int, int]]:
+                now: float, held_back: tuple[tuple[int, int], ...] = (),
+                record_limit: bool = False) -> list[tuple[int, int, int]]:
         """Acquire for ``owner`` what the log read (whole batches, ``batches``) covers and nobody holds,
         up to ``max_records`` (a batch is taken whole, so a fetch may pass it, as Kafka's
-        batch_optimized mode does); the acquired ranges as (first, last, delivery count).
+        batch_optimized mode does; ``record_limit``: never past it, KIP-1206's mode); the acquired
+        ranges as (first, last, delivery count).
 
         ``held_back``: ranges released by the acknowledgements of the fetch asking, left for a later
         fetch (on Kafka they are still being written when the fetch acquires)."""
@@ -230,6 +233,10 @@ class SharePartition:
             if run.state != AVAILABLE or run.last < read_first or run.first > read_last:
                 continue
             for first, last in without((max(run.first, read_first), min(run.last, read_last)), held_back):
+                if record_limit:
+                    if taken >= max_records:
+                        break
+                    last = min(last, first + max_records - taken - 1)
                 for piece in self._cover(first, last):
                     piece.state, piece.owner, piece.deadline = ACQUIRED, owner, deadline
                     piece.delivery_count += 1
@@ -245,13 +252,22 @@ class SharePartition:
             # A batch that starts below the end offset was partly acquired before (the start
             # offset was set inside it): only its rest is new.
             first = max(first, self.end_offset)
+            batch_last = last
+            if record_limit:
+                last = min(last, first + max_records - taken - 1)
             self.runs.append(Run(self.end_offset, last, ACQUIRED, 1, owner, deadline))
             # Offsets missing between the end and the batch (compacted away) are acquired with it.
             acquired.append((self.end_offset, last, 1))
             taken += last - first + 1
             self.end_offset = last + 1
+            if last < batch_last:
+                # record_limit took part of the batch: the rest is in flight, never delivered (as
+                # Kafka caches the whole batch), for the next fetch.
+                self.runs.append(Run(last + 1, batch_last, AVAILABLE, 0))
+                self.end_offset = batch_last + 1
         self._merge()
-        return merged_ranges(acquired)
+        # (Kafka's record_limit mode names each batch's share apart; batch_optimized merges them.)
+        return acquired if record_limit else merged_ranges(acquired)
 
     def archive_acquired(self, owner: str, first: int, last: int) -> bool:
         """The records of ``[first, last]`` that ``owner`` just acquired are archived instead of
@@ -269,9 +285,11 @@ class SharePartition:
 
     # -- acknowledging, releasing, expiring -----------------------------------------------------
 
-    def acknowledge(self, owner: str, first: int, last: int, types: list[int], limits: SharePartitionLimits) -> None:
-        """One acknowledgement batch of ``owner``'s: one type for the whole range, or one per offset.
-        Raises AcknowledgeError with Kafka's code and message, changing nothing."""
+    def acknowledge(self, owner: str, first: int, last: int, types: list[int], limits: SharePartitionLimits,
+                    now: float = 0.0) -> None:
+        """One acknowledgement batch of ``owner``'s: one type for the whole range, or one per offset
+        (RENEW: still acquired, locked anew from ``now``).  Raises AcknowledgeError with Kafka's code
+        and message, changing nothing."""
         if last < self.start_offset:
             return  # already done: Kafka counts it as acknowledged
         if first >= self.end_offset or last >= self.end_offset:
@@ -288,11 +306,11 @@ class SharePartition:
             if run.owner != owner:
                 raise AcknowledgeError(ErrorCode.INVALID_RECORD_STATE, "Member is not the owner of batch record")
         if len(types) == 1:
-            self._settle(first, last, types[0], limits)
+            self._settle(first, last, types[0], limits, now)
         else:
             base = last - len(types) + 1
             for offset in range(first, last + 1):
-                self._settle(offset, offset, types[offset - base], limits)
+                self._settle(offset, offset, types[offset - base], limits, now)
         self._advance()
 
     def release_owner(self, owner: str, limits: SharePartitionLimits) -> int:
@@ -345,8 +363,11 @@ class SharePartition:
 
     # -- the runs -------------------------------------------------------------------------------
 
-    def _settle(self, first: int, last: int, ack_type: int, limits: SharePartitionLimits) -> None:
+    def _settle(self, first: int, last: int, ack_type: int, limits: SharePartitionLimits, now: float) -> None:
         for piece in self._cover(first, last):
+            if ack_type == RENEW:
+                piece.deadline = now + limits.lock_duration_ms / 1000
+                continue
             if ack_type == RELEASE:
                 _make_available(piece, limits)
                 continue

@@ -184,9 +184,10 @@ class SharePartitionManager:
     async def fetch(self, group: str, member: str, wanted: list[tuple[str, int]], max_records: int,
                     max_bytes: int, max_wait_ms: int,
                     released: dict[tuple[str, int], tuple[tuple[int, int], ...]] | None = None,
-                    ) -> dict[tuple[str, int], ShareFetched]:
+                    record_limit: bool = False) -> dict[tuple[str, int], ShareFetched]:
         """Acquire records for ``member`` from the partitions ``wanted``, long-polling up to
-        ``max_wait_ms`` until some are acquired.  ``released``: what this
+        ``max_wait_ms`` until some are acquired (``record_limit``: never more than ``max_records``,
+        where batches are otherwise taken whole).  ``released``: what this
         request's own acknowledgements released, per partition, which its first look leaves alone
         (Kafka acquires while those releases are still being written)."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
@@ -209,7 +210,8 @@ class SharePartitionManager:
                     if (topic, index) in results:
                         continue
                     found = self._acquire(*shares[(topic, index)], member, max_records - total_records,
-                                          max_bytes - total_bytes, limits, held_back.get((topic, index), ()))
+                                          max_bytes - total_bytes, limits, held_back.get((topic, index), ()),
+                                          record_limit)
                     results[(topic, index)] = found
                     total_records += sum(last - first + 1 for first, last, _ in found.acquired)
                     total_bytes += len(found.records)
@@ -227,7 +229,8 @@ class SharePartitionManager:
                 await waiter.wait(left)
 
     def _acquire(self, partition: Partition, share: SharePartition, member: str, max_records: int, max_bytes: int,
-                 limits: SharePartitionLimits, held_back: tuple[tuple[int, int], ...]) -> ShareFetched:
+                 limits: SharePartitionLimits, held_back: tuple[tuple[int, int], ...],
+                 record_limit: bool = False) -> ShareFetched:
         """Read the log from the share-partition's next fetch offset, a chunk at a time, and acquire
         for ``member`` until ``max_records`` are (whole batches) or ``max_bytes`` are read: a fetch
         never reads much more of the log than the records it can take."""
@@ -255,7 +258,8 @@ class SharePartitionManager:
             batches = batch_extents(records)
             if not batches:
                 break
-            got = share.acquire(member, batches, max_records - taken, limits, trio.current_time(), held_back)
+            got = share.acquire(member, batches, max_records - taken, limits, trio.current_time(), held_back,
+                                record_limit)
             if got and data.aborted_transactions:
                 # read_committed: what aborted transactions wrote is archived, never delivered.
                 dropped = tuple(aborted_batches(records, data.aborted_transactions))
@@ -276,7 +280,7 @@ class SharePartitionManager:
         if not acquired:
             return ShareFetched()
         self._new_lock.set()
-        return ShareFetched(records=b"".join(pieces), acquired=merged_ranges(acquired))
+        return ShareFetched(records=b"".join(pieces), acquired=acquired if record_limit else merged_ranges(acquired))
 
     # -- acknowledgements ------------------------------------------------------------------------
 
@@ -294,7 +298,7 @@ class SharePartitionManager:
         limits = self.limits(group)
         try:
             for first, last, types in batches:
-                share.acknowledge(member, first, last, types, limits)
+                share.acknowledge(member, first, last, types, limits, trio.current_time())
         except AcknowledgeError as e:
             code, message = e.code, e.message
         else:

@@ -19,6 +19,7 @@ from pykafkad.share.share_partition import (
     REJECT,
     REJECTED,
     RELEASE,
+    RENEW,
     AcknowledgeError,
     SharePartition,
     SharePartitionLimits,
@@ -186,3 +187,23 @@ def test_aborted_records_just_acquired_are_archived_not_delivered() -> None:
     assert share.archive_acquired("m", 0, 4)
     assert share.start_offset == 5 and share.persisted_state()[0] == [(5, 9, AVAILABLE, 1)]
     assert not share.archive_acquired("other", 5, 9)
+
+
+def test_record_limit_acquires_no_more_than_max_records_splitting_batches() -> None:
+    share = SharePartition("g", "t", 0, 0)
+    assert share.acquire("m", batches((0, 4), (5, 9)), 3, LIMITS, 0.0, record_limit=True) == [(0, 2, 1)]
+    assert share.acquire("m", batches((0, 4), (5, 9)), 3, LIMITS, 0.0, record_limit=True) == [(3, 4, 1), (5, 5, 1)]
+    share.acknowledge("m", 0, 1, [RELEASE], LIMITS)
+    assert share.acquire("n", batches((0, 4), (5, 9)), 1, LIMITS, 0.0, record_limit=True) == [(0, 0, 2)]
+
+
+def test_renew_locks_held_records_again_and_only_the_owner_s() -> None:
+    share = SharePartition("g", "t", 0, 0)
+    share.acquire("m", batches((0, 4)), 10, LIMITS, now=0.0)
+    share.acknowledge("m", 0, 4, [RENEW], LIMITS, now=20.0)
+    assert share.next_deadline() == 50.0 and share.start_offset == 0
+    assert share.expire_locks(40.0, LIMITS) == 0
+    with pytest.raises(AcknowledgeError):
+        share.acknowledge("other", 0, 4, [RENEW], LIMITS, now=20.0)
+    share.acknowledge("m", 0, 4, [ACCEPT], LIMITS)
+    assert share.start_offset == 5
