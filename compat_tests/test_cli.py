@@ -16,16 +16,21 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 from compat_tests.broker_process import REFERENCE_KAFKA_MODULE, BrokerProcess, free_port
+from compat_tests.consumer_protocol_support import Member
 from compat_tests.java_tools import run_tool
+from compat_tests.test_share_consumers import SHARE_MEMBER
 
 
 @pytest.fixture(scope="module", params=["pykafkad", "kafka"])
 def broker(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     module = REFERENCE_KAFKA_MODULE if request.param == "kafka" else None
     process = BrokerProcess(tmp_path_factory.mktemp(request.param) / "logs",
-                            {"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "1"},
+                            {"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "1",
+                             "share.coordinator.state.topic.replication.factor": "1",
+                             "share.coordinator.state.topic.min.isr": "1"},
                             name=f"cli-{request.param}", module=module)
     process.start(timeout=120)
     yield process
@@ -125,6 +130,43 @@ def test_consumer_protocol_group_described_and_reset(broker: BrokerProcess) -> N
     run_tool("kafka-consumer-groups", ["--bootstrap-server", broker.bootstrap, "--group", group, "--reset-offsets",
                                        "--topic", topic, "--to-latest", "--execute"])
     assert run_json(broker, "group", "lag", group)["total_lag"] == 0
+
+
+def test_share_group_described_lagged_reset_and_deleted(broker: BrokerProcess) -> None:
+    """A share group (KIP-932; on in a new cluster of either): `group list` names its type, `group
+    describe` its members, `group lag` its start offsets and lag; `group reset-offsets` moves them once
+    its consumers are gone, and says what to do while they are not."""
+    topic, group = f"cli-share-{uuid.uuid4().hex[:8]}", f"cli-share-{uuid.uuid4().hex[:8]}"
+    run(broker, "topic", "create", topic, "-p", "1", "-r", "1")
+    run(broker, "produce", topic, stdin="".join(f"v{n}\n" for n in range(10)))
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result()
+    member = Member("rdkafka", broker.bootstrap, group, topic, programs=SHARE_MEMBER, mode=("ack",))
+    try:
+        member.wait_for("every record accepted", lambda: sum(line.startswith("record ") for line in member.lines)
+                        == 10 and member.lines[-1] == "committed")
+        assert {"group": group, "type": "share", "state": "STABLE"} in run_json(broker, "group", "list")
+        described = run_json(broker, "group", "describe", group)
+        assert (described["type"], described["state"]) == ("share", "STABLE")
+        assert [m["assignment"] for m in described["members"]] == [[[topic, 0]]]
+        busy = run(broker, "group", "reset-offsets", group, "--topic", topic, "--to-earliest", "--execute", ok=False)
+        assert busy.returncode == 1 and "NON_EMPTY_GROUP: stop its consumers first" in busy.stderr, busy.stderr
+        member.leave()
+    finally:
+        member.close()
+    deadline = time.monotonic() + 60
+    while run_json(broker, "group", "describe", group)["state"] != "EMPTY":
+        assert time.monotonic() < deadline, "the share group did not empty"
+        time.sleep(0.2)
+    assert run_json(broker, "group", "lag", group)["total_lag"] == 0
+    run(broker, "group", "reset-offsets", group, "--topic", topic, "--to-offset", "4", "--execute")
+    lag = run_json(broker, "group", "lag", group)
+    assert lag["total_lag"] == 6 and lag["partitions"][0]["start_offset"] == 4, lag
+    assert "START-OFFSET" in run(broker, "group", "lag", group).stdout
+    run(broker, "group", "delete", group)
+    assert group not in [g["group"] for g in run_json(broker, "group", "list")]
 
 
 def test_cluster_info_and_health(broker: BrokerProcess) -> None:

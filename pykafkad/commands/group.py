@@ -1,5 +1,7 @@
 """``pykafkad group list|describe|lag|reset-offsets|delete``: consumer groups, their members and
-assignments, committed offsets against the high watermarks, and moving or dropping them."""
+assignments, committed offsets against the high watermarks, and moving or dropping them; share
+groups alike (their start offsets and lag instead of committed offsets, through
+``share_group.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from rich.progress import Progress
 
+from pykafkad.commands import share_group
 from pykafkad.commands.connection import TIMEOUT_S, CommandError, admin, metadata, wait
 from pykafkad.commands.output import Report
 
@@ -17,17 +20,33 @@ from pykafkad.commands.output import Report
 def list_groups(args: argparse.Namespace) -> Report:
     client = admin(args)
     listed = wait(client.list_consumer_groups(request_timeout=TIMEOUT_S), "list the groups")
-    groups = [{"group": g.group_id, "state": g.state.name if g.state is not None else None,
-               "type": "consumer" if g.is_simple_consumer_group is False else "simple"}
-              for g in sorted(listed.valid, key=lambda g: g.group_id)]
-    return Report(groups).table("", ["GROUP", "STATE"], [[g["group"], g["state"]] for g in groups])
+    # librdkafka lists consumer groups only; share groups come from ListGroups itself.
+    shares = share_group.share_groups(args)
+    groups = sorted([{"group": g.group_id, "state": g.state.name if g.state is not None else None,
+                      "type": "consumer" if g.is_simple_consumer_group is False else "simple"}
+                     for g in listed.valid if g.group_id not in shares]
+                    + [{"group": g, "state": state, "type": "share"} for g, state in shares.items()],
+                    key=lambda g: g["group"])
+    return Report(groups).table("", ["GROUP", "TYPE", "STATE"], [[g["group"], g["type"], g["state"]] for g in groups])
 
 
 def _describe(client: Any, group: str) -> Any:
     return wait(client.describe_consumer_groups([group], request_timeout=TIMEOUT_S)[group], f"describe group {group}")
 
 
+def _describe_share_group(found: dict[str, Any]) -> Report:
+    members = found["members"]
+    report = Report(found, lines=[f"group {found['group']}: {found['state']}, share group, coordinator "
+                                  f"{found['coordinator']}, assignor {found['protocol']}, {len(members)} member(s)"])
+    return report.table("MEMBERS", ["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"],
+                        [[m["member_id"], m["client_id"], m["host"], ", ".join(f"{t}-{p}" for t, p in m["assignment"])]
+                         for m in members])
+
+
 def describe(args: argparse.Namespace) -> Report:
+    shared = share_group.describe(args, args.group)
+    if shared is not None:
+        return _describe_share_group(shared)
     client = admin(args)
     d = _describe(client, args.group)
     def partitions(assignment: Any) -> list[tuple[str, int]]:
@@ -65,7 +84,18 @@ def _offsets(client: Any, partitions: list[TopicPartition], spec: OffsetSpec) ->
             for tp, f in futures.items()}
 
 
+def _share_group_lag(args: argparse.Namespace) -> Report:
+    rows = share_group.offsets(args, args.group)
+    total = sum(r["lag"] or 0 for r in rows)
+    report = Report({"group": args.group, "type": "share", "total_lag": total, "partitions": rows},
+                    lines=[f"share group {args.group}: total lag {total} (records not yet delivered for good)"])
+    return report.table("", ["TOPIC", "PARTITION", "START-OFFSET", "LAG"],
+                        [[r["topic"], r["partition"], r["start_offset"], r["lag"]] for r in rows])
+
+
 def lag(args: argparse.Namespace) -> Report:
+    if share_group.describe(args, args.group) is not None:
+        return _share_group_lag(args)
     client = admin(args)
     committed = _committed(client, args.group)
     ends = _offsets(client, committed, OffsetSpec.latest())
@@ -91,7 +121,11 @@ def reset_offsets(args: argparse.Namespace) -> Report:
     else:
         targets = _offsets(client, partitions, OffsetSpec.earliest() if args.to_earliest else OffsetSpec.latest())
     rows = [{"topic": t, "partition": p, "new_offset": o} for (t, p), o in sorted(targets.items())]
-    if args.execute:
+    shared = share_group.describe(args, args.group)
+    if shared is not None and args.execute:
+        # A share group's start offsets move together, in one request (its members must be gone).
+        share_group.alter(args, args.group, targets)
+    elif args.execute:
         # One partition at a time, so a long reset shows its progress and a failure names its partition.
         with Progress(transient=True, disable=args.json) as progress:
             task = progress.add_task(f"resetting {args.group}", total=len(rows))
@@ -117,7 +151,7 @@ def delete(args: argparse.Namespace) -> Report:
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    group = commands.add_parser("group", help="consumer groups: members, lag, offsets")
+    group = commands.add_parser("group", help="consumer and share groups: members, lag, offsets")
     sub = group.add_subparsers(dest="action", required=True)
     sub.add_parser("list", parents=[common], help="the groups").set_defaults(run=list_groups)
     for name, run, text in (("describe", describe, "state, members and their partitions"),
