@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from compat_tests.broker_process import BrokerProcess, free_port
+from compat_tests.consumer_protocol_support import Member
+from compat_tests.test_share_consumers import SHARE_MEMBER
 
 SCREENSHOTS = Path(__file__).parent.parent / ".cache" / "test-output" / "console"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -114,6 +116,40 @@ def test_group_lag_follows_the_data(browser: webdriver.Chrome, console: Console)
     assert row[3:5] == ["50", "25"]
     _open(browser, console, "/groups", "groups")
     assert console.group in [r[0] for r in _cells(browser, "groups")]
+
+
+def test_a_share_group_shows_its_members_start_offsets_and_lag(browser: webdriver.Chrome,
+                                                               console: Console) -> None:
+    """A share group's page (KIP-932): its members while they read, then each share-partition's start
+    offset and lag, which grows with the data."""
+    admin = AdminClient({"bootstrap.servers": console.broker.bootstrap})
+    topic, group = f"webq-{uuid.uuid4().hex[:6]}", f"webs-{uuid.uuid4().hex[:6]}"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result()
+    producer = Producer({"bootstrap.servers": console.broker.bootstrap})
+    for n in range(10):
+        producer.produce(topic, f"job-{n}".encode())
+    assert producer.flush(30) == 0
+    member = Member("rdkafka", console.broker.bootstrap, group, topic, programs=SHARE_MEMBER, mode=("ack",))
+    try:
+        member.wait_for("every record accepted", lambda: sum(line.startswith("record ") for line in member.lines)
+                        == 10 and member.lines[-1] == "committed")
+        _open(browser, console, f"/groups/{group}", "share-group")
+        [row] = _cells(browser, "members")
+        assert row[1:5] == ["rdkafka", row[2], f"{topic}-0", "share"], row
+        member.leave()
+    finally:
+        member.close()
+    for n in range(10, 15):
+        producer.produce(topic, f"job-{n}".encode())
+    assert producer.flush(30) == 0
+    browser.refresh()
+    assert _cells(browser, "members") == []
+    assert _cells(browser, "lag") == [[topic, "0", "10", "5", ""]]
+    _open(browser, console, "/groups", "groups")
+    assert [group, "Empty", "share", "0"] in _cells(browser, "groups")
 
 
 def test_message_browser(browser: webdriver.Chrome, console: Console) -> None:

@@ -4,7 +4,8 @@
 - ``/api/topics`` and ``/api/topics/<name>``: partitions with leader, replicas and ISR, and, for
   replicas this broker hosts, log start and end offsets, high watermark and size; configs;
 - ``/api/groups`` and ``/api/groups/<id>``: the groups this broker coordinates, with members,
-  their assigned partitions, and committed offsets and lag per partition;
+  their assigned partitions, and committed offsets and lag per partition (a share group's start
+  offsets and lag instead of committed offsets);
 - ``/api/logs?lines=N``: the broker's last log lines.
 
 Read-only: changes go through the Kafka protocol, where authorization applies.
@@ -18,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.broker_logging import RECENT
 from pykafkad.coordinator.group.consumer_group import CONSUMER_MEMBER_TYPE
 from pykafkad.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, assigned_partitions
-from pykafkad.coordinator.group.requests import DescribeConsumerGroup, DescribeGroup, FetchOffsets, ListGroup
+from pykafkad.coordinator.group.requests import (
+    DescribeConsumerGroup,
+    DescribeGroup,
+    DescribeShareGroup,
+    FetchOffsets,
+    GroupRequest,
+    ListGroup,
+)
+from pykafkad.coordinator.group.share_group import SHARE_GROUP_TYPE
 
 if TYPE_CHECKING:
     from pykafkad.broker import Broker
@@ -74,7 +83,9 @@ async def groups(broker: Broker) -> list[dict[str, Any]]:
     for group_id in sorted(broker.groups.group_ids()):
         entry = await broker.groups.call(group_id, ListGroup())
         if entry:
-            ask = DescribeConsumerGroup() if entry["group_type"] == "consumer" else DescribeGroup()
+            ask: GroupRequest = (DescribeConsumerGroup() if entry["group_type"] == "consumer"
+                                 else DescribeShareGroup() if entry["group_type"] == SHARE_GROUP_TYPE
+                                 else DescribeGroup())
             described = await broker.groups.call(group_id, ask)
             listed.append({"group_id": group_id, "state": entry["group_state"], "type": entry["group_type"],
                            "protocol_type": entry["protocol_type"], "members": len(described["members"])})
@@ -100,6 +111,15 @@ async def _members(broker: Broker, group_id: str, listed: dict[str, Any]) -> dic
         return {"state": d["group_state"], "type": "consumer", "protocol_type": CONSUMER_PROTOCOL_TYPE,
                 "protocol": d["assignor_name"], "group_epoch": d["group_epoch"],
                 "assignment_epoch": d["assignment_epoch"], "members": members}
+    if listed.get("group_type") == SHARE_GROUP_TYPE:
+        d = await broker.groups.call(group_id, DescribeShareGroup())
+        members = [{"member_id": m["member_id"], "group_instance_id": None, "client_id": m["client_id"],
+                    "client_host": m["client_host"], "member_epoch": m["member_epoch"], "protocol": SHARE_GROUP_TYPE,
+                    "assignment": _partitions(m["assignment"]), "target_assignment": _partitions(m["assignment"])}
+                   for m in d["members"]]
+        return {"state": d["group_state"], "type": SHARE_GROUP_TYPE, "protocol_type": SHARE_GROUP_TYPE,
+                "protocol": d["assignor_name"], "group_epoch": d["group_epoch"],
+                "assignment_epoch": d["assignment_epoch"], "members": members}
     described = await broker.groups.call(group_id, DescribeGroup())
     consumer = described["protocol_type"] == CONSUMER_PROTOCOL_TYPE
     members = [{"member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
@@ -116,6 +136,18 @@ async def group(broker: Broker, group_id: str) -> dict[str, Any]:
     described = await _members(broker, group_id, await broker.groups.call(group_id, ListGroup()))
     members = described["members"]
     owner = {(t, p): m["member_id"] for m in members for t, ps in m["assignment"].items() for p in ps}
+    if described["type"] == SHARE_GROUP_TYPE:
+        # Members share partitions: a partition's members are all named.
+        sharing: dict[tuple[str, int], list[str]] = {}
+        for m in members:
+            for t, ps in m["assignment"].items():
+                for p in ps:
+                    sharing.setdefault((t, p), []).append(m["member_id"])
+        shares = [{"topic": t, "partition": p, "start_offset": o.start_offset, "committed_offset": None,
+                   "high_watermark": None, "lag": o.lag if o.lag >= 0 else None,
+                   "member_id": ", ".join(sharing.get((t, p), []))}
+                  for t, p, o in await broker.share_group_offsets.of_group(group_id)]
+        return {"group_id": group_id, **described, "offsets": shares}
     fetched = await broker.groups.call(group_id, FetchOffsets())
     offsets = []
     for t in fetched.get("topics", []):

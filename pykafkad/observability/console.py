@@ -52,7 +52,7 @@ def _e(value: Any) -> str:
 
 def _page(title: str, body: str, script: str = "") -> bytes:
     nav = "".join(f'<a href="{href}">{name}</a>' for href, name in (
-        ("/", "Brokers"), ("/topics", "Topics"), ("/groups", "Consumer groups"), ("/browse", "Messages"),
+        ("/", "Brokers"), ("/topics", "Topics"), ("/groups", "Groups"), ("/browse", "Messages"),
         ("/search", "Search")))
     return (f"<!doctype html><html><head><meta charset=utf-8><title>{_e(title)} · pykafkad</title>"
             f"<style>{_STYLE}</style></head><body><header><b>pykafkad</b>{nav}</header>"
@@ -168,7 +168,7 @@ async def _subjects(broker: Broker, topic: str) -> str:
 async def groups_page(broker: Broker) -> bytes:
     rows = [[_link(f"/groups/{urllib.parse.quote(g['group_id'], safe='')}", g["group_id"]), _e(g["state"]),
              _e(g["protocol_type"]), _num(g["members"])] for g in await admin_api.groups(broker)]
-    return _page("Consumer groups", _table(["Group", "State", "Type", "Members"], rows, "groups")
+    return _page("Groups", _table(["Group", "State", "Type", "Members"], rows, "groups")
                  + "<p class=muted>Groups coordinated by this broker.</p>")
 
 
@@ -177,22 +177,33 @@ async def group_page(broker: Broker, history: History, group_id: str) -> bytes:
     def partitions(assignment: dict[str, list[int]]) -> str:
         return _e(", ".join(f"{t}-{p}" for t, ps in sorted(assignment.items()) for p in sorted(ps)))
 
-    kip848 = g["type"] == "consumer"
+    kip848 = g["type"] in ("consumer", "share")
+    share = g["type"] == "share"
     members = [[_e(m["member_id"]), _e(m["client_id"]), _e(m["client_host"]), partitions(m["assignment"])]
                + ([_e(m["protocol"]), _num(m["member_epoch"]), partitions(m["target_assignment"])] if kip848 else [])
                for m in g["members"]]
     member_columns = ["Member", "Client", "Host", "Partitions"] + (["Protocol", "Epoch", "Target"] if kip848 else [])
     epochs = (f', group epoch {_e(g["group_epoch"])}, assignment epoch {_e(g["assignment_epoch"])}'
               if kip848 else "")
-    offsets = [[_e(o["topic"]), _num(o["partition"]), _num(o["committed_offset"]), _num(o["high_watermark"]),
-                f'<td class="num {"bad" if o["lag"] else ""}">{_e(o["lag"])}</td>', _e(o["member_id"])]
-               for o in sorted(g["offsets"], key=lambda o: (o["topic"], o["partition"]))]
+    if share:
+        # Share groups have no committed offsets: where each share-partition starts, and its lag.
+        member_columns = ["Member", "Client", "Host", "Partitions", "Protocol", "Epoch"]
+        members = [row[:6] for row in members]
+        offsets = [[_e(o["topic"]), _num(o["partition"]), _num(o["start_offset"]),
+                    f'<td class="num {"bad" if o["lag"] else ""}">{_e(o["lag"])}</td>', _e(o["member_id"])]
+                   for o in sorted(g["offsets"], key=lambda o: (o["topic"], o["partition"]))]
+        offset_columns = ["Topic", "Partition", "Start offset", "Lag", "Members"]
+    else:
+        offsets = [[_e(o["topic"]), _num(o["partition"]), _num(o["committed_offset"]), _num(o["high_watermark"]),
+                    f'<td class="num {"bad" if o["lag"] else ""}">{_e(o["lag"])}</td>', _e(o["member_id"])]
+                   for o in sorted(g["offsets"], key=lambda o: (o["topic"], o["partition"]))]
+        offset_columns = ["Topic", "Partition", "Committed", "High watermark", "Lag", "Member"]
     lags = [float(v) for _, v in history.group_lag.get(group_id, [])]
     body = (f'<p>State <b>{_e(g["state"])}</b>, {_e(g["type"])} protocol, assignor {_e(g["protocol"] or "-")}'
             f"{epochs}.</p>"
             f"<p>Total lag over time: {sparkline(lags)}</p><h2>Members</h2>"
             + _table(member_columns, members, "members") + "<h2>Lag</h2>"
-            + _table(["Topic", "Partition", "Committed", "High watermark", "Lag", "Member"], offsets, "lag"))
+            + _table(offset_columns, offsets, "lag"))
     return _page(f"Group {group_id}", body)
 
 

@@ -1,6 +1,7 @@
 """A short memory of how the broker's numbers moved, for the console's charts: every
 ``INTERVAL_S`` the records in per topic (from the log end offsets of partitions led here) and the
-lag of each group coordinated here, ``SAMPLES`` samples back (ten minutes)."""
+lag of each group coordinated here (a share group's: its share-partitions'), ``SAMPLES`` samples
+back (ten minutes)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ class History:
             self._last_ends[topic] = (now, end)
         for group_id in self.broker.groups.group_ids():
             fetched = await self.broker.groups.call(group_id, FetchOffsets())
-            total = 0
+            # A share group has no committed offsets: its lag is its share-partitions'.
+            total = sum(max(0, o.lag) for _, _, o in await self.broker.share_group_offsets.of_group(group_id))
             for t in fetched.get("topics", []):
                 for p in t["partitions"]:
                     replica = self.broker.replicas.get(t["name"], p["partition_index"])

@@ -92,6 +92,17 @@ class ShareGroupOffsets:
                 lag = max(0, high_watermark - found.start_offset - found.delivery_complete_count)
         return ShareOffset(found.start_offset, found.leader_epoch, lag)
 
+    async def of_group(self, group_id: str) -> list[tuple[str, int, ShareOffset]]:
+        """Every share-partition the group has state for, as (topic, partition, its offsets), for the
+        console; none when ``group_id`` is no share group here."""
+        known = await self.groups.call(group_id, ShareGroupPartitions())
+        if known["error_code"] != ErrorCode.NONE:
+            return []
+        names = {info.topic_id: name for name, info in self.metadata.topics.items()}
+        return [(names[t], index, await self.describe(group_id, names[t], index))
+                for t, indexes in sorted(known["initialized"].items(), key=lambda i: names.get(i[0], ""))
+                if t in names for index in indexes]
+
     async def _high_watermark(self, topic: str, index: int) -> int:
         """The partition's high watermark, from its leader (-1 when it cannot be had)."""
         partition = self.replicas.get(topic, index)
