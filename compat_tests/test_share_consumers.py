@@ -18,6 +18,7 @@ Every wait is on what a member printed, never on time.
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 import uuid
 from collections import Counter
@@ -362,6 +363,25 @@ def test_a_new_share_group_starts_at_the_end_by_default(broker: BrokerProcess, a
             continue
     member.leave()
     assert seen.values() and not [v for v in seen.values() if v.startswith("old")]
+
+
+def test_a_group_set_by_duration_starts_at_the_records_of_that_period(broker: BrokerProcess, admin: AdminClient,
+                                                                       members: list[Member]) -> None:
+    """``share.auto.offset.reset=by_duration:PT1H``: a new share-partition starts at the first record
+    written in the last hour (by timestamp), not at the start or the end of the log."""
+    topic = _topic(admin)
+    group = _group(admin, **{"share.auto.offset.reset": "by_duration:PT1H"})
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    two_hours_ago = int(time.time() * 1000) - 2 * 3600 * 1000
+    for i in range(5):
+        producer.produce(topic, value=f"old{i}".encode(), timestamp=two_hours_ago + i)
+    for i in range(5):
+        producer.produce(topic, value=f"new{i}".encode())
+    assert producer.flush(30) == 0
+    member = _start(members, "rdkafka", broker, group, topic, "ack")
+    wait_until("the last hour's records accepted", lambda: _all_committed(member, {f"new{i}" for i in range(5)}))
+    member.leave()
+    assert sorted(Deliveries.of(member)) == [(5 + i, 1, f"new{i}") for i in range(5)]
 
 
 def _share_groups_tool(broker: BrokerProcess, *args: str) -> list[dict[str, str]]:

@@ -7,19 +7,24 @@ version both sides support (from ApiVersions).  It takes the same ``--bootstrap-
 
 from __future__ import annotations
 
+import argparse
 import os
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+import trio
 
 import wire
-from pykafkad.commands.connection import TIMEOUT_S, UNREACHABLE, CommandError
+from pykafkad.commands.connection import TIMEOUT_S, UNREACHABLE, CommandError, client_config
 from pykafkad.replica.broker_link import BrokerLink, BrokerLinkError
 from pykafkad.security.sasl_client import SaslClient
 from wire.error_codes import ErrorCode
 
 API_VERSIONS, METADATA = 18, 3
 CLIENT_ID = "pykafkad-cli"
+T = TypeVar("T")
 
 
 def error_name(code: int) -> str:
@@ -189,3 +194,15 @@ def sasl_client(settings: dict[str, Any]) -> SaslClient | None:
     if "sasl.username" not in settings or "sasl.password" not in settings:
         raise CommandError("SASL needs sasl.username and sasl.password (or sasl.jaas.config in --command-config)")
     return SaslClient(mechanism, str(settings["sasl.username"]), str(settings["sasl.password"]))
+
+
+def with_client(args: argparse.Namespace, body: Callable[[ProtocolClient], Awaitable[T]]) -> T:
+    """``body`` run with a client for the command's cluster, closed after."""
+    async def main() -> T:
+        client = await ProtocolClient.open(client_config(args))
+        try:
+            return await body(client)
+        finally:
+            await client.aclose()
+
+    return trio.run(main)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,9 @@ import trio
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
-from pykafkad.commands.connection import CommandError, client_config
+from pykafkad.commands.connection import CommandError
 from pykafkad.commands.output import Report
-from pykafkad.commands.protocol_client import ProtocolClient, error_name
+from pykafkad.commands.protocol_client import ProtocolClient, error_name, with_client
 
 DESCRIBE_LOG_DIRS, INCREMENTAL_ALTER_CONFIGS = 35, 44
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
@@ -305,17 +304,6 @@ def _plan(args: argparse.Namespace) -> dict[PartitionKey, list[int]]:
     return {(args.topic, args.partition): replicas}
 
 
-def _run(args: argparse.Namespace, body: Callable[[ProtocolClient], Any]) -> Report:
-    async def main() -> Report:
-        client = await ProtocolClient.open(client_config(args))
-        try:
-            return await body(client)
-        finally:
-            await client.aclose()
-
-    return trio.run(main)
-
-
 def start(args: argparse.Namespace) -> Report:
     wanted = _plan(args)
     if args.throttle is not None and args.throttle <= 0:
@@ -341,7 +329,7 @@ def start(args: argparse.Namespace) -> Report:
             await _wait_and_clear(client, {(r["topic"], r["partition"]) for r in rows if not r["error"]}, args, report)
         return report
 
-    return _run(args, body)
+    return with_client(args, body)
 
 
 async def _wait_and_clear(client: ProtocolClient, keys: set[PartitionKey] | None, args: argparse.Namespace,
@@ -366,7 +354,7 @@ def status(args: argparse.Namespace) -> Report:
         await _wait_and_clear(client, None, args, report)
         return report if report.lines else _moves_report([], ["0 reassignment(s) in progress"])
 
-    return _run(args, body)
+    return with_client(args, body)
 
 
 def cancel(args: argparse.Namespace) -> Report:
@@ -385,7 +373,7 @@ def cancel(args: argparse.Namespace) -> Report:
         return Report({"partitions": rows}, exit_code=1 if failed else 0,
                       lines=([f"cancelled {', '.join(cancelled)}"] if cancelled else []) + _failures(failed))
 
-    return _run(args, body)
+    return with_client(args, body)
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -6,30 +6,15 @@ coordinator.  They work against Apache Kafka 4.x as against pykafkad."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import trio
-
-from pykafkad.commands.connection import CommandError, client_config
-from pykafkad.commands.protocol_client import ProtocolClient, error_name
+from pykafkad.commands.connection import CommandError
+from pykafkad.commands.protocol_client import ProtocolClient, error_name, with_client
 
 LIST_GROUPS, FIND_COORDINATOR, SHARE_GROUP_DESCRIBE, DESCRIBE_OFFSETS, ALTER_OFFSETS = 16, 10, 77, 90, 91
 GROUP_KEY = 0
 GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP = 69, 68
 SHARE = "share"
-T = TypeVar("T")
-
-
-def _run(args: argparse.Namespace, body: Callable[[ProtocolClient], Awaitable[T]]) -> T:
-    async def main() -> T:
-        client = await ProtocolClient.open(client_config(args))
-        try:
-            return await body(client)
-        finally:
-            await client.aclose()
-
-    return trio.run(main)
 
 
 async def _coordinator(client: ProtocolClient, group: str) -> int:
@@ -55,7 +40,7 @@ def share_groups(args: argparse.Namespace) -> dict[str, str]:
                       if g.get("group_type", SHARE) == SHARE}
         return found
 
-    return _run(args, body)
+    return with_client(args, body)
 
 
 def describe(args: argparse.Namespace, group: str) -> dict[str, Any] | None:
@@ -79,7 +64,7 @@ def describe(args: argparse.Namespace, group: str) -> dict[str, Any] | None:
         return {"group": group, "type": SHARE, "state": found["group_state"].upper(), "coordinator": node,
                 "protocol": found["assignor_name"], "members": members}
 
-    return _run(args, body)
+    return with_client(args, body)
 
 
 def offsets(args: argparse.Namespace, group: str) -> list[dict[str, Any]]:
@@ -95,7 +80,7 @@ def offsets(args: argparse.Namespace, group: str) -> list[dict[str, Any]]:
                        for t in found["topics"] for p in t["partitions"]),
                       key=lambda r: (r["topic"], r["partition"]))
 
-    return _run(args, body)
+    return with_client(args, body)
 
 
 def alter(args: argparse.Namespace, group: str, targets: dict[tuple[str, int], int]) -> None:
@@ -118,4 +103,4 @@ def alter(args: argparse.Namespace, group: str, targets: dict[tuple[str, int], i
                     raise CommandError(f"reset {topic['topic_name']}-{p['partition_index']} of share group "
                                        f"{group}: {error_name(p['error_code'])}")
 
-    _run(args, body)
+    with_client(args, body)

@@ -83,14 +83,21 @@ def _alter_error(code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
 
 
-async def alter_share_group_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    group_id = body["group_id"]
+def _refusal(broker: Broker, ctx: RequestContext, group_id: str, operation: Operation) -> dict[str, Any] | None:
+    """Kafka's checks of an alter or delete before the group is looked at, in its order."""
     if not share_groups_enabled(broker):
         return _alter_error(ErrorCode.UNSUPPORTED_VERSION)
-    if not allowed(broker, ctx, Operation.READ, ResourceType.GROUP, group_id):
+    if not allowed(broker, ctx, operation, ResourceType.GROUP, group_id):
         return _alter_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if not group_id:
         return _alter_error(ErrorCode.INVALID_GROUP_ID)
+    return None
+
+
+async def alter_share_group_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    group_id = body["group_id"]
+    if (refused := _refusal(broker, ctx, group_id, Operation.READ)) is not None:
+        return refused
     offsets = broker.share_group_offsets
     responses: list[dict[str, Any]] = []
     wanted = []
@@ -137,12 +144,8 @@ def _delete_topic(name: str, topic_id: uuid.UUID, code: ErrorCode, message: str 
 
 async def delete_share_group_offsets(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     group_id = body["group_id"]
-    if not share_groups_enabled(broker):
-        return _alter_error(ErrorCode.UNSUPPORTED_VERSION)
-    if not allowed(broker, ctx, Operation.DELETE, ResourceType.GROUP, group_id):
-        return _alter_error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if not group_id:
-        return _alter_error(ErrorCode.INVALID_GROUP_ID)
+    if (refused := _refusal(broker, ctx, group_id, Operation.DELETE)) is not None:
+        return refused
     offsets = broker.share_group_offsets
     responses: list[dict[str, Any]] = []
     names = []
