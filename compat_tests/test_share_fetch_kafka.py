@@ -107,21 +107,14 @@ class Queue:
                 "acquired": [(a["first_offset"], a["last_offset"], a["delivery_count"])
                              for a in p.get("acquired_records", [])]}
 
-    def first_fetch(self, member: str) -> dict[str, Any]:
-        """A member's opening fetch, repeated (each a new session, nothing acquired by the last) until
-        it acquires: Kafka's leader loads a share-partition's state after the group coordinator
-        initialized it, which on a loaded machine can outlast one long poll."""
+    def first_fetch(self, member: str, **fetch: Any) -> dict[str, Any]:
+        """A member's opening fetch (``fetch``: its other arguments), repeated (each a new session,
+        nothing acquired by the last) until it acquires: Kafka's leader loads a share-partition's
+        state after the group coordinator initialized it, which on a loaded machine can outlast one
+        long poll."""
         deadline = time.monotonic() + WAIT_S
         while True:
-            r = self.fetch(member, 0)
-            if r["acquired"] or time.monotonic() > deadline:
-                return r
-
-    def first_fetch_v2(self, member: str, max_records: int) -> dict[str, Any]:
-        """As ``first_fetch``, in v2's record_limit mode."""
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            r = self.fetch(member, 0, max_records=max_records, version=2, record_limit=True)
+            r = self.fetch(member, 0, **fetch)
             if r["acquired"] or time.monotonic() > deadline:
                 return r
 
@@ -283,7 +276,7 @@ def _record_limit_and_renew(q: Queue, see: Callable[[str, Any], None]) -> None:
         q.produce(first, 5)
     q.join("m1")
     see("record_limit: no more than MaxRecords, splitting a batch",
-        q.first_fetch_v2("m1", max_records=3))
+        q.first_fetch("m1", max_records=3, version=2, record_limit=True))
     see("the rest of the batch and the next one's first", q.fetch("m1", 1, max_records=3, version=2, record_limit=True))
     see("a renewal that asks for records is refused",
         q.fetch("m1", 2, [(0, 2, [RENEW])], max_records=3, max_wait_ms=0, version=2, renew=True))

@@ -73,8 +73,6 @@ async def describe_share_group_offsets(broker: Broker, ctx: RequestContext, body
     return {"throttle_time_ms": 0, "groups": [await _describe_group(broker, ctx, g) for g in body["groups"]]}
 
 
-
-
 def _alter_partition(index: int, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"partition_index": index, "error_code": code, "error_message": message}
 

@@ -115,7 +115,7 @@ async def _members(broker: Broker, group_id: str, listed: dict[str, Any]) -> dic
         d = await broker.groups.call(group_id, DescribeShareGroup())
         members = [{"member_id": m["member_id"], "group_instance_id": None, "client_id": m["client_id"],
                     "client_host": m["client_host"], "member_epoch": m["member_epoch"], "protocol": SHARE_GROUP_TYPE,
-                    "assignment": _partitions(m["assignment"]), "target_assignment": _partitions(m["assignment"])}
+                    "assignment": _partitions(m["assignment"])}
                    for m in d["members"]]
         return {"state": d["group_state"], "type": SHARE_GROUP_TYPE, "protocol_type": SHARE_GROUP_TYPE,
                 "protocol": d["assignor_name"], "group_epoch": d["group_epoch"],

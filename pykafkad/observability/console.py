@@ -177,18 +177,19 @@ async def group_page(broker: Broker, history: History, group_id: str) -> bytes:
     def partitions(assignment: dict[str, list[int]]) -> str:
         return _e(", ".join(f"{t}-{p}" for t, ps in sorted(assignment.items()) for p in sorted(ps)))
 
-    kip848 = g["type"] in ("consumer", "share")
-    share = g["type"] == "share"
+    # KIP-848 and share groups have member epochs; only KIP-848 members move towards a target.
+    epochs_kept = g["type"] in ("consumer", "share")
+    targets = g["type"] == "consumer"
     members = [[_e(m["member_id"]), _e(m["client_id"]), _e(m["client_host"]), partitions(m["assignment"])]
-               + ([_e(m["protocol"]), _num(m["member_epoch"]), partitions(m["target_assignment"])] if kip848 else [])
+               + ([_e(m["protocol"]), _num(m["member_epoch"])] if epochs_kept else [])
+               + ([partitions(m["target_assignment"])] if targets else [])
                for m in g["members"]]
-    member_columns = ["Member", "Client", "Host", "Partitions"] + (["Protocol", "Epoch", "Target"] if kip848 else [])
+    member_columns = (["Member", "Client", "Host", "Partitions"] + (["Protocol", "Epoch"] if epochs_kept else [])
+                      + (["Target"] if targets else []))
     epochs = (f', group epoch {_e(g["group_epoch"])}, assignment epoch {_e(g["assignment_epoch"])}'
-              if kip848 else "")
-    if share:
+              if epochs_kept else "")
+    if g["type"] == "share":
         # Share groups have no committed offsets: where each share-partition starts, and its lag.
-        member_columns = ["Member", "Client", "Host", "Partitions", "Protocol", "Epoch"]
-        members = [row[:6] for row in members]
         offsets = [[_e(o["topic"]), _num(o["partition"]), _num(o["start_offset"]),
                     f'<td class="num {"bad" if o["lag"] else ""}">{_e(o["lag"])}</td>', _e(o["member_id"])]
                    for o in sorted(g["offsets"], key=lambda o: (o["topic"], o["partition"]))]

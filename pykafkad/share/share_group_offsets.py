@@ -124,7 +124,6 @@ class ShareGroupOffsets:
         found = answer["topics"][0]["partitions"][0]
         return found["offset"] if found["error_code"] == ErrorCode.NONE else -1
 
-
     # -- AlterShareGroupOffsets, DeleteShareGroupOffsets, DeleteGroups -------------------------------
 
     async def empty_group(self, group_id: str, create: bool = False) -> EmptyShareGroup:
