@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.java_tools import java_executable, java_program
 
 JAVA_MEMBER = Path(__file__).resolve().parent / "java" / "ConsumerProtocolMember.java"
 RDKAFKA_MEMBER = "compat_tests.rdkafka_consumer_member"
@@ -38,10 +38,10 @@ class Member:
         """``programs``: the Java single-file program and the Python module to run (a consumer-group
         member by default); ``mode``: arguments they take after the subscription."""
         extra = [*mode, *(f"{k}={v}" for k, v in (settings or {}).items())]
-        java_program, rdkafka_module = programs
+        java_source, rdkafka_module = programs
         if client == "java":
             command = [java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                       "-cp", java_classpath(), str(java_program), bootstrap, group, subscription, *extra]
+                       *java_program(java_source), bootstrap, group, subscription, *extra]
         else:
             command = [sys.executable, "-m", rdkafka_module, bootstrap, group, subscription, *extra]
         self.client = client

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from compat_tests.conftest import BrokerFactory
 from compat_tests.consumer_protocol_support import CONSUMER_PROTOCOL_OVERRIDES
-from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.java_tools import java_executable, java_program
 from compat_tests.raw_kafka import RawConnection
 from compat_tests.test_consumer_group_heartbeat_kafka import Classic, Session, _ready
 from compat_tests.test_share_group_heartbeat_kafka import PARTITIONS as SHARE_PARTITIONS
@@ -80,7 +80,7 @@ def test_group_resumes_after_coordinator_kill9(broker_factory: BrokerFactory) ->
         assert conn.request(42, 2, {"groups_names": [group]})["results"][0]["error_code"] == 0
 
     decoded = subprocess.run([java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                              "-cp", java_classpath(), str(GROUP_RECORDS), broker.bootstrap, group],
+                              *java_program(GROUP_RECORDS), broker.bootstrap, group],
                              capture_output=True, text=True, timeout=120)
     assert decoded.returncode == 0, decoded.stderr[-3000:]
     lines = decoded.stdout.splitlines()
@@ -141,7 +141,7 @@ def test_a_mixed_group_resumes_and_downgrades_after_coordinator_kill9(broker_fac
         assert s.describe()["error"] == 69
 
     decoded = subprocess.run([java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                              "-cp", java_classpath(), str(GROUP_RECORDS), broker.bootstrap, group],
+                              *java_program(GROUP_RECORDS), broker.bootstrap, group],
                              capture_output=True, text=True, timeout=120)
     assert decoded.returncode == 0, decoded.stderr[-3000:]
     lines = decoded.stdout.splitlines()
@@ -191,7 +191,7 @@ def test_a_share_group_resumes_after_coordinator_kill9(broker_factory: BrokerFac
         assert conn.request(42, 2, {"groups_names": [group]})["results"][0]["error_code"] == 0
 
     decoded = subprocess.run([java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                              "-cp", java_classpath(), str(GROUP_RECORDS), broker.bootstrap, group],
+                              *java_program(GROUP_RECORDS), broker.bootstrap, group],
                              capture_output=True, text=True, timeout=120)
     assert decoded.returncode == 0, decoded.stderr[-3000:]
     lines = decoded.stdout.splitlines()

@@ -10,14 +10,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.java_tools import java_executable, java_program
 from wire.error_codes import ErrorCode
 
 PROGRAM = Path(__file__).resolve().parent / "java" / "ErrorCodes.java"
 
 
 def test_error_codes_match_kafka_clients() -> None:
-    out = subprocess.run([java_executable(), "-cp", java_classpath(), str(PROGRAM)],
+    out = subprocess.run([java_executable(), *java_program(PROGRAM)],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     kafka = {int(code): name for code, name in (line.split() for line in out.splitlines())}
     assert len(kafka) > 130

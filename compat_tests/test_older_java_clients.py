@@ -19,7 +19,7 @@ import pytest
 
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.clients import unique_topic
-from compat_tests.java_tools import java_executable
+from compat_tests.java_tools import java_executable, java_program
 
 PROGRAM = Path(__file__).resolve().parent / "java" / "ClientRoundTrip.java"
 VERSIONS = ("3.9.0", "4.1.1", "4.4.0")
@@ -46,7 +46,7 @@ def test_java_clients_round_trip(broker: BrokerProcess, version: str) -> None:
     topic, group = unique_topic(f"clients-{version}"), unique_topic(f"clients-{version}-group")
     result = subprocess.run(
         [java_executable(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-         "-cp", _classpath(version), str(PROGRAM), broker.bootstrap, topic, group, str(COUNT)],
+         *java_program(PROGRAM, _classpath(version)), broker.bootstrap, topic, group, str(COUNT)],
         capture_output=True, text=True, timeout=200, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
     seen = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)

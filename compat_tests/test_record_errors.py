@@ -24,7 +24,7 @@ import pytest
 
 from compat_tests.broker_process import REPO_ROOT, BrokerProcess
 from compat_tests.clients import create_topic, unique_topic
-from compat_tests.java_tools import java_classpath, java_executable
+from compat_tests.java_tools import java_executable, java_program
 
 COUNT = 100
 KEYLESS_EVERY = 10
@@ -60,8 +60,8 @@ def _java_outcomes(bootstrap: str, topic: str) -> list[Outcome]:
     """Every record's result from the Java producer (idempotent, its default): ("OK", offset) or
     ("ERR", exception class, message)."""
     result = subprocess.run(
-        [java_executable(), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", java_classpath(),
-         str(RECORD_OUTCOMES_JAVA), bootstrap, topic, str(COUNT), str(KEYLESS_EVERY)],
+        [java_executable(), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+         *java_program(RECORD_OUTCOMES_JAVA), bootstrap, topic, str(COUNT), str(KEYLESS_EVERY)],
         capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 0, result.stderr[-3000:]
