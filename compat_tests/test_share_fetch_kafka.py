@@ -172,8 +172,8 @@ class Queue:
         return [(p["partition_index"], p["start_offset"], p["lag"], p["error_code"])
                 for t in group["topics"] for p in t["partitions"]]
 
-    def delete_group(self) -> int:
-        r = self.conn.request(DELETE_GROUPS, 2, {"groups_names": [self.group]})
+    def delete_group(self, group: str | None = None) -> int:
+        r = self.conn.request(DELETE_GROUPS, 2, {"groups_names": [group or self.group]})
         return r["results"][0]["error_code"]
 
 
@@ -239,6 +239,12 @@ def _reset_and_delete_offsets(q: Queue, see: Callable[[str, Any], None]) -> None
     see("nor deleted", q.delete_offsets([""]))
     see("nor is the group deleted", q.delete_group())
     see("an unknown group", q.alter_offsets([("", 0, 0)], group=f"none-{uuid.uuid4().hex[:8]}"))
+    see("only topics that do not exist, while the group has a member",
+        q.alter_offsets([(f"none-{uuid.uuid4().hex[:8]}", 0, 0)]))
+    missing = f"none-{uuid.uuid4().hex[:8]}"
+    see("only topics that do not exist, for a group that does not exist",
+        q.alter_offsets([(f"none-{uuid.uuid4().hex[:8]}", 0, 0)], group=missing))
+    see("which is made all the same", q.delete_group(missing))
     see("m1 leaves", q.leave("m1"))
     # (Kafka writes a share-partition's state before it moves the start offset past what was just
     # accepted, so its start offset trails by a write here; pykafkad's does not. The lag agrees.)

@@ -111,9 +111,11 @@ async def alter_share_group_offsets(broker: Broker, ctx: RequestContext, body: d
                                              for p in topic["partitions"]]})
         else:
             wanted.append((name, info, topic["partitions"]))
-    if not wanted:
+    # The group is checked even when no topic is left, as Kafka's coordinator is always asked; it is
+    # made only when there is something to write.
+    group = await offsets.empty_group(group_id, create=bool(wanted))
+    if not wanted and group.no_group:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
-    group = await offsets.empty_group(group_id, create=True)
     if group.error != ErrorCode.NONE:
         return _alter_error(group.error, group.message)
     initialized: dict[uuid.UUID, list[int]] = {}

@@ -61,6 +61,8 @@ class EmptyShareGroup:
     message: str | None = None
     group_epoch: int = -1
     initialized: dict[uuid.UUID, list[int]] = field(default_factory=dict)
+    # GROUP_ID_NOT_FOUND because there is no group of that name at all (not one of another type).
+    no_group: bool = False
 
 
 class ShareGroupOffsets:
@@ -132,7 +134,8 @@ class ShareGroupOffsets:
         has members (Kafka's ShareGroup.validateEmptyGroup)."""
         known = await self.groups.call(group_id, NewShareGroup() if create else ShareGroupPartitions())
         if known["error_code"] != ErrorCode.NONE:
-            return EmptyShareGroup(ErrorCode(known["error_code"]), known["error_message"])
+            return EmptyShareGroup(ErrorCode(known["error_code"]), known["error_message"],
+                                   no_group=known.get("no_group", False))
         if not known["empty"]:
             return EmptyShareGroup(ErrorCode.NON_EMPTY_GROUP, f"Share group {group_id} is not empty.")
         return EmptyShareGroup(group_epoch=known["group_epoch"], initialized=known["initialized"])

@@ -1026,7 +1026,8 @@ class GroupActor:
         """GROUP_ID_NOT_FOUND with Kafka's message: no such group, or one of another type."""
         found = self.exists and self.state != GroupState.DEAD
         message = f"Group {self.group_id} is not a share group." if found else f"Group {self.group_id} not found."
-        reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message})
+        reply(out, {**args.error_reply(self.group_id, ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message,
+                    "no_group": not found})
 
     def _share_group_partitions(self, args: ShareGroupPartitions, out: Reply) -> None:
         if self.share is None:
