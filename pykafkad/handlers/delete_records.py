@@ -1,11 +1,11 @@
-"""DeleteRecords (key 21): move a partition's log start offset forward on demand, on the leader."""
+"""DeleteRecords (key 21): move a partition's log start offset forward on demand, on the leader; the
+answer waits until every replica on a live broker has moved its log start that far (or the request's
+timeout passes), as in Kafka."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykafkad._rust_log import LogError
-from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed
 from pykafkad.handlers.api import Api, RequestContext
 from wire.error_codes import ErrorCode
@@ -15,21 +15,27 @@ if TYPE_CHECKING:
 
 
 async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    topics = []
-    for wanted in body["topics"]:
-        name = wanted["name"]
-        results = []
+    wanted: list[tuple[str, int, int]] = []
+    # Per topic: its partitions, each with its place in ``wanted`` or its refusal.
+    layout: list[tuple[str, list[tuple[int, int | ErrorCode]]]] = []
+    for topic in body["topics"]:
+        name = topic["name"]
         permitted = allowed(broker, ctx, Operation.DELETE, ResourceType.TOPIC, name)
-        for part in wanted["partitions"]:
-            index = part["partition_index"]
-            try:
-                if not permitted:
-                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                low = broker.replicas.leader(name, index).delete_records(part["offset"])
-            except (KafkaError, LogError) as e:
-                results.append({"partition_index": index, "low_watermark": -1, "error_code": e.code})
-                continue
-            results.append({"partition_index": index, "low_watermark": low, "error_code": ErrorCode.NONE})
+        slots: list[tuple[int, int | ErrorCode]] = []
+        for part in topic["partitions"]:
+            if permitted:
+                slots.append((part["partition_index"], len(wanted)))
+                wanted.append((name, part["partition_index"], part["offset"]))
+            else:
+                slots.append((part["partition_index"], ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        layout.append((name, slots))
+    answers = await broker.replicas.delete_records(wanted, body["timeout_ms"])
+    topics = []
+    for name, slots in layout:
+        results = []
+        for index, slot in slots:
+            low, code = (-1, slot) if isinstance(slot, ErrorCode) else answers[slot]
+            results.append({"partition_index": index, "low_watermark": low, "error_code": code})
         topics.append({"name": name, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +103,9 @@ class Partition:
         self.leader_epoch_start_offset: int | None = None
         # Log end offsets the followers last fetched from (leader only).
         self._follower_end_offsets: dict[int, int] = {}
+        # The log start offsets the followers last reported (-1 until they do), for DeleteRecords'
+        # low watermark (leader only).
+        self._follower_log_starts: dict[int, int] = {}
         # When each follower last fetched from at least the leader's log end offset as it was at its
         # previous fetch (Kafka's lastCaughtUpTimeMs), for the ISR shrink (leader only).
         self._follower_caught_up_ms: dict[int, int] = {}
@@ -140,6 +144,7 @@ class Partition:
             except LogError as e:
                 log.warning("%s-%d: recording leader epoch %d: %s", self.topic, self.index, leader_epoch, e)
             self._follower_end_offsets = {r: -1 for r in replicas if r != self.local_id}
+            self._follower_log_starts = {r: -1 for r in replicas if r != self.local_id}
             # Followers in the ISR start caught up: the lag clock runs from the new term.
             now = _now_ms()
             self._follower_caught_up_ms = {r: now for r in replicas if r != self.local_id}
@@ -163,6 +168,7 @@ class Partition:
         now = _now_ms()
         followers = [r for r in replicas if r != self.local_id]
         self._follower_end_offsets = {r: self._follower_end_offsets.get(r, -1) for r in followers}
+        self._follower_log_starts = {r: self._follower_log_starts.get(r, -1) for r in followers}
         self._follower_caught_up_ms = {r: self._follower_caught_up_ms.get(r, now) for r in followers}
         self._follower_previous_fetch_leo = {r: leo for r, leo in self._follower_previous_fetch_leo.items()
                                              if r in followers}
@@ -175,6 +181,7 @@ class Partition:
         self.replicas = list(replicas)
         self.isr = list(isr)
         self._follower_end_offsets = {}
+        self._follower_log_starts = {}
         self.leader_epoch_start_offset = None
         self.pending_isr = None
         self.watchers.wake_all()
@@ -185,12 +192,16 @@ class Partition:
 
     # -- replication, leader side ---------------------------------------------------------------
 
-    def follower_fetched(self, replica: int, fetch_offset: int, now_ms: int) -> list[int] | None:
+    def follower_fetched(self, replica: int, fetch_offset: int, now_ms: int, log_start: int = -1) -> list[int] | None:
         """A follower fetched from ``fetch_offset``, so it has everything below it: record its log end
-        offset, move the high watermark, and return the ISR to propose if it has caught up and is not
-        in it (Kafka's ISR expansion), else None."""
+        offset (and its log start offset, when the request gave it), move the high watermark, and
+        return the ISR to propose if it has caught up and is not in it (Kafka's ISR expansion), else
+        None."""
         if not self.is_leader or replica not in self._follower_end_offsets:
             return None
+        if log_start >= 0 and self._follower_log_starts.get(replica) != log_start:
+            self._follower_log_starts[replica] = log_start
+            self.watchers.wake_all()  # a DeleteRecords may wait for it
         leo = self.log.log_end_offset
         self._follower_end_offsets[replica] = fetch_offset
         if fetch_offset >= leo or fetch_offset >= self._follower_previous_fetch_leo.get(replica, leo + 1):
@@ -357,7 +368,8 @@ class Partition:
                 await waiter.wait(left)
 
     def delete_records(self, offset: int) -> int:
-        """DeleteRecords on the leader: the new log start offset (-1 means the high watermark)."""
+        """DeleteRecords on the leader: moves the log start offset up to ``offset`` (-1 means the high
+        watermark), and returns that offset, which the low watermark must reach."""
         self.check_leader()
         if offset == -1:
             offset = self.high_watermark
@@ -365,7 +377,20 @@ class Partition:
             raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
                              f"Cannot delete records of {self.topic}-{self.index} above its high "
                              f"watermark {self.high_watermark}.")
-        return self.log.delete_records(offset)
+        before = self.log.log_start_offset
+        self.log.delete_records(offset)
+        if self.log.log_start_offset != before:
+            self.watchers.wake_all()  # followers' waiting fetches tell them the new log start now
+        return offset
+
+    def low_watermark(self, alive: Container[int]) -> int:
+        """The lowest log start offset of this replica and of the followers on live brokers (Kafka's
+        lowWatermarkIfLeader): DeleteRecords is done once it reaches the offset asked for."""
+        low = self.log.log_start_offset
+        for replica, start in self._follower_log_starts.items():
+            if replica in alive and start < low:
+                low = start
+        return low
 
     # -- reads -------------------------------------------------------------------------------
 

@@ -91,6 +91,8 @@ class FetchEntry(NamedTuple):
     # offset, log start offset) it was last sent.  While it stays caught up and those stay the
     # same, it has nothing to be told, and is not read (QUIET).
     told: tuple[int, int, int] | None = None
+    # A follower's log start offset, when its request named the partition (-1 otherwise).
+    log_start_offset: int = -1
 
 
 # The answer for a session partition with nothing new for its fetcher: left out of the response.
@@ -697,6 +699,44 @@ class ReplicaManager:
                 listener(partition, producer_id, commit)
         return code
 
+    # -- delete records -------------------------------------------------------------------------
+
+    async def delete_records(self, wanted: Sequence[tuple[str, int, int]], timeout_ms: int
+                             ) -> list[tuple[int, ErrorCode]]:
+        """DeleteRecords: each (topic, partition, offset) has its log start moved on its leader here,
+        and is answered (low watermark, error) once every replica on a live broker has moved its log
+        start that far too, as Kafka's delayed DeleteRecords waits for, or REQUEST_TIMED_OUT (with the
+        low watermark of the delete) when ``timeout_ms`` passes first."""
+        answers: list[tuple[int, ErrorCode]] = []
+        pending: dict[int, tuple[Partition, int]] = {}
+        for i, (topic, index, offset) in enumerate(wanted):
+            try:
+                partition = self.leader(topic, index)
+                required = partition.delete_records(offset)
+            except (KafkaError, LogError) as e:
+                answers.append((-1, ErrorCode(e.code)))
+                continue
+            low = partition.low_watermark(self._brokers)
+            answers.append((low, ErrorCode.NONE))
+            if low < required:
+                pending[i] = (partition, required)
+                answers[i] = (low, ErrorCode.REQUEST_TIMED_OUT)
+        deadline = trio.current_time() + max(0, timeout_ms) / 1000
+        while pending:
+            with parked_on([p.watchers for p, _ in pending.values()] + [self._shutdown]) as waiter:
+                for i, (partition, required) in list(pending.items()):
+                    if not partition.is_leader:
+                        answers[i] = (-1, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                        del pending[i]
+                    elif (low := partition.low_watermark(self._brokers)) >= required:
+                        answers[i] = (low, ErrorCode.NONE)
+                        del pending[i]
+                left = deadline - trio.current_time()
+                if not pending or left <= 0 or self.shutting_down:
+                    break
+                await waiter.wait(left)
+        return answers
+
     # -- fetch ---------------------------------------------------------------------------------
 
     async def fetch_messages(self, entries: Sequence[FetchEntry], max_bytes: int, min_bytes: int,
@@ -782,7 +822,7 @@ class ReplicaManager:
                     continue  # a diverging follower's offset says nothing about what it shares
             except LogError:
                 continue  # closed for a move between log dirs: its position is recorded at the next fetch
-            isr = partition.follower_fetched(replica_id, entry.fetch_offset, now)
+            isr = partition.follower_fetched(replica_id, entry.fetch_offset, now, entry.log_start_offset)
             # Only a registered broker joins the ISR: one in its controlled shutdown still fetches
             # until it stops, and would otherwise be added back after the controller took it out.
             if isr is not None and replica_id in self._brokers and self._nursery is not None:
