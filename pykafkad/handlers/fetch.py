@@ -74,7 +74,8 @@ def _session_topics(session: FetchSession) -> list[dict[str, Any]]:
     for (key, index), p in session.partitions.items():
         topics.setdefault(key, []).append({
             "partition": index, "fetch_offset": p.fetch_offset, "current_leader_epoch": p.current_leader_epoch,
-            "last_fetched_epoch": p.last_fetched_epoch, "log_start_offset": -1, "partition_max_bytes": p.max_bytes})
+            "last_fetched_epoch": p.last_fetched_epoch, "log_start_offset": p.log_start_offset,
+            "partition_max_bytes": p.max_bytes})
     field = "topic_id" if session.by_id else "topic"
     session.request_topics = [{field: key, "partitions": parts} for key, parts in topics.items()]
     return session.request_topics
@@ -91,7 +92,8 @@ def _session_partitions(body: dict[str, Any], by_id: bool,
             before = known.get((key, part["partition"]))
             partitions[(key, part["partition"])] = SessionPartition(
                 part["fetch_offset"], part["current_leader_epoch"], part.get("last_fetched_epoch", -1),
-                part["partition_max_bytes"], sent=before.sent if before is not None else None)
+                part["partition_max_bytes"], part.get("log_start_offset", -1),
+                sent=before.sent if before is not None else None)
     return partitions
 
 
@@ -139,7 +141,6 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     sessions = broker.replicas.fetch_sessions if not follower_denied else None
     session: FetchSession | None = None
     changed: set[tuple[TopicKey, int]] = set()
-    log_starts: dict[tuple[TopicKey, int], int] | None = None
     opening = False
     if version >= SESSIONS_FROM:
         epoch, session_id = body["session_epoch"], body["session_id"]
@@ -155,11 +156,6 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 return _session_error(found)
             session = found
             changed = _update_session(session, body)
-            if replica_id >= 0:
-                # What a follower reports of its log start (DeleteRecords waits on it) is in the
-                # partitions its request names, not in the session.
-                log_starts = {(_topic_key(t, by_id), part["partition"]): part["log_start_offset"]
-                              for t in body["topics"] for part in t["partitions"]}
             body = {**body, "topics": _session_topics(session)}
     # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
     layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
@@ -184,15 +180,11 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 continue
             slots.append((part["partition"], len(entries)))
             told = None
-            log_start = part.get("log_start_offset", -1)
-            if session is not None:
-                key = (_topic_key(wanted, by_id), part["partition"])
-                if key not in changed:
-                    told = session.partitions[key].sent
-                log_start = log_starts.get(key, -1) if log_starts is not None else -1
+            if session is not None and (key := (_topic_key(wanted, by_id), part["partition"])) not in changed:
+                told = session.partitions[key].sent
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
                                       part["current_leader_epoch"], part["partition_max_bytes"],
-                                      part.get("last_fetched_epoch", -1), told, log_start))
+                                      part.get("last_fetched_epoch", -1), told, part.get("log_start_offset", -1)))
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
         layout.append((entry, slots))
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.

@@ -51,6 +51,8 @@ class SessionPartition:
     current_leader_epoch: int
     last_fetched_epoch: int
     max_bytes: int
+    # A follower's log start offset as it last reported it (DeleteRecords waits on it); -1 for a consumer.
+    log_start_offset: int = -1
     # (high watermark, last stable offset, log start offset) of the last answer that carried the
     # partition without an error.
     sent: tuple[int, int, int] | None = None

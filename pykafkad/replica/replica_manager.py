@@ -91,7 +91,7 @@ class FetchEntry(NamedTuple):
     # offset, log start offset) it was last sent.  While it stays caught up and those stay the
     # same, it has nothing to be told, and is not read (QUIET).
     told: tuple[int, int, int] | None = None
-    # A follower's log start offset, when its request named the partition (-1 otherwise).
+    # A follower's log start offset, as its request or its fetch session last gave it (-1: a consumer).
     log_start_offset: int = -1
 
 
@@ -717,10 +717,10 @@ class ReplicaManager:
                 answers.append((-1, ErrorCode(e.code)))
                 continue
             low = partition.low_watermark(self._brokers)
-            answers.append((low, ErrorCode.NONE))
+            # Kafka's delayed DeleteRecords: what has not reached its offset by the timeout says so.
+            answers.append((low, ErrorCode.NONE if low >= required else ErrorCode.REQUEST_TIMED_OUT))
             if low < required:
                 pending[i] = (partition, required)
-                answers[i] = (low, ErrorCode.REQUEST_TIMED_OUT)
         deadline = trio.current_time() + max(0, timeout_ms) / 1000
         while pending:
             with parked_on([p.watchers for p, _ in pending.values()] + [self._shutdown]) as waiter:
