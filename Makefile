@@ -134,9 +134,13 @@ test: build java-deps tools spark-deps zookeeper-deps system-deps helm-deps test
 test-rust:
 	cargo test -q -p rust_log
 
+# Two workers: the suite waits on clients, JVMs and brokers more than it computes (one worker kept
+# 0.7-1.1 of the 2 cores busy).  conftest.py decides what may run beside what.  PYTEST_WORKERS= runs
+# it on one.
+PYTEST_WORKERS ?= -n 2 --dist loadgroup --no-loadscope-reorder
 test-python:
 	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
-		JAVA_CLIENTS_DIR=$(abspath $(CACHE)/java) JAVA_CONNECT_LIB=$(abspath $(CACHE)/java/connect-$(CONNECT_VERSION)) HELM=$(abspath $(HELM)) $(PY) -m pytest -q
+		JAVA_CLIENTS_DIR=$(abspath $(CACHE)/java) JAVA_CONNECT_LIB=$(abspath $(CACHE)/java/connect-$(CONNECT_VERSION)) HELM=$(abspath $(HELM)) $(PY) -m pytest -q $(PYTEST_WORKERS)
 
 # kafka-python's own integration tests (from its sdist, fetched into $(CACHE)/suites) against pykafkad;
 # fails if a test on compat_tests/suites/kafka_python/allowlist.txt does not pass.  Against the pinned Kafka

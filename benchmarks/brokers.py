@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import kafka_dist
+from compat_tests.loopback_ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COMMON_OVERRIDES = {"group.initial.rebalance.delay.ms": "0"}
@@ -48,12 +49,6 @@ class BrokerStartError(RuntimeError):
 def die_with_parent() -> None:
     """preexec_fn: the child gets SIGKILL when the harness dies, however it dies."""
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:

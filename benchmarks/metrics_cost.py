@@ -25,23 +25,19 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from compat_tests.loopback_ports import free_port
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_once(root: Path, records: int, metrics: bool) -> tuple[float, float]:
     """Produce then consume MB/s against a fresh broker from ``root``."""
-    port, data = _free_port(), tempfile.mkdtemp(prefix="metrics-cost-")
+    port, data = free_port(), tempfile.mkdtemp(prefix="metrics-cost-")
     args = [sys.executable, "-m", "pykafkad", "serve", str(root / "configs" / "server.properties"),
             "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
             "--override", f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}", "--override", f"log.dirs={data}"]
     if metrics:
-        args += ["--override", f"metrics.listener=http://127.0.0.1:{_free_port()}"]
+        args += ["--override", f"metrics.listener=http://127.0.0.1:{free_port()}"]
     broker = subprocess.Popen(args, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env={**os.environ, "PYTHONPATH": str(root)})
     try:

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from compat_tests.loopback_ports import free_port
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SERVER_PROPERTIES = REPO_ROOT / "configs" / "server.properties"
 
@@ -39,22 +41,6 @@ def broker_module() -> str:
     if choice != "pykafkad":
         raise BrokerError(f"COMPAT_BROKER={choice!r}: expected 'pykafkad' or 'kafka'")
     return "pykafkad"
-
-
-_HANDED_OUT: set[int] = set()
-
-
-def free_port() -> int:
-    """A loopback TCP port that nothing listens on right now, and that this process has not handed out
-    before: a port chosen for a broker's HTTP endpoint is not bound until the broker starts, so the
-    kernel may offer it again for the broker's own listener (seen once in CI)."""
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port not in _HANDED_OUT:
-            _HANDED_OUT.add(port)
-            return port
 
 
 class BrokerError(AssertionError):

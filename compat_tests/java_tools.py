@@ -110,7 +110,12 @@ def java_program(source: Path, classpath: str | None = None) -> list[str]:
             if done.returncode != 0:
                 shutil.rmtree(building, ignore_errors=True)
                 pytest.fail(f"javac {source.name} failed:\n{done.stderr[-4000:]}", pytrace=False)
-            os.replace(building, classes)
+            try:
+                os.replace(building, classes)
+            except OSError:  # another pytest-xdist worker compiled it first
+                shutil.rmtree(building, ignore_errors=True)
+                if not classes.exists():
+                    raise
     return ["-cp", f"{classes}{os.pathsep}{classpath}", source.stem]
 
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from compat_tests.loopback_ports import free_port
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qk"
 PR_SET_PDEATHSIG = 1
@@ -46,9 +47,7 @@ def controller_port(state_dir: Path) -> int:
     path = state_dir / "controller.port"
     if path.exists():
         return int(path.read_text())
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     path.write_text(str(port))
     return port
 

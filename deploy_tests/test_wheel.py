@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from compat_tests.loopback_ports import free_port
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 UNIT = REPO_ROOT / "deploy" / "systemd" / "pykafkad.service"
 
@@ -44,9 +46,7 @@ def test_the_installed_wheel_serves_a_round_trip(installed: Path, tmp_path: Path
                            cwd=tmp_path, env=_clean_environment(), capture_output=True, text=True, check=True)
     assert all(line.startswith(str(installed.parent)) for line in where.stdout.split()), where.stdout
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     stderr = open(tmp_path / "broker.log", "w")
     # No config file: Kafka's defaults, but for the offsets topic's replication factor (3), which one
     # broker cannot give its consumer group.
