@@ -1,20 +1,26 @@
 """Free loopback ports for the brokers, registries and servers a test starts.
 
-``make test`` runs the suite on several pytest-xdist workers at once.  A port is picked by binding
-port 0 and closing the socket, and the server that will listen on it starts a moment later, so two
-workers could be handed one port in that moment.  Each worker therefore takes only the ports that
-fall to it (port modulo the worker count), and never hands one out twice itself: a port chosen for a
-broker's HTTP endpoint is not bound until the broker starts, so the kernel may offer it again for the
-broker's own listener (seen once in CI).  Processes a test starts inherit the worker's share through
+``make test`` runs the suite on several pytest-xdist workers at once.  A port is picked free and
+closed again, and the server that will listen on it starts a moment later, so two workers could be
+handed one port in that moment.  Each worker therefore takes only the ports that fall to it (port
+modulo the worker count), tried at random in the kernel's ephemeral range, not left to ``bind(0)``:
+Linux hands ``bind(0)`` even ports only while it can, so a worker of the odd ones would wait for
+ever.  No process hands out one port twice: a port chosen for a broker's HTTP endpoint is not bound
+until the broker starts, so it could otherwise be offered again for the broker's own listener
+(seen once in CI).  Processes a test starts inherit the worker's share through
 ``PYTEST_XDIST_WORKER``.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import socket
+from functools import cache
+from pathlib import Path
 
 _HANDED_OUT: set[int] = set()
+EPHEMERAL_RANGE = (32768, 60999)  # Linux's default ip_local_port_range
 
 
 def _share() -> tuple[int, int]:
@@ -26,14 +32,41 @@ def _share() -> tuple[int, int]:
     return 0, 1
 
 
+@cache
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        return EPHEMERAL_RANGE
+    return low, high
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
-    """A loopback TCP port that nothing listens on right now, that falls to this worker, and that
+    """A loopback TCP port that nothing is bound to right now, that falls to this worker, and that
     this process has not handed out before."""
     index, count = _share()
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port % count == index and port not in _HANDED_OUT:
+    if count == 1:
+        while True:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = int(s.getsockname()[1])
+            if port not in _HANDED_OUT:
+                _HANDED_OUT.add(port)
+                return port
+    low, high = _ephemeral_range()
+    for _ in range(100_000):
+        port = random.randrange(low, high + 1)
+        port -= (port - index) % count
+        if port >= low and port not in _HANDED_OUT and _bindable(port):
             _HANDED_OUT.add(port)
             return port
+    raise RuntimeError(f"no free loopback port in {low}-{high} for pytest-xdist worker {index} of {count}")
