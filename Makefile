@@ -137,7 +137,7 @@ test-rust:
 # Two workers: the suite waits on clients, JVMs and brokers more than it computes (one worker kept
 # 0.7-1.1 of the 2 cores busy).  conftest.py decides what may run beside what.  PYTEST_WORKERS= runs
 # it on one.
-PYTEST_WORKERS ?= -n 2 --dist loadgroup --no-loadscope-reorder
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 test-python:
 	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
 		JAVA_CLIENTS_DIR=$(abspath $(CACHE)/java) JAVA_CONNECT_LIB=$(abspath $(CACHE)/java/connect-$(CONNECT_VERSION)) HELM=$(abspath $(HELM)) $(PY) -m pytest -q $(PYTEST_WORKERS)
