@@ -1,7 +1,7 @@
 """Free loopback ports for the brokers, registries and servers a test starts.
 
-``make test`` runs the suite on several pytest-xdist workers at once.  A port is picked free and
-closed again, and the server that will listen on it starts a moment later, so two workers could be
+The suite can run on several pytest-xdist workers at once (``conftest.py``).  A port is picked
+free and closed again, and the server that will listen on it starts a moment later, so two workers could be
 handed one port in that moment.  Each worker therefore takes only the ports that fall to it (port
 modulo the worker count), tried at random in the kernel's ephemeral range, not left to ``bind(0)``:
 Linux hands ``bind(0)`` even ports only while it can, so a worker of the odd ones would wait for

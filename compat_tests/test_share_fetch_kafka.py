@@ -111,16 +111,12 @@ class Queue:
         """A member's opening fetch (``fetch``: its other arguments), repeated (each a new session,
         nothing acquired by the last) until it acquires: Kafka's leader loads a share-partition's
         state after the group coordinator initialized it, which on a loaded machine can outlast one
-        long poll.  Each attempt is on a new connection: Kafka's leader drops a group's
-        share-partition only once no connection's share session holds it, so a fetch that came
-        before it dropped the one of a group just deleted would otherwise hold the stale one (with
-        nothing to acquire) for ever (seen once in CI)."""
+        long poll."""
         deadline = time.monotonic() + WAIT_S
         while True:
             r = self.fetch(member, 0, **fetch)
             if r["acquired"] or time.monotonic() > deadline:
                 return r
-            self.connections.pop(member).close()
 
     def acknowledge(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]], version: int = 1,
                     renew: bool = False) -> dict[str, Any]:
