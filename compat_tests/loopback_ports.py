@@ -3,9 +3,11 @@
 The suite can run on several pytest-xdist workers at once (``conftest.py``).  A port is picked
 free and closed again, and the server that will listen on it starts a moment later, so two workers could be
 handed one port in that moment.  Each worker therefore takes only the ports that fall to it (port
-modulo the worker count), tried at random in the kernel's ephemeral range, not left to ``bind(0)``:
-Linux hands ``bind(0)`` even ports only while it can, so a worker of the odd ones would wait for
-ever.  No process hands out one port twice: a port chosen for a broker's HTTP endpoint is not bound
+modulo the worker count), tried at random in ``WORKER_RANGE``, not left to ``bind(0)``: Linux hands
+``bind(0)`` even ports only while it can, so a worker of the odd ones would wait for ever.  The range
+lies below the kernel's ephemeral range (32768-60999) because there Linux gives the odd ports to
+outgoing connections as their source ports, and one of them took a port picked for a broker's
+listener in the moment before it listened (seen in a two-worker run).  No process hands out one port twice: a port chosen for a broker's HTTP endpoint is not bound
 until the broker starts, so it could otherwise be offered again for the broker's own listener
 (seen once in CI).  Processes a test starts inherit the worker's share through
 ``PYTEST_XDIST_WORKER``.
@@ -16,11 +18,11 @@ from __future__ import annotations
 import os
 import random
 import socket
-from functools import cache
-from pathlib import Path
 
 _HANDED_OUT: set[int] = set()
-EPHEMERAL_RANGE = (32768, 60999)  # Linux's default ip_local_port_range
+# Below the ephemeral range, and above the fixed ports some tests use (9092, 8081, and
+# cluster_tests/test_make_cluster.py's block, which it keeps under 20000).
+WORKER_RANGE = (20000, 32767)
 
 
 def _share() -> tuple[int, int]:
@@ -30,15 +32,6 @@ def _share() -> tuple[int, int]:
     if worker.startswith("gw") and worker[2:].isdigit() and count.isdigit() and int(count) > 1:
         return int(worker[2:]) % int(count), int(count)
     return 0, 1
-
-
-@cache
-def _ephemeral_range() -> tuple[int, int]:
-    try:
-        low, high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    except (OSError, ValueError):
-        return EPHEMERAL_RANGE
-    return low, high
 
 
 def _bindable(port: int) -> bool:
@@ -62,7 +55,7 @@ def free_port() -> int:
             if port not in _HANDED_OUT:
                 _HANDED_OUT.add(port)
                 return port
-    low, high = _ephemeral_range()
+    low, high = WORKER_RANGE
     for _ in range(100_000):
         port = random.randrange(low, high + 1)
         port -= (port - index) % count
