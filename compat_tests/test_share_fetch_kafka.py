@@ -182,11 +182,18 @@ Steps = Callable[[Queue, Callable[[str, Any], None]], None]
 
 def _run(broker: BrokerProcess, group: str, topic: str, steps: Steps) -> list[tuple[str, Any]]:
     seen: list[tuple[str, Any]] = []
+    began = time.monotonic()
+
+    def see(label: str, value: Any) -> None:
+        # On stdout, which pytest shows with a failure: how long each broker took to get to each step.
+        print(f"{broker.name} +{time.monotonic() - began:.1f}s {label}: {value}", flush=True)
+        seen.append((label, value))
+
     with RawConnection(broker.port) as conn:
         _ready(conn, [group])
         queue = Queue(conn, group, topic, broker.port)
         try:
-            steps(queue, lambda label, value: seen.append((label, value)))
+            steps(queue, see)
         finally:
             queue.close()
     return seen
@@ -270,6 +277,10 @@ def _reset_and_delete_offsets(q: Queue, see: Callable[[str, Any], None]) -> None
     see("m4 leaves", q.leave("m4"))
 
 
+# Four members each wait for the reference Kafka to serve its share-partition (up to WAIT_S each).
+# Twice, in two-worker runs, the test was still waiting on Kafka for the last member's opening fetch
+# at the default 180 s; the steps' times it prints tell a slow Kafka from a stuck one.
+@pytest.mark.compat_timeout(4 * WAIT_S + 120)
 def test_share_group_offsets_reset_and_deleted_as_kafka(share_broker: BrokerProcess,
                                                         reference_kafka: BrokerProcess) -> None:
     """AlterShareGroupOffsets, DeleteShareGroupOffsets and DeleteGroups of a share group: the same
