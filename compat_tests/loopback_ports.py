@@ -1,16 +1,16 @@
 """Free loopback ports for the brokers, registries and servers a test starts.
 
-The suite can run on several pytest-xdist workers at once (``conftest.py``).  A port is picked
-free and closed again, and the server that will listen on it starts a moment later, so two workers could be
-handed one port in that moment.  Each worker therefore takes only the ports that fall to it (port
+``make test`` runs the suite on two pytest-xdist workers (``conftest.py``). A port is picked free
+and closed again, and the server that will listen on it starts a moment later, so two workers could
+be handed one port in that moment. Each worker therefore takes only the ports that fall to it (port
 modulo the worker count), tried at random in ``WORKER_RANGE``, not left to ``bind(0)``: Linux hands
-``bind(0)`` even ports only while it can, so a worker of the odd ones would wait for ever.  The range
+``bind(0)`` even ports only while it can, so a worker of the odd ones would wait for ever. The range
 lies below the kernel's ephemeral range (32768-60999) because there Linux gives the odd ports to
 outgoing connections as their source ports, and one of them took a port picked for a broker's
-listener in the moment before it listened (seen in a two-worker run).  No process hands out one port twice: a port chosen for a broker's HTTP endpoint is not bound
-until the broker starts, so it could otherwise be offered again for the broker's own listener
-(seen once in CI).  Processes a test starts inherit the worker's share through
-``PYTEST_XDIST_WORKER``.
+listener in the moment before it listened (seen in a two-worker run). No process hands out one port
+twice: a port chosen for a broker's HTTP endpoint is not bound until the broker starts, so it could
+otherwise be offered again for the broker's own listener (seen once in CI). Processes a test starts
+inherit the worker's share through ``PYTEST_XDIST_WORKER``.
 """
 
 from __future__ import annotations
