@@ -134,12 +134,11 @@ test: build java-deps tools spark-deps zookeeper-deps system-deps helm-deps test
 test-rust:
 	cargo test -q -p rust_log
 
-# One worker until two are proven: the suite waits on clients, JVMs and brokers more than it
-# computes (one worker keeps 0.7-1.1 of the 2 cores busy), and
-#   make test PYTEST_WORKERS="-n 2 --dist loadfile --no-loadscope-reorder"
-# runs it on two (conftest.py decides what may not run side by side) in about 25 minutes instead of
-# 45, but one test still fails there now and then (docs/development.md).
-PYTEST_WORKERS ?=
+# Two workers, one test module each at a time: the suite waits on clients, JVMs and brokers more
+# than it computes (one worker keeps 0.7-1.1 of the 2 cores busy), and two take about 25 minutes
+# where one takes 42-48 (conftest.py decides what may not run side by side; docs/development.md).
+# `make test PYTEST_WORKERS=` runs on one.
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 test-python:
 	JAVA_LIB=$(abspath $(JAVA_LIB)) SPARK_JARS_DIR=$(abspath $(SPARK_JARS)) ZOOKEEPER_LIB=$(abspath $(ZOOKEEPER_LIB)) \
 		JAVA_CLIENTS_DIR=$(abspath $(CACHE)/java) JAVA_CONNECT_LIB=$(abspath $(CACHE)/java/connect-$(CONNECT_VERSION)) HELM=$(abspath $(HELM)) $(PY) -m pytest -q $(PYTEST_WORKERS)

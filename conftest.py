@@ -1,4 +1,4 @@
-"""How the suite is shared between pytest-xdist workers, when ``make test`` is given two (``PYTEST_WORKERS``).
+"""How the suite is shared between the pytest-xdist workers ``make test`` runs it on (``PYTEST_WORKERS``).
 
 Each test module goes to one worker whole, so its module fixtures (a broker, a cluster, a
 ZooKeeper) start once.  Modules that hold a machine-wide resource take a lock on it for as long as

@@ -1,6 +1,6 @@
 """Free loopback ports for the brokers, registries and servers a test starts.
 
-The suite can run on two pytest-xdist workers (``conftest.py``). A port is picked free
+``make test`` runs the suite on two pytest-xdist workers (``conftest.py``). A port is picked free
 and closed again, and the server that will listen on it starts a moment later, so two workers could
 be handed one port in that moment. Each worker therefore takes only the ports that fall to it (port
 modulo the worker count), tried at random in ``WORKER_RANGE``, not left to ``bind(0)``: Linux hands

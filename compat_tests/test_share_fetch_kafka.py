@@ -41,6 +41,10 @@ def share_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerPro
     broker.close()
 
 
+class ShareGroupStuck(Exception):
+    """A member's opening fetch acquired nothing though the group had records for it."""
+
+
 class Queue:
     """One share group on one one-partition topic of one broker, driven by raw requests."""
 
@@ -111,12 +115,15 @@ class Queue:
         """A member's opening fetch (``fetch``: its other arguments), repeated (each a new session,
         nothing acquired by the last) until it acquires: Kafka's leader loads a share-partition's
         state after the group coordinator initialized it, which on a loaded machine can outlast one
-        long poll."""
+        long poll.  Every opening fetch of these tests has records to acquire, so none at all after
+        ``WAIT_S`` raises ``ShareGroupStuck``."""
         deadline = time.monotonic() + WAIT_S
         while True:
             r = self.fetch(member, 0, **fetch)
-            if r["acquired"] or time.monotonic() > deadline:
+            if r["acquired"]:
                 return r
+            if time.monotonic() > deadline:
+                raise ShareGroupStuck(f"{member} acquired nothing in {WAIT_S} s: {r}")
 
     def acknowledge(self, member: str, epoch: int, acks: list[tuple[int, int, list[int]]], version: int = 1,
                     renew: bool = False) -> dict[str, Any]:
@@ -199,9 +206,25 @@ def _run(broker: BrokerProcess, group: str, topic: str, steps: Steps) -> list[tu
     return seen
 
 
+def _names() -> tuple[str, str]:
+    return f"share-{uuid.uuid4().hex[:8]}", f"sf-{uuid.uuid4().hex[:8]}"
+
+
+def _reference_run(kafka: BrokerProcess, steps: Steps) -> list[tuple[str, Any]]:
+    """The steps on the reference Kafka, run once more with a new group and topic if Kafka's leader
+    stopped serving the group.  On a loaded machine Kafka 4.4 now and then keeps serving a group's
+    share-partition as it was before the group's last member left: every later member of the group,
+    even after an offsets reset or the group's deletion, acquires nothing (3 of 7 two-worker suite
+    runs, never on one worker), while a new group on the same broker is served."""
+    try:
+        return _run(kafka, *_names(), steps)
+    except ShareGroupStuck as stuck:
+        print(f"the reference Kafka stopped serving the group ({stuck}); once more with a new group", flush=True)
+        return _run(kafka, *_names(), steps)
+
+
 def _compare(pykafkad: BrokerProcess, kafka: BrokerProcess, steps: Steps) -> None:
-    group, topic = f"share-{uuid.uuid4().hex[:8]}", f"sf-{uuid.uuid4().hex[:8]}"
-    ours, theirs = _run(pykafkad, group, topic, steps), _run(kafka, group, topic, steps)
+    ours, theirs = _run(pykafkad, *_names(), steps), _reference_run(kafka, steps)
     for (label, mine), (_, reference) in zip(ours, theirs, strict=True):
         assert mine == reference, f"{label}: pykafkad {mine} != Kafka {reference}"
 
@@ -277,10 +300,8 @@ def _reset_and_delete_offsets(q: Queue, see: Callable[[str, Any], None]) -> None
     see("m4 leaves", q.leave("m4"))
 
 
-# Four members each wait for the reference Kafka to serve its share-partition (up to WAIT_S each),
-# so a Kafka that stops serving the group fails as a comparison, with the steps' printed times, not
-# as a timeout.  In one two-worker run Kafka served none of m2, m3 and m4 (each waited the whole
-# WAIT_S and acquired nothing, even after the group was deleted); never on one worker.
+# A reference run that stops being served costs up to WAIT_S before it is run again (and the second
+# may wait as long), on top of both brokers' own runs.
 @pytest.mark.compat_timeout(4 * WAIT_S + 120)
 def test_share_group_offsets_reset_and_deleted_as_kafka(share_broker: BrokerProcess,
                                                         reference_kafka: BrokerProcess) -> None:
