@@ -1,8 +1,16 @@
 # The two commands a user needs are `make run` and `make test`; everything
 # else here is what they depend on.  Every target installs what it needs.
 
-PYTHON      ?= python3
+# The interpreter the virtualenv is made from.  A distribution's python3 (Debian's, Ubuntu's) is
+# built with profile-guided optimisation and LTO, where pyenv's default build and a plain
+# ./configure are not, and the broker costs markedly more CPU per request on those
+# (docs/operations.md, "The Python interpreter"); so the distribution's comes first when it is 3.11
+# or newer and can make a virtualenv.  `make PYTHON=...` chooses another.
+PYTHON      ?= $(shell /usr/bin/python3 -c 'import sys, ensurepip; sys.exit(sys.version_info < (3, 11))' \
+                 2>/dev/null && echo /usr/bin/python3 || echo python3)
 VENV        := .venv
+# The virtualenv is made again, from nothing, when PYTHON names another interpreter.
+VENV_STAMP  := $(VENV)/.created-$(subst /,_,$(shell $(PYTHON) -c 'import os, sys; print(os.path.realpath(sys.executable))'))
 PY          := $(VENV)/bin/python
 PIP         := $(VENV)/bin/pip
 CACHE       := .cache
@@ -30,7 +38,8 @@ run: build
 		--override metrics.console.enable=true --override schema.registry.listener=http://127.0.0.1:8081 \
 		--override rest.listener=http://127.0.0.1:8082
 
-$(VENV)/.created:
+$(VENV_STAMP):
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2"
@@ -43,7 +52,7 @@ $(VENV)/.created:
 BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock rust_log/Cargo.toml $(shell find rust_log/src -name '*.rs')
 
 build: $(VENV)/.built
-$(VENV)/.built: $(VENV)/.created $(BUILD_INPUTS)
+$(VENV)/.built: $(VENV_STAMP) $(BUILD_INPUTS)
 	@echo "maturin develop --release: building pykafkad's Rust extension (minutes the first time; log in $(VENV)/build.log)"
 	@PIP_QUIET=1 VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release --extras test -q >$(VENV)/build.log 2>&1 \
@@ -87,7 +96,7 @@ tools: java-deps zookeeper-deps $(VENV)/.built
 # (spark-sql-kafka-0-10_2.13 at the same version, with its own jars) from Maven Central, for
 # spark_tests/ and the pipelines.  Spark gets the jars through spark.jars: no ivy at run time.
 spark-deps: $(SPARK_JARS)/.done
-$(SPARK_JARS)/.done: spark_tests/pom.xml pyproject.toml $(VENV)/.created
+$(SPARK_JARS)/.done: spark_tests/pom.xml pyproject.toml $(VENV_STAMP)
 	$(PIP) install -q $$($(PY) -c "import tomllib; print(' '.join(\
 		tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['spark']))")
 	rm -rf $(SPARK_JARS)
@@ -124,7 +133,7 @@ kubernetes: $(HELM)
 
 # The wheel, with the Rust extension inside: `pip install dist/pykafkad-*.whl` (docs/deploy.md).
 WHEEL_DIR ?= dist
-wheel: $(VENV)/.created
+wheel: $(VENV_STAMP)
 	$(VENV)/bin/maturin build --release --locked --out $(WHEEL_DIR)
 
 test: build java-deps tools spark-deps zookeeper-deps system-deps helm-deps test-rust test-python
@@ -154,7 +163,7 @@ lint:
 	cargo clippy -q -p rust_log -- -D warnings
 
 # Regenerate wire/messages from the pinned kafka-clients jar.
-regen: $(VENV)/.created
+regen: $(VENV_STAMP)
 	$(PY) -m wire.codegen --kafka-version $(KAFKA_VERSION)
 
 # docs/configuration.md from pykafkad/config.py's key table (pykafkad/tests/test_config_reference.py
