@@ -136,7 +136,7 @@ WHEEL_DIR ?= dist
 wheel: $(VENV_STAMP)
 	$(VENV)/bin/maturin build --release --locked --out $(WHEEL_DIR)
 
-test: build java-deps tools spark-deps zookeeper-deps system-deps helm-deps test-rust test-python
+test: build lint java-deps tools spark-deps zookeeper-deps system-deps helm-deps test-rust test-python
 
 # The dev profile: its build from nothing takes about a minute where the release profile's takes
 # three and a half on 2 cores (the tests then run in seconds either way), and it checks overflows.
@@ -158,8 +158,9 @@ test-python:
 compat: build java-deps
 	JAVA_LIB=$(abspath $(JAVA_LIB)) $(PY) -m compat_tests.suites.kafka_python.run --broker pykafkad
 
-lint:
-	$(VENV)/bin/ruff check pykafkad wire compat_tests cluster_tests spark_tests benchmarks deploy_tests
+# Part of `make test` (so of CI): the style rules hold on every commit that lands.
+lint: build
+	$(VENV)/bin/ruff check pykafkad wire compat_tests cluster_tests spark_tests benchmarks deploy_tests conftest.py
 	cargo clippy -q -p rust_log -- -D warnings
 
 # Regenerate wire/messages from the pinned kafka-clients jar.
