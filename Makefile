@@ -38,9 +38,10 @@ run: build
 		--override metrics.console.enable=true --override schema.registry.listener=http://127.0.0.1:8081 \
 		--override rest.listener=http://127.0.0.1:8082
 
+# --clear empties a virtualenv of another interpreter, but only once PYTHON has started: a PYTHON
+# that names no interpreter leaves the old one as it was.
 $(VENV_STAMP):
-	rm -rf $(VENV)
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --clear $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2"
 	touch $@
