@@ -84,8 +84,7 @@ def _offsets(client: Any, partitions: list[TopicPartition], spec: OffsetSpec) ->
             for tp, f in futures.items()}
 
 
-def _share_group_lag(args: argparse.Namespace) -> Report:
-    rows = share_group.offsets(args, args.group)
+def _share_group_lag(args: argparse.Namespace, rows: list[dict[str, Any]]) -> Report:
     total = sum(r["lag"] or 0 for r in rows)
     report = Report({"group": args.group, "type": "share", "total_lag": total, "partitions": rows},
                     lines=[f"share group {args.group}: total lag {total} (records not yet delivered for good)"])
@@ -94,8 +93,9 @@ def _share_group_lag(args: argparse.Namespace) -> Report:
 
 
 def lag(args: argparse.Namespace) -> Report:
-    if share_group.describe(args, args.group) is not None:
-        return _share_group_lag(args)
+    shared = share_group.offsets(args, args.group)
+    if shared is not None:
+        return _share_group_lag(args, shared)
     client = admin(args)
     committed = _committed(client, args.group)
     ends = _offsets(client, committed, OffsetSpec.latest())
@@ -121,11 +121,9 @@ def reset_offsets(args: argparse.Namespace) -> Report:
     else:
         targets = _offsets(client, partitions, OffsetSpec.earliest() if args.to_earliest else OffsetSpec.latest())
     rows = [{"topic": t, "partition": p, "new_offset": o} for (t, p), o in sorted(targets.items())]
-    shared = share_group.describe(args, args.group)
-    if shared is not None and args.execute:
-        # A share group's start offsets move together, in one request (its members must be gone).
-        share_group.alter(args, args.group, targets)
-    elif args.execute:
+    # A share group's start offsets move together, in one request (its members must be gone).
+    shared = share_group.alter(args, args.group, targets, args.execute)
+    if args.execute and not shared:
         # One partition at a time, so a long reset shows its progress and a failure names its partition.
         with Progress(transient=True, disable=args.json) as progress:
             task = progress.add_task(f"resetting {args.group}", total=len(rows))
