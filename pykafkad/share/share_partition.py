@@ -15,6 +15,7 @@ gap; the records from ``end_offset`` on have never been acquired.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pykafkad.replica.watchers import Watchers
@@ -48,19 +49,23 @@ _HEADER_BYTES = 61
 _TRANSACTIONAL, _CONTROL = 0x10, 0x20
 
 
-def batch_extents(records: bytes | memoryview) -> list[tuple[int, int, int]]:
-    """(first offset, last offset, end byte) of each whole record batch in a log read."""
-    extents = []
+def _whole_batches(records: bytes | memoryview) -> Iterator[tuple[int, int, int, int]]:
+    """(start byte, first offset, last offset, end byte) of each whole record batch in a log read; a
+    partial batch at the end of a read is not delivered."""
     pos, end = 0, len(records)
     while pos + 27 <= end:
         base, length = _BASE_AND_LENGTH.unpack_from(records, pos)
         stop = pos + _BATCH_OVERHEAD + length
         if stop > end:
-            break  # a partial batch at the end of a read is not delivered
+            break
         (delta,) = _LAST_OFFSET_DELTA.unpack_from(records, pos + 23)
-        extents.append((base, base + delta, stop))
+        yield pos, base, base + delta, stop
         pos = stop
-    return extents
+
+
+def batch_extents(records: bytes | memoryview) -> list[tuple[int, int, int]]:
+    """(first offset, last offset, end byte) of each whole record batch in a log read."""
+    return [(first, last, stop) for _, first, last, stop in _whole_batches(records)]
 
 
 def aborted_batches(records: bytes | memoryview, aborted: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -72,14 +77,11 @@ def aborted_batches(records: bytes | memoryview, aborted: list[tuple[int, int]])
     pending = sorted(aborted, key=lambda a: a[1])
     open_aborted: set[int] = set()
     found: list[tuple[int, int]] = []
-    pos, end = 0, len(records)
-    while pos + _HEADER_BYTES <= end:
-        base, length = _BASE_AND_LENGTH.unpack_from(records, pos)
-        (delta,) = _LAST_OFFSET_DELTA.unpack_from(records, pos + 23)
-        (attributes,) = _ATTRIBUTES.unpack_from(records, pos + 21)
-        (producer_id,) = _PRODUCER_ID.unpack_from(records, pos + 43)
-        last = base + delta
-        pos += _BATCH_OVERHEAD + length
+    for start, first, last, stop in _whole_batches(records):
+        if stop - start < _HEADER_BYTES:
+            continue  # not a v2 batch: no producer id
+        (attributes,) = _ATTRIBUTES.unpack_from(records, start + 21)
+        (producer_id,) = _PRODUCER_ID.unpack_from(records, start + 43)
         if producer_id < 0:
             continue
         while pending and pending[0][1] <= last:
@@ -87,7 +89,7 @@ def aborted_batches(records: bytes | memoryview, aborted: list[tuple[int, int]])
         if attributes & _CONTROL:
             open_aborted.discard(producer_id)
         elif attributes & _TRANSACTIONAL and producer_id in open_aborted:
-            found.append((base, last))
+            found.append((first, last))
     return found
 
 
