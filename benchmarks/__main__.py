@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks import kafka_dist, report
+from benchmarks import kafka_dist, machine_speed, report
 from benchmarks.brokers import ApacheKafka, BrokerUnderTest, Pykafkad, PykafkadWithMetrics, install_cleanup
 from benchmarks.workloads import Latency, Scale, Throughput
 
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> Path:
     results: dict[str, Any] = {
         "meta": {"command": args.command_line, "profile": args.profile, "rounds": rounds,
                  "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
-                 "versions": versions(lib, root), "loadavg": []},
+                 "versions": versions(lib, root), "loadavg": [], "machine_speed": []},
         "workloads": [{"description": w.describe(), "runs": []} for w in workloads],
     }
     results_path = out_dir / "results.json"
@@ -165,6 +165,7 @@ def run(args: argparse.Namespace) -> Path:
         for rnd in range(rounds):
             for name in order:
                 broker = brokers[name]
+                results["meta"]["machine_speed"].append(machine_speed.sample())
                 results["meta"]["loadavg"].append(loadavg())
                 record: dict[str, Any] = {"broker": name, "round": rnd}
                 print(f"[{time.strftime('%H:%M:%S')}] {wl.key} — {name} round {rnd + 1}/{rounds}", flush=True)

@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import kafka_dist, report
+from benchmarks import kafka_dist, machine_speed, report
 from benchmarks.brokers import (
     _LIVE,
     COMMON_OVERRIDES,
@@ -538,7 +538,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {
         "meta": {"command": args.command_line, "rounds": args.rounds,
                  "started": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
-                 "versions": {**versions(lib, REPO_ROOT), "zookeeper": zookeeper_version()}, "loadavg": []},
+                 "versions": {**versions(lib, REPO_ROOT), "zookeeper": zookeeper_version()}, "loadavg": [],
+                 "machine_speed": []},
                  "pykafkad_tree": dirty(),
         "workloads": [w.describe() for w in wls],
         "runs": [],
@@ -547,6 +548,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for rnd in range(args.rounds):
         for name in order:
             cluster = clusters[name]
+            results["meta"]["machine_speed"].append(machine_speed.sample())
             results["meta"]["loadavg"].append(loadavg())
             record: dict[str, Any] = {"broker": name, "round": rnd, "workloads": {}}
             print(f"[{time.strftime('%H:%M:%S')}] {name} cluster, round {rnd + 1}/{args.rounds}", flush=True)
@@ -732,6 +734,7 @@ def render_section(results: dict[str, Any]) -> str:
            (f"- Load average (1 min) at each cluster's start and stop: min {min(ones):.2f}, mean "
             f"{statistics.fmean(ones):.2f}, max {max(ones):.2f} on {meta['machine']['cores']} cores"
             if ones else "- Load average: not sampled"),
+           machine_speed.describe(meta.get("machine_speed", [])),
            "- Settings on both besides listeners and log dirs: `offsets.topic.replication.factor=3`, "
            "`group.initial.rebalance.delay.ms=0`; pykafkad's `zookeeper.connect` has a chroot of its own. "
            "Peak RSS is each broker's peak while the workload ran (sampled every 50 ms), summed over the three; "

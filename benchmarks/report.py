@@ -15,6 +15,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from benchmarks import machine_speed
+
 NOTES = Path(__file__).resolve().parent / "NOTES.md"
 BROKERS = ("pykafkad", "kafka")
 
@@ -164,6 +166,8 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
                 "the benchmark's own broker and load generator account for up to about 2"
                 + (" — **other work was running on the machine at times during this run; the figures are noisy**"
                    if busy else "")]
+    if "machine_speed" in meta:
+        out.append(machine_speed.describe(meta["machine_speed"]))
     out += ["- Both brokers run their default configuration; the harness sets only the listener (127.0.0.1), "
             "the log directory and `group.initial.rebalance.delay.ms=0` on both.", ""]
 
@@ -359,6 +363,8 @@ def merge_into(results_path: Path, others: list[Path]) -> None:
         keys = {wl["description"]["key"] for wl in results["workloads"]}
         results["workloads"] += [wl for wl in other["workloads"] if wl["description"]["key"] not in keys]
         results["meta"]["loadavg"] += other["meta"].get("loadavg", [])
+        if "machine_speed" in other["meta"]:
+            results["meta"].setdefault("machine_speed", []).extend(other["meta"]["machine_speed"])
         results["meta"].setdefault("also", []).append(
             {"command": other["meta"]["command"], "started": other["meta"]["started"],
              "finished": other["meta"].get("finished")})
