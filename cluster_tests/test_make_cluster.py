@@ -5,7 +5,9 @@ exit status 0, every broker stopped by itself, no process left, every port free 
 
 The configs bind fixed ports (2181, 9092-9094); the test moves them all by one offset
 (``--port-offset``) into a range below the kernel's ephemeral ports, where no other test binds,
-and runs in its own directory, so the configs' relative data paths land there.
+and runs in its own directory with ``--data`` naming a directory there, where the brokers' log dirs
+and ZooKeeper's data must land (not where the configs' relative paths point from the working
+directory).
 """
 
 from __future__ import annotations
@@ -90,10 +92,11 @@ def test_make_cluster_starts_serves_and_stops(tmp_path: Path) -> None:
     bootstrap = ",".join(f"127.0.0.1:{p + offset}" for p in BASE_PORTS[1:])
     output = tmp_path / "make-cluster.out"
     with open(output, "wb") as out:
-        launcher = subprocess.Popen([*recipe(), "--port-offset", str(offset)], cwd=tmp_path,
+        # --data elsewhere than the configs' relative paths say: everything the cluster writes goes there.
+        launcher = subprocess.Popen([*recipe(), "--port-offset", str(offset), "--data", "elsewhere"], cwd=tmp_path,
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
-    data = tmp_path / "data" / "cluster"
+    data = tmp_path / "elsewhere"
 
     def report() -> str:
         logs = "".join(f"\n--- {log.name} ---\n" + "\n".join(log.read_text(errors="replace").splitlines()[-20:])
@@ -158,5 +161,11 @@ def test_make_cluster_starts_serves_and_stops(tmp_path: Path) -> None:
     for n in (1, 2, 3):
         assert "pykafkad stopped" in (data / f"broker-{n}.log").read_text(errors="replace"), report()
     assert left == [], f"processes left behind: {left}"
+    # The brokers' log dirs and ZooKeeper's data are under --data, not where the configs' relative
+    # paths would put them from the working directory.
+    assert not (tmp_path / "data").exists(), sorted(str(p) for p in (tmp_path / "data").rglob("*"))
+    for n in (1, 2, 3):
+        assert (data / f"broker-{n}" / "meta.properties").exists(), sorted(str(p) for p in data.iterdir())
+    assert (data / "zookeeper" / "version-2").is_dir(), sorted(str(p) for p in data.iterdir())
     taken = [p + offset for p in BASE_PORTS if _listening(p + offset)]
     assert taken == [], f"ports still listened on after the stop: {taken}"

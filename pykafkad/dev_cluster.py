@@ -1,14 +1,18 @@
 """``make cluster``: ZooKeeper and three pykafkad brokers on 127.0.0.1, for a developer to try.
 
 Starts ZooKeeper from ``<configs>/zookeeper.properties`` (the jars of ``make zookeeper-deps``), then
-one broker per ``<configs>/broker-*.properties``, each logging to ``data/cluster/<name>.log``.
+one broker per ``<configs>/broker-*.properties``, each logging to ``<data>/<name>.log``.  Everything
+the cluster writes is under ``--data`` (``data/cluster`` by default): each process runs a copy of its
+config written to ``<data>/configs``, in which a relative data path (ZooKeeper's ``dataDir``, a
+broker's ``log.dirs``) names a directory under ``<data>`` by its last part, so
+``log.dirs=./data/cluster/broker-1`` becomes ``<data>/broker-1``; absolute paths are kept.
 Prints where each listens and what to try, then waits.  Ctrl-C (or SIGTERM) stops the brokers one
 after another, each with a controlled shutdown, and then ZooKeeper, and exits 0 if every broker
 stopped cleanly.  A process that fails to start stops the others, and its log's last lines are shown.
 
 ``--port-offset N`` runs the same configs with every port moved by N (ZooKeeper's clientPort, the
-brokers' listeners, advertised listeners and zookeeper.connect), from copies written to
-``<data>/configs``: a second cluster beside the first, or a test's cluster beside a developer's.
+brokers' listeners, advertised listeners and zookeeper.connect): with another ``--data``, a second
+cluster beside the first, or a test's cluster beside a developer's.
 
     python -m pykafkad.dev_cluster --configs configs/cluster --zookeeper-jars .cache/zookeeper/lib
 """
@@ -16,6 +20,7 @@ brokers' listeners, advertised listeners and zookeeper.connect), from copies wri
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
 import socket
@@ -49,14 +54,30 @@ def _shift_ports(key: str, value: str, offset: int) -> str:
     return _HOST_PORT.sub(lambda m: str(int(m.group(1)) + offset), value)
 
 
-def shifted_config(source: Path, target_dir: Path, offset: int) -> Path:
-    """A copy of ``source`` in ``target_dir`` with every port moved by ``offset`` (comments kept)."""
+# The keys whose values are where a process keeps its data (a comma-separated list for log.dirs).
+_DATA_KEYS = frozenset({"dataDir", "dataLogDir", "log.dirs", "log.dir"})
+
+
+def _under(value: str, data: Path) -> str:
+    """``value``'s relative paths as directories of the same last name under ``data``."""
+    return ",".join(p if os.path.isabs(p) else str((data / Path(p).name).resolve())
+                    for p in (part.strip() for part in value.split(",")))
+
+
+def config_copy(source: Path, data: Path, offset: int) -> Path:
+    """A copy of ``source`` in ``<data>/configs`` with every port moved by ``offset`` and every
+    relative data path put under ``data`` (comments kept)."""
     lines = []
     for line in source.read_text().splitlines():
         key, sep, value = line.partition("=")
-        if sep and not line.lstrip().startswith("#") and key.strip() in _PORT_KEYS:
-            line = f"{key}={_shift_ports(key.strip(), value.strip(), offset)}"
+        name = key.strip()
+        if sep and not line.lstrip().startswith("#"):
+            if name in _PORT_KEYS:
+                line = f"{key}={_shift_ports(name, value.strip(), offset)}"
+            elif name in _DATA_KEYS:
+                line = f"{key}={_under(value.strip(), data)}"
         lines.append(line)
+    target_dir = data / "configs"
     target_dir.mkdir(parents=True, exist_ok=True)
     # Absolute, so each process's command line says which copy it runs.
     target = (target_dir / source.name).resolve()
@@ -109,11 +130,8 @@ class Member:
 
 
 def members(configs: Path, zookeeper_jars: Path, data: Path, port_offset: int = 0) -> list[Member]:
-    zk_config = configs / "zookeeper.properties"
-    broker_configs = sorted(configs.glob("broker-*.properties"))
-    if port_offset:
-        zk_config = shifted_config(zk_config, data / "configs", port_offset)
-        broker_configs = [shifted_config(path, data / "configs", port_offset) for path in broker_configs]
+    zk_config = config_copy(configs / "zookeeper.properties", data, port_offset)
+    broker_configs = [config_copy(path, data, port_offset) for path in sorted(configs.glob("broker-*.properties"))]
     zk = _properties(zk_config)
     java = ["java", "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", f"{zookeeper_jars}/*"]
     out = [Member("zookeeper", [*java, "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(zk_config)],
@@ -130,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pykafkad.dev_cluster", description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=Path, default=Path("configs/cluster"))
     parser.add_argument("--zookeeper-jars", type=Path, default=Path(".cache/zookeeper/lib"))
-    parser.add_argument("--data", type=Path, default=Path("data/cluster"))
+    parser.add_argument("--data", type=Path, default=Path("data/cluster"),
+                        help="where the cluster keeps everything it writes: data, logs, config copies")
     parser.add_argument("--port-offset", type=int, default=0,
                         help="move every port of the configs by this much (a second cluster beside the first)")
     args = parser.parse_args(argv)
