@@ -7,7 +7,10 @@ own), so what the broker relies on holds on both.
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import socket
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -241,5 +244,52 @@ def test_a_zookeeper_data_watch_reads_again_after_its_session_expires(zookeeper:
         finally:
             await trio.to_thread.run_sync(other.stop)
             await store.close()
+
+    trio.run(main)
+
+
+def test_the_local_file_is_written_off_the_event_loop_and_a_change_returns_once_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local engine writes its file on a worker thread: while a change's fsync is held back, other
+    tasks run on; the change returns, and its watch fires, only once the file holds it; a second
+    change waits behind it and lands after it."""
+    release, writing = threading.Event(), threading.Event()
+    real_fsync = os.fsync
+
+    def held_fsync(fd: int) -> None:
+        if not release.is_set():
+            writing.set()
+            assert release.wait(10), "the held fsync was never released: the event loop was blocked"
+        real_fsync(fd)
+
+    def saved(path: str) -> str:
+        return json.loads((tmp_path / "pykafkad-cluster-metadata.json").read_text())["znodes"][path]["data"]
+
+    async def main() -> None:
+        store = LocalMetadataStore(tmp_path)
+        await store.start()
+        seen: list[bytes] = []
+        await store.create("/a", b"1")
+        await store.watch_data("/a", lambda node: seen.append(node.data if node else b""))
+        monkeypatch.setattr(os, "fsync", held_fsync)
+        first_done = trio.Event()
+
+        async def first() -> None:
+            await store.set("/a", b"2")
+            first_done.set()
+
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(first)
+                # This task runs while the first change's file is being written.
+                assert await trio.to_thread.run_sync(writing.wait, 10)
+                assert not first_done.is_set() and seen == [b"1"] and saved("/a") == "1"
+                nursery.start_soon(store.set, "/a", b"3")
+                await trio.lowlevel.checkpoint()
+                assert seen == [b"1"]
+                release.set()
+                await first_done.wait()
+        assert seen == [b"1", b"2", b"3"] and saved("/a") == "3"
+        await store.close()
 
     trio.run(main)

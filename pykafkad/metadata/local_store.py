@@ -6,6 +6,12 @@ nodes rewrites the file (a temp file, fsynced, renamed over the old one, the dir
 before the call returns; ephemeral nodes live in memory only, as a session's do.  Watches are
 called synchronously once a change is complete and saved.
 
+Changes are applied one at a time, in the order they come (as ZooKeeper's leader orders writes):
+each takes the store's write lock, is checked and applied, is saved, has its watches called, and
+only then lets the next one in.  The file is written on a worker thread: at thousands of partitions
+it is megabytes, and writing and fsyncing it on the event loop held every client of the broker for
+tens of milliseconds at each topic change.
+
 A file written before the store existed (one document with "topics") is read through
 ``legacy_document`` and saved in the new form on the first change.
 """
@@ -13,6 +19,7 @@ A file written before the store existed (one document with "topics") is read thr
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 import logging
 import os
@@ -20,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json_string
 from pathlib import Path
+
+import trio
 
 from pykafkad.metadata import legacy_document
 from pykafkad.metadata.store import (
@@ -76,12 +85,16 @@ class LocalMetadataStore:
         self.path = log_dir / FILE_NAME
         self._nodes: dict[str, _Entry] = {"/": _Entry(b"", 0, False)}
         self._children: dict[str, set[str]] = {"/": set()}
-        # Each persistent node's line of the saved file, encoded when the node changes: the whole
-        # file is rewritten on every change, and encoding tens of thousands of partition nodes
-        # each time made creating a topic slower with every topic there was.
-        self._lines: dict[str, str] = {}
+        # The persistent nodes' paths in order, and each one's line of the saved file at the same
+        # index, encoded when the node changes.  The whole file is rewritten on every change: encoding
+        # tens of thousands of partition nodes each time, then sorting and joining their lines in
+        # Python, made each topic change hold the event loop longer the more partitions there were.
+        self._saved_paths: list[str] = []
+        self._saved_lines: list[str] = []
         self._data_watches: dict[str, list[DataCallback]] = {}
         self._children_watches: dict[str, list[ChildrenCallback]] = {}
+        # Held from a change's checks until it is saved and its watches called (module docstring).
+        self._writes = trio.Lock()
 
     @property
     def description(self) -> str:
@@ -131,12 +144,13 @@ class LocalMetadataStore:
 
     async def create(self, path: str, data: bytes, ephemeral: bool = False) -> None:
         _check_path(path)
-        if path in self._nodes:
-            raise NodeExistsError(path)
-        changed = self._make_parents(path)
-        self._put(path, _Entry(data, 0, ephemeral))
-        changed.append(path)
-        self._finish(changed)
+        async with self._writes:
+            if path in self._nodes:
+                raise NodeExistsError(path)
+            changed = self._make_parents(path)
+            self._put(path, _Entry(data, 0, ephemeral))
+            changed.append(path)
+            await self._finish(changed)
 
     async def set(self, path: str, data: bytes, version: int = -1) -> int:
         await self.commit([SetData(path, data, version)])
@@ -152,6 +166,10 @@ class LocalMetadataStore:
 
     async def commit(self, ops: list[Op]) -> None:
         """All or none: every op is checked against the state the earlier ones leave, then applied."""
+        async with self._writes:
+            await self._commit(ops)
+
+    async def _commit(self, ops: list[Op]) -> None:
         pending: dict[str, _Entry | None] = {}
         pending_children: dict[str, set[str]] = {}
 
@@ -190,7 +208,7 @@ class LocalMetadataStore:
                 self._remove(path)
             else:
                 self._put(path, new)
-        self._finish(list(pending))
+        await self._finish(list(pending))
 
     # -- watches ----------------------------------------------------------------------------------
 
@@ -221,16 +239,27 @@ class LocalMetadataStore:
     def _put(self, path: str, entry: _Entry) -> None:
         self._nodes[path] = entry
         if entry.ephemeral or path == "/":
-            self._lines.pop(path, None)
+            self._unsave(path)
         else:
-            self._lines[path] = _saved_line(path, entry)
+            i = bisect.bisect_left(self._saved_paths, path)
+            if i < len(self._saved_paths) and self._saved_paths[i] == path:
+                self._saved_lines[i] = _saved_line(path, entry)
+            else:
+                self._saved_paths.insert(i, path)
+                self._saved_lines.insert(i, _saved_line(path, entry))
         self._children.setdefault(path, set())
         if path != "/":
             self._children.setdefault(_parent(path), set()).add(path.rsplit("/", 1)[1])
 
+    def _unsave(self, path: str) -> None:
+        i = bisect.bisect_left(self._saved_paths, path)
+        if i < len(self._saved_paths) and self._saved_paths[i] == path:
+            del self._saved_paths[i]
+            del self._saved_lines[i]
+
     def _remove(self, path: str) -> None:
         self._nodes.pop(path, None)
-        self._lines.pop(path, None)
+        self._unsave(path)
         self._children.pop(path, None)
         self._children.get(_parent(path), set()).discard(path.rsplit("/", 1)[1])
 
@@ -242,12 +271,13 @@ class LocalMetadataStore:
         out.append(path)
         return out
 
-    def _finish(self, changed: list[str]) -> None:
+    async def _finish(self, changed: list[str]) -> None:
         """Save (if a persistent node changed), then tell the watches."""
         if not changed:
             return
         if any(not (e := self._nodes.get(p)) or not e.ephemeral for p in changed):
-            self._save()
+            # Not abandoned on cancellation: the change is applied, so it is saved before this returns.
+            await trio.to_thread.run_sync(self._write, ",\n".join(self._saved_lines))
         for path in changed:
             node = self._nodes.get(path)
             for callback in list(self._data_watches.get(path, ())):
@@ -257,12 +287,11 @@ class LocalMetadataStore:
             for callback in list(self._children_watches.get(parent, ())):
                 _call(callback, None if kids is None else sorted(kids))
 
-    def _save(self) -> None:
-        # One node per line (see ``_lines``), in path order.
-        nodes = ",\n".join(self._lines[path] for path in sorted(self._lines))
+    def _write(self, nodes: str) -> None:
+        """The file, with ``nodes`` (one node per line, in path order), on a worker thread."""
         tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.write(f'{{\n "format": {json.dumps(FORMAT)},\n "znodes": {{\n{nodes}\n }}\n}}\n')
+        with open(tmp, "wb") as f:
+            f.write(f'{{\n "format": {json.dumps(FORMAT)},\n "znodes": {{\n{nodes}\n }}\n}}\n'.encode())
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
