@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster_tests.znode_watch import ZooKeeperView
 from cluster_tests.zookeeper_server import ZooKeeperServer
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.deadlines import attach_broker_logs, deadline_hook
@@ -64,6 +65,18 @@ class Cluster:
             broker = BrokerProcess(self.root / f"broker-{node_id}" / "logs", settings, name=f"broker-{node_id}")
             self.brokers[node_id] = broker
         return broker.start()
+
+    def start_brokers(self, overrides: dict[str, str] | None = None, node_ids: tuple[int, ...] = (1, 2, 3)) -> None:
+        """Start brokers ``node_ids`` with the same ``overrides``, and return once all are registered
+        in ZooKeeper (the opening of most cluster tests)."""
+        for node_id in node_ids:
+            self.start_broker(node_id, overrides)
+        wanted = sorted(str(n) for n in node_ids)
+        view = ZooKeeperView(self.zk_connect)
+        try:
+            view.wait_children("/brokers/ids", lambda ids: sorted(ids) == wanted)
+        finally:
+            view.close()
 
     @property
     def bootstrap(self) -> str:

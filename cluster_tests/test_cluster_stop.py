@@ -20,11 +20,9 @@ from cluster_tests.znode_watch import ZooKeeperView
 @pytest.mark.cluster_timeout(240)
 def test_all_brokers_stopped_together_do_not_wait_out_the_hand_over_and_keep_every_record(
         cluster: Cluster) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id)
+    cluster.start_brokers()
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         create_topic(cluster, "whole", partitions=6, configs={"min.insync.replicas": "2"})
         acked = produce(cluster.bootstrap, "whole", list(range(600)))
 

@@ -32,13 +32,10 @@ def _wait_lines(path: Path, count: int, workers: list[ConnectWorker]) -> None:
 
 @pytest.mark.cluster_timeout(300)
 def test_file_connectors_on_a_cluster_through_a_leader_kill(cluster: Cluster, tmp_path: Path) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, {"group.initial.rebalance.delay.ms": "0",
-                                       "offsets.topic.replication.factor": "3"})
+    cluster.start_brokers({"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "3"})
     view = ZooKeeperView(cluster.zk_connect)
     workers: list[ConnectWorker] = []
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         [state] = create_topic(cluster, "file-lines", partitions=1, replication_factor=3,
                                configs={"min.insync.replicas": "2"})
         source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"

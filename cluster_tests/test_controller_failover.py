@@ -37,11 +37,9 @@ def _states(view: ZooKeeperView, topic: str) -> dict[int, tuple[str, str]]:
 
 @pytest.mark.cluster_timeout(300)
 def test_the_controller_killed_under_load_is_replaced_and_nothing_acknowledged_is_lost(cluster: Cluster) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, FAST_ISR)
+    cluster.start_brokers(FAST_ISR)
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         create_topic(cluster, "steady", partitions=PARTITIONS, configs={"min.insync.replicas": "2"})
         controller = view.json("/controller")["brokerid"]
         epoch = view.json("/controller_epoch")

@@ -34,7 +34,6 @@ import pytest
 
 from cluster_tests.clients import create_topic, produce, read_committed
 from cluster_tests.conftest import Cluster
-from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.broker_process import REPO_ROOT
 from compat_tests.java_tools import java_classpath, java_executable
 
@@ -154,13 +153,7 @@ def member_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
                          ids=["range", "cooperative-sticky", "static"])
 def test_exactly_once_copy_while_members_join_and_leave(cluster: Cluster, tmp_path: Path, member_classes: Path,
                                                         strategy: str, static: bool) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, SETTINGS)
-    view = ZooKeeperView(cluster.zk_connect)
-    try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
-    finally:
-        view.close()
+    cluster.start_brokers(SETTINGS)
     source, target = "eos-in", "eos-out"
     create_topic(cluster, source, PARTITIONS)
     create_topic(cluster, target, PARTITIONS)

@@ -13,7 +13,6 @@ import pytest
 
 from cluster_tests.clients import create_topic, produce
 from cluster_tests.conftest import Cluster
-from cluster_tests.znode_watch import ZooKeeperView
 
 # Longer than the producer's message timeout below, shorter than the ISR's patience: only a
 # follower that asks again early lets the first acks=all writes through.
@@ -23,13 +22,7 @@ PARTITIONS = 9
 
 @pytest.mark.cluster_timeout(180)
 def test_the_first_acks_all_writes_on_new_partitions_do_not_wait_out_the_fetch_backoff(cluster: Cluster) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, SLOW_BACKOFF)
-    view = ZooKeeperView(cluster.zk_connect)
-    try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
-    finally:
-        view.close()
+    cluster.start_brokers(SLOW_BACKOFF)
     for round_ in range(2):
         topic = f"fresh-{round_}"
         create_topic(cluster, topic, partitions=PARTITIONS)

@@ -31,13 +31,7 @@ GROUPS = {"offsets.topic.replication.factor": "3", "offsets.topic.num.partitions
 
 
 def _start(cluster: Cluster, topic: str) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, GROUPS)
-    view = ZooKeeperView(cluster.zk_connect)
-    try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
-    finally:
-        view.close()
+    cluster.start_brokers(GROUPS)
     create_topic(cluster, topic, PARTITIONS)
     produce(cluster.bootstrap, topic, list(range(RECORDS)))
 

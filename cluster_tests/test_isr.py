@@ -37,11 +37,9 @@ def _isr_seen_by(conn: RawConnection, topic: str) -> list[int]:
 def test_a_stalled_follower_leaves_the_isr_and_rejoins_when_it_catches_up(cluster: Cluster) -> None:
     # A session long enough that the paused broker stays registered: only its leader can tell it lags.
     settings = {"replica.lag.time.max.ms": "3000", "zookeeper.session.timeout.ms": "30000"}
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, settings)
+    cluster.start_brokers(settings)
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         [state] = create_topic(cluster, "stalled", configs=MIN_ISR_2)
         leader = state["leader"]
         stalled = next(r for r in state["isr"] if r != leader)
@@ -68,11 +66,9 @@ def test_a_stalled_follower_leaves_the_isr_and_rejoins_when_it_catches_up(cluste
 
 @pytest.mark.cluster_timeout(240)
 def test_with_two_of_three_down_acks_all_is_refused_and_nothing_is_written(cluster: Cluster) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id)
+    cluster.start_brokers()
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         [state] = create_topic(cluster, "alone", configs=MIN_ISR_2)
         leader = state["leader"]
         for other in (r for r in (1, 2, 3) if r != leader):

@@ -20,12 +20,9 @@ from compat_tests.java_tools import run_tool
 
 @pytest.mark.cluster_timeout(240)
 def test_topic_configs_partitions_groups_and_log_dirs_across_brokers(cluster: Cluster) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, {"group.initial.rebalance.delay.ms": "0",
-                                       "offsets.topic.replication.factor": "2"})
+    cluster.start_brokers({"group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "2"})
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         states = create_topic(cluster, "ops", partitions=3, replication_factor=2)
         assert {s["leader"] for s in states} == {1, 2, 3}, states
 

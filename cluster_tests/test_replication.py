@@ -22,11 +22,9 @@ FAST_ISR = {"replica.lag.time.max.ms": "6000"}
 
 @pytest.mark.cluster_timeout(300)
 def test_a_leader_killed_under_acks_all_load_loses_nothing_and_rejoins(cluster: Cluster) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, FAST_ISR)
+    cluster.start_brokers(FAST_ISR)
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         [state] = create_topic(cluster, "replicated", configs={"min.insync.replicas": "2"})
         assert sorted(state["isr"]) == [1, 2, 3]
         leader = state["leader"]
@@ -64,11 +62,9 @@ def test_a_rolling_restart_under_load_costs_clients_only_retriable_errors(cluste
     """SIGTERM each broker in turn (controlled shutdown hands its leaderships over first), start it
     again and wait for the ISR to be whole, under idempotent acks=all load: the producer reports
     no error and every acknowledged record is at its offset once."""
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, FAST_ISR)
+    cluster.start_brokers(FAST_ISR)
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         create_topic(cluster, "rolling", partitions=3, configs={"min.insync.replicas": "2"})
         load = Load(cluster.bootstrap, "rolling").start()
         load.wait_acked(1000)
@@ -100,11 +96,9 @@ def test_repeated_leader_kills_lose_nothing_for_librdkafka_and_the_java_producer
     loads at once (confluent-kafka on one topic, Kafka's Java producer on another): afterwards each
     acknowledged record is at its offset once, and the ISRs are whole.  Two replica fetchers per
     leader (``num.replica.fetchers``) share the followed partitions."""
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, {**FAST_ISR, "num.replica.fetchers": "2"})
+    cluster.start_brokers({**FAST_ISR, "num.replica.fetchers": "2"})
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         for topic in ("rdkafka-load", "java-load"):
             create_topic(cluster, topic, configs={"min.insync.replicas": "2"})
         loads = {"rdkafka-load": Load(cluster.bootstrap, "rdkafka-load").start(),

@@ -12,7 +12,6 @@ import pytest
 
 from cluster_tests.clients import create_topic
 from cluster_tests.conftest import Cluster
-from cluster_tests.znode_watch import ZooKeeperView
 from compat_tests.streams_app import CountsReader, WordCountApp, lines, produce_lines, word_counts
 
 PARTITIONS = 3
@@ -20,15 +19,8 @@ PARTITIONS = 3
 
 @pytest.mark.cluster_timeout(300)
 def test_word_count_exactly_once_on_a_cluster(cluster: Cluster, tmp_path: Path) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, {"transaction.state.log.replication.factor": "3",
-                                       "transaction.state.log.min.isr": "2", "min.insync.replicas": "2",
-                                       "group.initial.rebalance.delay.ms": "0"})
-    view = ZooKeeperView(cluster.zk_connect)
-    try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
-    finally:
-        view.close()
+    cluster.start_brokers({"transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",
+                           "min.insync.replicas": "2", "group.initial.rebalance.delay.ms": "0"})
     create_topic(cluster, "lines", PARTITIONS)
     create_topic(cluster, "counts", PARTITIONS)
     apps = [WordCountApp(cluster.bootstrap, "word-count", "lines", "counts", tmp_path, name, replication_factor=3)

@@ -48,11 +48,9 @@ def _transaction(producer: Producer, topic: str, values: list[bytes], commit: bo
 
 @pytest.mark.cluster_timeout(240)
 def test_the_transaction_coordinator_killed_hands_its_ids_to_the_new_leader(cluster: Cluster) -> None:
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, SETTINGS)
+    cluster.start_brokers(SETTINGS)
     view = ZooKeeperView(cluster.zk_connect)
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         topic = "txn-out"
         create_topic(cluster, topic, partitions=TOPIC_PARTITIONS, configs={"min.insync.replicas": "2"})
         txn_id = "failover-" + uuid.uuid4().hex[:8]
@@ -94,12 +92,10 @@ def test_the_coordinator_killed_in_the_middle_of_a_commit_the_transaction_commit
     resumes: the new coordinator writes the remaining markers and every record of the transaction
     is committed, none left out."""
     settings = {**SETTINGS, **FAST_ISR}
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, settings)
+    cluster.start_brokers(settings)
     view = ZooKeeperView(cluster.zk_connect)
     stopped = None
     try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
         topic = "txn-mid"
         states = create_topic(cluster, topic, partitions=TOPIC_PARTITIONS, configs={"min.insync.replicas": "2"})
         txn_id = "mid-" + uuid.uuid4().hex[:8]
@@ -141,13 +137,7 @@ def test_java_clients_in_transaction_version_2_across_the_cluster(cluster: Clust
     aborts, writing to partitions led by every broker: their leaders add them to the transaction
     through the coordinator on another broker (AddPartitionsToTxn v4+ between brokers), and the
     group coordinator adds the offsets partition for TxnOffsetCommit v5."""
-    for node_id in (1, 2, 3):
-        cluster.start_broker(node_id, SETTINGS)
-    view = ZooKeeperView(cluster.zk_connect)
-    try:
-        view.wait_children("/brokers/ids", lambda ids: ids == ["1", "2", "3"])
-    finally:
-        view.close()
+    cluster.start_brokers(SETTINGS)
     source, target = f"copy-in-{uuid.uuid4().hex[:6]}", f"copy-out-{uuid.uuid4().hex[:6]}"
     create_topic(cluster, source, partitions=1)
     create_topic(cluster, target, partitions=TOPIC_PARTITIONS)
