@@ -112,7 +112,9 @@ class LocalMetadataStore:
             log.info("reading %s written by an earlier pykafkad: it is saved as nodes on the next change",
                      self.path)
             nodes = {path: (data, 0) for path, data in legacy_document.to_nodes(document).items()}
-        for path in sorted(nodes, key=lambda p: p.count("/")):
+        # In path order: a parent comes before its children, and each node's saved line is appended
+        # at the end of the ordered lines rather than inserted in the middle.
+        for path in sorted(nodes):
             data, version = nodes[path]
             self._make_parents(path)
             self._put(path, _Entry(data, version, False))
