@@ -23,7 +23,8 @@ def test_kafka_python_suite_allowlist_holds() -> None:
         [sys.executable, "-m", "compat_tests.suites.kafka_python.run", "--broker", "pykafkad"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=1200, check=False,
     )
-    tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
+    # Long enough for a failed test's captured DEBUG log (run.py), which says what the client saw.
+    tail = "\n".join((done.stdout + done.stderr).splitlines()[-400:])
     assert done.returncode == 0, f"run.py exited {done.returncode}:\n{tail}"
 
 

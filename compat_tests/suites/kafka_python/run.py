@@ -62,7 +62,10 @@ CONFIGS = {
 # Modules left out: they need a SASL or SSL listener the suite's fixtures configure themselves.
 LEFT_OUT = ("test_sasl_integration.py", "test_ssl_integration.py")
 SUITE_TIMEOUT_S = 1800.0
-PYTEST_REPORT = ["-v", "-rfEs", "-p", "no:cacheprovider"]
+# DEBUG: a failed test's report then carries kafka-python's own log of its metadata updates and
+# fetches (a consumer without a group_id saw nothing for 9 s, once in a loaded CI run, with nothing
+# in the broker's log to say why).
+PYTEST_REPORT = ["-v", "-rfEs", "-p", "no:cacheprovider", "--log-level=DEBUG"]
 PYTEST_INI = """\
 # Written by compat_tests/suites/kafka_python/run.py: the suite's own pytest settings (pyproject.toml,
 # not extracted) ask for pytest-timeout and DEBUG logging; the runner's plugin sets the deadline.
