@@ -9,6 +9,7 @@ with the same cluster id, topic ids, configs and records, and the file is then k
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient, ConfigResource
@@ -81,3 +82,29 @@ def test_a_metadata_file_of_an_earlier_pykafkad_starts_unchanged(broker_factory)
     assert next(iter(broker_configs.values())).result(timeout=30)["log.retention.ms"].value == "7200000"
     # The file is kept as znodes from the first change on (the controller epoch at start).
     assert json.loads(path.read_text())["format"] == "pykafkad-znodes/1"
+
+
+def test_topics_created_at_once_by_many_clients_all_survive_kill_9(broker_factory) -> None:
+    """The file is written off the event loop, one change at a time: CreateTopics from eight clients at
+    once, each answered, are all in the file after kill -9, with their partitions and configs, and
+    the file is whole JSON."""
+    broker = broker_factory("concurrent-creates")
+    names = [unique_topic(f"burst{i}") for i in range(40)]
+
+    def create(i: int) -> None:
+        create_topic(broker.bootstrap, names[i], partitions=1 + i % 3, config={"retention.ms": str(60000 + i)})
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(create, range(len(names))))
+    broker.kill9()
+
+    znodes = json.loads((broker.log_dir / METADATA_FILE).read_text())["znodes"]
+    for i, name in enumerate(names):
+        assert len(json.loads(znodes[f"/brokers/topics/{name}"]["data"])["partitions"]) == 1 + i % 3, name
+    broker.start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    listed = admin.list_topics(timeout=30).topics
+    assert all(len(listed[name].partitions) == 1 + i % 3 for i, name in enumerate(names))
+    described = admin.describe_configs([ConfigResource("topic", name) for name in names])
+    assert sorted(int(f.result(timeout=30)["retention.ms"].value) for f in described.values()) == \
+        [60000 + i for i in range(len(names))]
