@@ -33,7 +33,7 @@ REPO_ROOT = BENCH_DIR.parent
 
 PROFILES: dict[str, dict[str, Any]] = {
     # Every dimension of the issue appears at least once; `--profile matrix` runs the cross product.
-    "full": {"rounds": 2, "out": BENCH_DIR, "workloads": [
+    "full": {"rounds": 3, "out": BENCH_DIR, "workloads": [
         Throughput("java", 100, 1, "1", "none", 1_000_000),
         Throughput("java", 100, 8, "all", "lz4", 1_000_000),
         Throughput("java", 1024, 1, "all", "none", 200_000),
