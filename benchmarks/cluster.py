@@ -812,7 +812,7 @@ def main(argv: list[str]) -> int:
                         help="100 B acks=1 records (librdkafka); 0 leaves that workload out")
     parser.add_argument("--latency-seconds", type=float, default=10.0,
                         help="seconds of each end-to-end latency workload; 0 leaves them out")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of pykafkad then Kafka")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of pykafkad then Kafka")
     parser.add_argument("--brokers", default="pykafkad,kafka", help="comma-separated subset of pykafkad,kafka")
     parser.add_argument("--out", default=str(OUT_DIR), help="directory for results.json and the clusters' data")
     parser.add_argument("--results-md", default=str(RESULTS_MD), help="the RESULTS.md whose cluster section to write")
