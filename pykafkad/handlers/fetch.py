@@ -17,6 +17,7 @@ a consumer's request cannot use a follower's, nor a follower another's.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
@@ -157,6 +158,14 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             session = found
             changed = _update_session(session, body)
             body = {**body, "topics": _session_topics(session)}
+    # A follower's incremental fetch records the positions of the partitions it names; those of the
+    # rest of its session only now and then (their caught-up time), not on every fetch.
+    all_positions = True
+    if session is not None and replica_id >= 0:
+        now_ms = int(time.time() * 1000)
+        all_positions = now_ms >= session.positions_due_ms
+        if all_positions:
+            session.positions_due_ms = now_ms + broker.replicas.position_refresh_ms
     # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
     layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
     entries: list[FetchEntry] = []
@@ -180,11 +189,14 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 continue
             slots.append((part["partition"], len(entries)))
             told = None
+            unchanged = False
             if session is not None and (key := (_topic_key(wanted, by_id), part["partition"])) not in changed:
                 told = session.partitions[key].sent
+                unchanged = not all_positions
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
                                       part["current_leader_epoch"], part["partition_max_bytes"],
-                                      part.get("last_fetched_epoch", -1), told, part.get("log_start_offset", -1)))
+                                      part.get("last_fetched_epoch", -1), told, part.get("log_start_offset", -1),
+                                      not unchanged))
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
         layout.append((entry, slots))
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.

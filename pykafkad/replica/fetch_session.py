@@ -72,6 +72,9 @@ class FetchSession:
     # consumer's incremental fetches name nothing, and rebuilding thousands of them each time
     # was a tenth of what such a fetch cost.
     request_topics: list[dict[str, Any]] | None = None
+    # A follower's session: when (epoch ms) its next fetch records every partition's position, the
+    # ones its request leaves unchanged too (ReplicaManager.position_refresh_ms).
+    positions_due_ms: int = 0
 
     @property
     def privileged(self) -> bool:
