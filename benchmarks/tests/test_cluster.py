@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import cluster, report
+from benchmarks import cluster, kafka_dist, report
 from cluster_tests.zookeeper_server import ZOOKEEPER_LIB
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def test_the_cluster_section_is_replaced_in_place_and_survives_a_regenerated_rep
 
 
 @pytest.mark.skipif(not (shutil.which("java") and (ZOOKEEPER_LIB / "zookeeper-jute-3.9.4.jar").exists()
-                         and (REPO_ROOT / ".cache" / "bench" / "lib").is_dir()),
+                         and kafka_dist.LIB.is_dir()),
                     reason="needs java, `make zookeeper-deps` and the Kafka jars (`make bench-deps`)")
 def test_a_tiny_pykafkad_cluster_run_reports(tmp_path: Path) -> None:
     md = tmp_path / "RESULTS.md"
