@@ -3,8 +3,8 @@
 A follower's incremental fetch names only the partitions whose position changed; the leader records
 the positions of the others (their caught-up time, which keeps the follower in their ISR) only now
 and then (``ReplicaManager.position_refresh_ms``, a quarter of ``replica.lag.time.max.ms`` at most),
-not on every fetch, which was most of what a follower's fetch cost a leader of thousands of
-partitions.  Here one partition takes records for three times ``replica.lag.time.max.ms`` while the
+not on every fetch, which was about a quarter of what a follower's fetch cost a leader of
+thousands of partitions.  Here one partition takes records for three times ``replica.lag.time.max.ms`` while the
 partitions beside it on the same leaders take none: no quiet partition's ISR may change meanwhile,
 and acks=all with ``min.insync.replicas=3`` must still be taken on each of them afterwards.
 """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from benchmarks import machine_speed
 
 
@@ -13,9 +15,9 @@ def test_a_sample_times_both_jobs_and_both_hops() -> None:
 
 
 def test_a_quiet_hop_waits_between_messages() -> None:
-    started = machine_speed.time.perf_counter()
+    started = time.perf_counter()
     assert machine_speed.hop_us(0.02, hops=5) > 0
-    assert machine_speed.time.perf_counter() - started >= 5 * 0.02
+    assert time.perf_counter() - started >= 5 * 0.02
 
 
 def test_the_report_line_gives_each_figures_median_and_range() -> None:

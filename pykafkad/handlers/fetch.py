@@ -189,14 +189,14 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
                 continue
             slots.append((part["partition"], len(entries)))
             told = None
-            unchanged = False
+            position_changed = True
             if session is not None and (key := (_topic_key(wanted, by_id), part["partition"])) not in changed:
                 told = session.partitions[key].sent
-                unchanged = not all_positions
+                position_changed = all_positions
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
                                       part["current_leader_epoch"], part["partition_max_bytes"],
                                       part.get("last_fetched_epoch", -1), told, part.get("log_start_offset", -1),
-                                      not unchanged))
+                                      position_changed))
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
         layout.append((entry, slots))
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.
