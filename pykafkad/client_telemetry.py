@@ -24,8 +24,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.metrics.v1 import metrics_pb2
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -147,6 +145,10 @@ class ClientTelemetry:
             # The client is closing: its series leave with it.
             del self.instances[instance_id]
             return
+        # protobuf and the OpenTelemetry messages are about 70 ms of a broker's start: loaded at the
+        # first push.
+        from google.protobuf.message import DecodeError
+
         try:
             series = _decode(metrics)
         except DecodeError as e:
@@ -203,6 +205,8 @@ def prometheus_name(name: str) -> str:
 
 def _decode(payload: bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """The latest value of each gauge and sum data point of an OpenTelemetry ``MetricsData``."""
+    from opentelemetry.proto.metrics.v1 import metrics_pb2
+
     data = metrics_pb2.MetricsData()
     data.ParseFromString(payload)
     series: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}

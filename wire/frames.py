@@ -35,11 +35,8 @@ class RequestHeader(NamedTuple):
 
 _decoders: dict[tuple[int, int, bool], StructDecoder] = {}
 _encoders: dict[tuple[int, int, bool], StructEncoder] = {}
-_flexible_request_header: dict[tuple[int, int], bool] = {
-    (api.api_key, version): api.request_header_version(version) == 2
-    for api in APIS.values()
-    for version in range(api.valid.low, api.valid.high + 1)
-}
+# Filled as (api key, version) pairs are first seen, known ones only, so that made-up keys cannot grow it.
+_flexible_request_header: dict[tuple[int, int], bool] = {}
 _request_header_encoders = {v: message_encoder(REQUEST_HEADER, v) for v in (1, 2)}
 _response_header_decoders = {v: message_decoder(RESPONSE_HEADER, v) for v in (0, 1)}
 _response_header_encoders = {v: message_encoder(RESPONSE_HEADER, v) for v in (0, 1)}
@@ -95,7 +92,10 @@ def _decode_body(
 def _request_header_is_flexible(api_key: int, api_version: int) -> bool:
     """Whether a request uses header v2; unknown apis and versions are read as v1."""
     api = APIS.get(api_key)
-    return api is not None and api_version in api.valid and api.request_header_version(api_version) == 2
+    if api is None or api_version not in api.valid:
+        return False
+    flexible = _flexible_request_header[(api_key, api_version)] = api.request_header_version(api_version) == 2
+    return flexible
 
 
 def decode_request_header(frame: bytes | memoryview) -> RequestHeader:

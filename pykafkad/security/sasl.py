@@ -17,8 +17,6 @@ import re
 import time
 from collections.abc import Callable
 
-from scramp import ScramException, ScramMechanism
-
 from pykafkad.config import BrokerConfig
 from pykafkad.security import oauthbearer, scram_credentials
 
@@ -163,6 +161,9 @@ class SaslSession:
         return b""
 
     def _scram(self, token: bytes) -> bytes:
+        # scramp (with asn1crypto) is about 35 ms of a broker's start; only SCRAM listeners need it.
+        from scramp import ScramException, ScramMechanism
+
         assert self.mechanism is not None
         try:
             if self._scram_server is None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from scramp import ScramClient, ScramException
-
 from pykafkad.config import BrokerConfig, ConfigError
 from pykafkad.security.sasl import jaas_options
 
@@ -35,6 +33,9 @@ class SaslClient:
         if self.mechanism == "PLAIN":
             await self._step(request, b"\x00" + self.username.encode() + b"\x00" + self.password.encode())
             return
+        # Imported here: scramp is about 35 ms of a broker's start, and most links use no SCRAM.
+        from scramp import ScramClient, ScramException
+
         client = ScramClient([self.mechanism], self.username, self.password)
         try:
             client.set_server_first((await self._step(request, client.get_client_first().encode())).decode())

@@ -156,26 +156,21 @@ def render_headers_module(kafka_version: str, request: MessageSchema, response: 
 
 
 def render_registry(kafka_version: str, modules: dict[int, str]) -> str:
-    """Source of ``wire/messages/__init__.py``: imports every API module and builds ``APIS``."""
+    """Source of ``wire/messages/__init__.py``: ``APIS``, which imports each API's module when first asked."""
     lines = [
         banner(kafka_version),
         f'"""APIs defined by kafka-clients {kafka_version}: ``APIS`` maps api key to schema."""',
         "",
-        "from wire.messages import (",
-    ]
-    lines += [f"{INDENT}{m}," for m in sorted(modules.values())]
-    lines += [
-        ")",
+        "from wire.api_registry import ApiRegistry",
         "from wire.messages.headers import REQUEST_HEADER, RESPONSE_HEADER",
-        "from wire.schema import ApiSchema",
         "",
         f"KAFKA_VERSION = {_str(kafka_version)}",
         "",
-        "APIS: dict[int, ApiSchema] = {",
+        "APIS = ApiRegistry(__name__, {",
     ]
-    lines += [f"{INDENT}{key}: {modules[key]}.API," for key in sorted(modules)]
+    lines += [f"{INDENT}{key}: {_str(modules[key])}," for key in sorted(modules)]
     lines += [
-        "}",
+        "})",
         "",
         '__all__ = ["APIS", "KAFKA_VERSION", "REQUEST_HEADER", "RESPONSE_HEADER"]',
     ]
