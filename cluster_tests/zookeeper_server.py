@@ -35,8 +35,11 @@ class ZooKeeperServer:
     # Run in the child before ZooKeeper's JVM starts (a harness makes it die with its parent).
     preexec_fn: Callable[[], None] | None = None
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, max_request_bytes: int | None = None) -> None:
+        """``max_request_bytes`` is ZooKeeper's ``jute.maxbuffer``; None leaves its default (1 MB), as
+        an operator's ZooKeeper has it."""
         self.data_dir = Path(data_dir)
+        self.max_request_bytes = max_request_bytes
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.log_path = self.data_dir.parent / "zookeeper.log"
@@ -51,8 +54,7 @@ class ZooKeeperServer:
         config.write_text(
             f"tickTime={TICK_MS}\ndataDir={self.data_dir}\nclientPort={self.port}\n"
             f"clientPortAddress=127.0.0.1\nmaxSessionTimeout=60000\n4lw.commands.whitelist=ruok\n"
-            # A topic of thousands of partitions is created in one multi-op request.
-            "jute.maxbuffer=16777216\n"
+            + ("" if self.max_request_bytes is None else f"jute.maxbuffer={self.max_request_bytes}\n")
         )
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(

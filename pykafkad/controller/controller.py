@@ -1,7 +1,8 @@
 """The controller: the one place topics are created, deleted, given more partitions and configured.
 
 It checks each request as Kafka's controller does (names, counts, replica assignments, configs)
-and writes the change as Kafka's znodes through the metadata store, in one all-or-none commit; then
+and writes the change as Kafka's znodes through the metadata store, in one all-or-none commit (a
+topic too large for one request takes several, ``topic_node_writes.py``); then
 it waits until this broker's metadata cache shows it, so the answer never runs ahead of Metadata.
 The replica manager hears of the new partition states from the cache (Kafka's LeaderAndIsr).  The
 logs this broker will host are opened first, on a worker thread, and handed to the log manager
@@ -25,6 +26,7 @@ import trio
 from pykafkad.config import BrokerConfig
 from pykafkad.config_changes import warn_accepted_only
 from pykafkad.controller.replica_placement import assign_replicas, manual_assignment_problem
+from pykafkad.controller.topic_node_writes import add_partition_nodes, create_topic_nodes, delete_topic_nodes
 from pykafkad.errors import KafkaError
 from pykafkad.log.manager import LogManager
 from pykafkad.metadata import features, znodes
@@ -38,6 +40,7 @@ from pykafkad.metadata.store import (
     NotEmptyError,
     Op,
     SetData,
+    StoreUnavailableError,
 )
 from pykafkad.metadata.znodes import PartitionState
 from pykafkad.replica.replica_manager import ReplicaManager
@@ -143,7 +146,7 @@ class Controller:
                 self.logs.creating[name] = topic_id
                 self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
                 try:
-                    await self.store.commit(nodes)
+                    split = await create_topic_nodes(self.store, name, nodes[:3], nodes[3:])
                 except BaseException as e:
                     # The topic was not written: the new logs belong to nothing and must not stay open.
                     # (Another broker's topic of the name, written first, got logs of its own: see
@@ -151,23 +154,29 @@ class Controller:
                     _close_all(self.logs.unregister(name, hosted))
                     if isinstance(e, NodeExistsError):
                         raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.") from None
+                    if isinstance(e, StoreUnavailableError):
+                        raise _unconfirmed(f"the creation of topic '{name}'", e) from None
                     raise
                 finally:
                     self.logs.creating.pop(name, None)
-                await self.metadata.wait_for(lambda: self._shows(name, topic_id))
+                await self.metadata.wait_for(lambda: self._shows(name, topic_id, whole=split))
                 topic = self.metadata.topics[name]
                 log.info("created topic %s with %d partition(s), id %s", name, num_partitions, topic_id)
                 return topic
         finally:
             self._topics_being_created.discard(name)
 
-    def _shows(self, name: str, topic_id: uuid.UUID) -> bool:
+    def _shows(self, name: str, topic_id: uuid.UUID, whole: bool = False) -> bool:
+        """Whether the cache shows the topic ``topic_id`` (``whole``: with every partition's state,
+        which a topic written in several commits may not have at first)."""
         topic = self.metadata.topics.get(name)
-        return topic is not None and topic.topic_id == topic_id
+        return (topic is not None and topic.topic_id == topic_id
+                and (not whole or all(p.leader >= 0 for p in topic.partitions)))
 
     def _new_topic_nodes(self, name: str, topic_id: uuid.UUID, replicas: list[list[int]],
                          configs: dict[str, str]) -> list[Op]:
-        """A topic's nodes, configs first as Kafka writes them; every partition led by its first replica."""
+        """A topic's nodes, configs first as Kafka writes them; every partition led by its first replica.
+        The topic's own three come first, then two for each partition."""
         ops: list[Op] = [
             Create(znodes.topic_config_path(name), znodes.encode_config(configs)),
             Create(znodes.topic_path(name), znodes.encode_assignment(topic_id, replicas)),
@@ -274,7 +283,12 @@ class Controller:
                                  "This server does not host this topic-partition.")
             if not self.config["delete.topic.enable"]:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
-            await self.store.commit(self._topic_nodes_to_delete(topic))
+            try:
+                await delete_topic_nodes(self.store, name, [p.index for p in topic.partitions],
+                                         [Delete(znodes.partitions_path(name)), Delete(znodes.topic_path(name)),
+                                          Delete(znodes.topic_config_path(name))])
+            except StoreUnavailableError as e:
+                raise _unconfirmed(f"the deletion of topic '{name}'", e) from None
             # The cache drops the topic and the replica manager stops serving it.
             await self.metadata.wait_for(lambda: self.metadata.topics.get(name) is not topic)
             # After the metadata: a commit racing with this sees the topic gone and is refused.
@@ -322,16 +336,17 @@ class Controller:
             # Holding the turn, nothing added partitions to or deleted this topic meanwhile; the
             # assignment is written only if nobody else changed it since it was read.
             try:
-                await self.store.commit([
+                await add_partition_nodes(
+                    self.store, self._new_partition_nodes(name, replicas, current),
                     # A reassignment under way keeps its adding and removing replicas.
                     SetData(znodes.topic_path(name),
                             znodes.encode_assignment(topic.topic_id, replicas, assignment.adding,
                                                      assignment.removing),
-                            version=node.version),
-                    *self._new_partition_nodes(name, replicas, current),
-                ])
-            except BaseException:
+                            version=node.version))
+            except BaseException as e:
                 _close_all(self.logs.unregister(name, hosted))
+                if isinstance(e, StoreUnavailableError):
+                    raise _unconfirmed(f"the new partitions of topic '{name}'", e) from None
                 raise
             await self.metadata.wait_for(lambda: len(topic.partitions) >= count)
             # Its configs may have changed while the logs were opened (AlterConfigs does not wait).
@@ -350,15 +365,6 @@ class Controller:
 
     def _racks(self) -> dict[int, str | None]:
         return {b.node_id: b.rack for b in self.metadata.brokers.values()}
-
-    def _topic_nodes_to_delete(self, topic: TopicInfo) -> list[Op]:
-        name = topic.name
-        ops: list[Op] = []
-        for p in topic.partitions:
-            ops += [Delete(znodes.partition_state_path(name, p.index)), Delete(znodes.partition_path(name, p.index))]
-        ops += [Delete(znodes.partitions_path(name)), Delete(znodes.topic_path(name)),
-                Delete(znodes.topic_config_path(name))]
-        return ops
 
     async def _put(self, path: str, data: bytes) -> int:
         """Write ``data`` to ``path``, creating the node if it is missing; its new version."""
@@ -494,6 +500,12 @@ def _close_all(opened: list) -> None:
             plog.close()
         except Exception:  # noqa: BLE001 - the change's own error is the one to report
             log.exception("closing an unused partition log %s failed", plog.dir)
+
+
+def _unconfirmed(change: str, e: StoreUnavailableError) -> KafkaError:
+    """A change the metadata store may or may not have taken: the client should look, then retry."""
+    return KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"The metadata store did not confirm {change} ({e}); "
+                                                   "look whether it happened before trying again.")
 
 
 async def _while_opening(open_logs: Callable[..., list], args: tuple, build: Callable[[], list[Op]]

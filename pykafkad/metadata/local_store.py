@@ -166,6 +166,9 @@ class LocalMetadataStore:
         else:
             await self.commit([Delete(path, version)])
 
+    def commits_for(self, ops: list[Op]) -> list[list[Op]]:
+        return [ops]
+
     async def commit(self, ops: list[Op]) -> None:
         """All or none: every op is checked against the state the earlier ones leave, then applied."""
         async with self._writes:

@@ -10,7 +10,9 @@ cost; one that missed a write (two writes merged into one watch event, a lost se
 every state of the topic.
 
 Creating a topic or its new partitions writes no notice: a cache reads a partition's first state
-when it reads the assignment that adds it.
+when it reads the assignment that adds it.  A topic too large for one request is created in
+several commits and then given an empty notice, which makes every cache read all its states
+(``controller/topic_node_writes.py``).
 """
 
 from __future__ import annotations

@@ -122,6 +122,10 @@ class MetadataStore(Protocol):
     async def commit(self, ops: list[Op]) -> None:
         """Apply ``ops`` all or none, in order; raises the error of the first that fails."""
 
+    def commits_for(self, ops: list[Op]) -> list[list[Op]]:
+        """``ops`` cut, in order, into commits that each fit one request to the engine: one commit
+        unless they are larger than that (ZooKeeper refuses a request over ``jute.maxbuffer``)."""
+
     async def watch_data(self, path: str, callback: DataCallback) -> Watch:
         """Call ``callback`` with ``path``'s node (None when absent) now and after each change."""
 

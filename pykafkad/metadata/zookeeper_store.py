@@ -69,6 +69,11 @@ log = logging.getLogger(__name__)
 _READS_PER_REQUEST = 1000
 # After the connection dropped under a read, the wait before it is sent again.
 _READ_AGAIN_S = 0.1
+# ZooKeeper drops the connection that sends a request larger than its jute.maxbuffer (1 MB unless
+# raised on every server): a commit larger than this is cut into several requests.  Each op is
+# counted with its path (chroot included), its data and an allowance for its header and ACL.
+MAX_COMMIT_BYTES = 768 * 1024
+_OP_ALLOWANCE_BYTES = 64
 
 # kazoo's exceptions as the store's.
 _ERRORS: list[tuple[type[Exception], type[StoreError]]] = [
@@ -237,6 +242,21 @@ class ZooKeeperMetadataStore:
 
     async def delete(self, path: str, version: int = -1, recursive: bool = False) -> None:
         await self._call(self._zk.delete, path, version=version, recursive=recursive)
+
+    def commits_for(self, ops: list[Op]) -> list[list[Op]]:
+        _hosts, slash, chroot = self.connect.partition("/")
+        root = len((slash + chroot).rstrip("/").encode())
+        commits: list[list[Op]] = [[]]
+        size = 0
+        for op in ops:
+            data = op.data if isinstance(op, (Create, SetData)) else b""
+            op_bytes = _OP_ALLOWANCE_BYTES + root + len(op.path.encode()) + len(data)
+            if commits[-1] and size + op_bytes > MAX_COMMIT_BYTES:
+                commits.append([])
+                size = 0
+            commits[-1].append(op)
+            size += op_bytes
+        return commits
 
     async def commit(self, ops: list[Op]) -> None:
         def run() -> list:
