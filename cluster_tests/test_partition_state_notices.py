@@ -24,7 +24,7 @@ from pykafkad.metadata.cluster_metadata import ClusterMetadata
 from pykafkad.metadata.local_store import LocalMetadataStore
 from pykafkad.metadata.model import PartitionInfo, TopicInfo
 from pykafkad.metadata.partition_state_writes import state_writes, write_state
-from pykafkad.metadata.store import BadVersionError, Create, MetadataStore, Op
+from pykafkad.metadata.store import BadVersionError, Create, MetadataStore, Op, SetData
 from pykafkad.metadata.znodes import PartitionState
 from pykafkad.metadata.zookeeper_store import ZooKeeperMetadataStore
 
@@ -126,5 +126,42 @@ def test_a_write_of_several_states_is_read_with_its_partitions_named(sessions: S
         notice = await writer.get(znodes.partitions_path("t"))
         assert notice is not None and znodes.decode_state_notice(notice.data) == {
             i: (PartitionState(2, 1, [2, 3], 1), 1) for i in (1, 4, 7)}
+
+    _run(sessions, body)
+
+
+def test_a_new_topic_is_shown_from_its_creation_notice_and_added_partitions_are_read(sessions: Sessions) -> None:
+    """The controller writes a new topic's ``partitions`` node with the states it creates: a cache
+    shows the topic from it without reading a state node, and reads only the partitions added
+    after (their assignment names them; the node, unchanged, still covers the first ten)."""
+    async def body(writer: MetadataStore, cache: ClusterMetadata, reported: list) -> None:
+        read: list[str] = []
+        read_many = cache.store.read_many
+
+        async def counted(paths: list[str]) -> list:
+            read.extend(paths)
+            return await read_many(paths)
+
+        cache.store.read_many = counted  # type: ignore[method-assign]
+        ops = _topic_nodes("t", 10)
+        ops[2] = Create(znodes.partitions_path("t"), znodes.encode_created_notice(1, [[1, 2, 3]] * 10))
+        await writer.commit(ops)
+        await cache.wait_for(lambda: "t" in cache.topics and len(cache.topics["t"].partitions) == 10)
+        assert all((p.leader, p.leader_epoch, p.isr, p.controller_epoch, p.state_version) == (1, 0, [1, 2, 3], 1, 0)
+                   for p in cache.topics["t"].partitions)
+        assert not [p for p in read if p.startswith(znodes.partitions_path("t"))]
+
+        topic_id = cache.topics["t"].topic_id
+        added: list[Op] = []
+        for index in range(10, 15):
+            added.append(Create(znodes.partition_path("t", index), b""))
+            added.append(Create(znodes.partition_state_path("t", index),
+                                znodes.encode_partition_state(PartitionState(2, 0, [2, 3, 1], 1))))
+        await writer.commit([*added, SetData(znodes.topic_path("t"),
+                                             znodes.encode_assignment(topic_id, [[1, 2, 3]] * 10 + [[2, 3, 1]] * 5))])
+        await cache.wait_for(lambda: len(cache.topics["t"].partitions) == 15)
+        assert [p.leader for p in cache.topics["t"].partitions] == [1] * 10 + [2] * 5
+        assert sorted(p for p in read if p.startswith(znodes.partitions_path("t"))) == sorted(
+            znodes.partition_state_path("t", i) for i in range(10, 15))
 
     _run(sessions, body)

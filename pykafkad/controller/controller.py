@@ -140,13 +140,17 @@ class Controller:
                 while topic_id in self.metadata.topics_by_id or topic_id.int == 0:
                     topic_id = uuid.uuid4()
                 paths = self.logs.plan_new(name, hosted)
+                # One epoch for the state nodes and the creation notice, which must say the same.
+                epoch = self.metadata.controller_epoch
                 opened, nodes = await _while_opening(
                     self.logs.open_new, (paths, settings, topic_id),
-                    lambda: self._new_topic_nodes(name, topic_id, replicas, clean_configs))
+                    lambda: self._new_topic_nodes(name, topic_id, replicas, clean_configs, epoch))
                 self.logs.creating[name] = topic_id
                 self.logs.register(name, dict(zip(hosted, opened, strict=True)), settings)
                 try:
-                    split = await create_topic_nodes(self.store, name, nodes[:3], nodes[3:])
+                    split = await create_topic_nodes(
+                        self.store, name, nodes[:2],
+                        znodes.encode_created_notice(epoch, replicas), nodes[2:])
                 except BaseException as e:
                     # The topic was not written: the new logs belong to nothing and must not stay open.
                     # (Another broker's topic of the name, written first, got logs of its own: see
@@ -174,22 +178,23 @@ class Controller:
                 and (not whole or all(p.leader >= 0 for p in topic.partitions)))
 
     def _new_topic_nodes(self, name: str, topic_id: uuid.UUID, replicas: list[list[int]],
-                         configs: dict[str, str]) -> list[Op]:
-        """A topic's nodes, configs first as Kafka writes them; every partition led by its first replica.
-        The topic's own three come first, then two for each partition."""
+                         configs: dict[str, str], controller_epoch: int) -> list[Op]:
+        """A topic's nodes but its ``partitions`` node, configs first as Kafka writes them; every
+        partition led by its first replica.  The topic's own two come first, then two for each
+        partition."""
         ops: list[Op] = [
             Create(znodes.topic_config_path(name), znodes.encode_config(configs)),
             Create(znodes.topic_path(name), znodes.encode_assignment(topic_id, replicas)),
-            Create(znodes.partitions_path(name), b""),
         ]
-        ops += self._new_partition_nodes(name, replicas, 0)
+        ops += self._new_partition_nodes(name, replicas, 0, controller_epoch)
         return ops
 
-    def _new_partition_nodes(self, name: str, replicas: list[list[int]], first: int) -> list[Op]:
+    def _new_partition_nodes(self, name: str, replicas: list[list[int]], first: int,
+                             controller_epoch: int | None = None) -> list[Op]:
+        epoch = self.metadata.controller_epoch if controller_epoch is None else controller_epoch
         ops: list[Op] = []
         for index, assigned in enumerate(replicas[first:], start=first):
-            state = PartitionState(leader=assigned[0], leader_epoch=0, isr=list(assigned),
-                                   controller_epoch=self.metadata.controller_epoch)
+            state = PartitionState(leader=assigned[0], leader_epoch=0, isr=list(assigned), controller_epoch=epoch)
             ops.append(Create(znodes.partition_path(name, index), b""))
             ops.append(Create(znodes.partition_state_path(name, index), znodes.encode_partition_state(state)))
         return ops

@@ -6,8 +6,9 @@ one commit is one request, and the server drops the connection of a request larg
 not be created in one commit.  Such a change is written in several commits, ordered so that no
 broker acts on half of it (``MetadataStore.commits_for`` says where to cut):
 
-- *Creating a topic*: the first commit makes the topic (its config, its assignment, its empty
-  ``partitions`` node) with as many partitions as fit, the next ones make the rest, and the last
+- *Creating a topic*: the first commit makes the topic (its config, its assignment, its
+  ``partitions`` node, empty rather than holding the states it is created with) with as many
+  partitions as fit, the next ones make the rest, and the last
   rewrites the ``partitions`` node.  That rewrite carries no states, so every broker reads all the
   topic's states again (``ClusterMetadata._states_announced``); one that read them between two
   commits held the missing ones as leaderless meanwhile, as Kafka shows a new topic's partitions
@@ -27,19 +28,23 @@ import contextlib
 import logging
 
 from pykafkad.metadata import znodes
-from pykafkad.metadata.store import Delete, MetadataStore, NoNodeError, Op, SetData, StoreError
+from pykafkad.metadata.store import Create, Delete, MetadataStore, NoNodeError, Op, SetData, StoreError
 
 log = logging.getLogger(__name__)
 
 
-async def create_topic_nodes(store: MetadataStore, name: str, head: list[Op], partitions: list[Op]) -> bool:
-    """Write a new topic: ``head`` (its own nodes, ``partitions`` node included) then ``partitions``
-    (each partition's nodes).  Whether it took several commits; the first one's error (such as
-    NodeExistsError) is raised as it is, with nothing written."""
-    commits = store.commits_for(head + partitions)
+async def create_topic_nodes(store: MetadataStore, name: str, head: list[Op], notice: bytes,
+                             partitions: list[Op]) -> bool:
+    """Write a new topic: ``head`` (its config and assignment), its ``partitions`` node holding
+    ``notice`` (the states it is created with), then ``partitions`` (each partition's nodes).
+    Whether it took several commits; the first one's error (such as NodeExistsError) is raised as
+    it is, with nothing written."""
+    commits = store.commits_for([*head, Create(znodes.partitions_path(name), notice), *partitions])
     if len(commits) == 1:
         await store.commit(commits[0])
         return False
+    # The notice would hold states not all written yet: the node starts empty instead.
+    commits = store.commits_for([*head, Create(znodes.partitions_path(name), b""), *partitions])
     await store.commit(commits[0])
     try:
         for ops in commits[1:]:

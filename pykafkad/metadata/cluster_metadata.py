@@ -503,7 +503,14 @@ class ClusterMetadata:
             return  # the topic is going: the children watch removes it
         written = znodes.decode_state_notice(node.data)
         previous, nodes.notice_version = nodes.notice_version, node.version
-        if previous is None:
+        if previous is None and node.version == 0 and written is not None:
+            # The node as the topic's creation wrote it: no state was written since (each write
+            # rewrites this node), so the states it was created with are the state nodes' own.
+            # Partitions added after the creation are read.
+            count = len(nodes.replicas)
+            self._apply_states(name, nodes, {i: s for i, s in written.items() if i < count})
+            await self._read_states(name, nodes, [i for i in range(count) if i not in written])
+        elif previous is None:
             await self._read_states(name, nodes, list(range(len(nodes.replicas))))
         elif written is not None and node.version == previous + 1:
             if nodes.full_read_due:
