@@ -17,9 +17,9 @@ a consumer's request cannot use a follower's, nor a follower another's.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
+from pykafkad.clock import now_ms
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
@@ -162,10 +162,10 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     # rest of its session only now and then (their caught-up time), not on every fetch.
     all_positions = True
     if session is not None and replica_id >= 0:
-        now_ms = int(time.time() * 1000)
-        all_positions = now_ms >= session.positions_due_ms
+        now = now_ms()
+        all_positions = now >= session.positions_due_ms
         if all_positions:
-            session.positions_due_ms = now_ms + broker.replicas.position_refresh_ms
+            session.positions_due_ms = now + broker.replicas.position_refresh_ms
     # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
     layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
     entries: list[FetchEntry] = []
