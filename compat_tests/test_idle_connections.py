@@ -4,6 +4,8 @@ after the close and goes on working."""
 
 from __future__ import annotations
 
+import socket
+import struct
 import time
 import uuid
 from collections.abc import Iterator
@@ -64,6 +66,21 @@ def test_silent_connection_is_closed_and_a_busy_one_is_not(idle_broker: MetricsB
         assert busy.api_versions()[0] == 0
     assert value(idle_broker.scrape(), "kafka_server_socketservermetrics_connection_close_total",
                  listener="PLAINTEXT") >= closed_before + 1
+
+
+def test_connection_silent_inside_a_frame_is_closed(idle_broker: MetricsBroker) -> None:
+    """A client that stops part way through a request (its size and a few bytes of it sent) is as
+    idle as a silent one: closed, and not before connections.max.idle.ms."""
+    with socket.create_connection(("127.0.0.1", idle_broker.broker.port), timeout=CLOSE_DEADLINE_S) as sock:
+        sent = time.monotonic()
+        sock.sendall(struct.pack(">i", 100) + b"\x00\x12\x00")
+        try:
+            data = sock.recv(1)
+        except ConnectionResetError:
+            data = b""
+        waited = time.monotonic() - sent
+    assert data == b"", f"the broker answered a third of a frame with {data!r}"
+    assert waited >= IDLE_MS / 1000 * 0.9, f"closed after {waited:.2f}s, before connections.max.idle.ms={IDLE_MS}"
 
 
 def test_client_reconnects_after_idle_close(idle_broker: MetricsBroker) -> None:

@@ -265,14 +265,14 @@ class EffectiveConfig:
 
 
 
-def _broker_value(broker: BrokerConfig, name: str, in_ms: bool) -> tuple[str | None, ConfigSource] | None:
-    """A broker key's value, in its own unit (as a synonym shows it) or in the topic config's ms."""
+def _broker_value(broker: BrokerConfig, name: str, in_ms: bool) -> str | None:
+    """A broker key's value as a string, in its own unit or (``in_ms``) in the topic config's ms."""
     value = broker[name]
     if value is None:
         return None
     if in_ms and name in _BROKER_UNIT_MS:
         value = value * _BROKER_UNIT_MS[name]
-    return render_value(value), ConfigSource[broker.source_of(name)]
+    return render_value(value)
 
 
 def effective_topic_configs(overrides: dict[str, str], broker: BrokerConfig) -> list[EffectiveConfig]:
@@ -312,7 +312,7 @@ def topic_setting(overrides: dict[str, str], broker: BrokerConfig, name: str) ->
     for broker_key in key.broker_synonyms:
         found = _broker_value(broker, broker_key, in_ms=True)
         if found is not None:
-            return found[0]
+            return found
     return key.default
 
 

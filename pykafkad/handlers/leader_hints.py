@@ -39,6 +39,8 @@ class LeaderHints:
         return {"leader_id": partition.leader, "leader_epoch": partition.leader_epoch}
 
     def node_endpoints(self) -> list[dict[str, Any]]:
+        if not self.leaders:
+            return []
         brokers = self.broker.metadata.brokers
         found = [(b, b.endpoint(self.listener)) for b in (brokers[n] for n in sorted(self.leaders) if n in brokers)]
         return [{"node_id": b.node_id, "host": e[0], "port": e[1], "rack": b.rack} for b, e in found if e is not None]

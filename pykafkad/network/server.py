@@ -347,13 +347,28 @@ class Server:
                 async with trio.open_nursery() as acceptors:
                     for spec, lst in listeners:
                         acceptors.start_soon(self._accept_loop, spec, lst, broker, connections)
+                    acceptors.start_soon(self._expire_idle_connections)
                     task_status.started(self)
             # Accepting has stopped: close idle connections, give busy ones time to finish
             # (or until another signal).
             broker.begin_shutdown()
             for conn in list(self.connections):
-                conn.idle_scope.cancel()
+                conn.stop_waiting()
             connections.cancel_scope.deadline = trio.current_time() + SHUTDOWN_GRACE_S
+
+    async def _expire_idle_connections(self) -> None:
+        """Close the plain connections idle for connections.max.idle.ms, as Kafka's Selector expires
+        idle channels: a sweep every tenth of that (at most a second apart), so a connection goes
+        at most that much later than its limit."""
+        max_idle_ms = self.config["connections.max.idle.ms"]
+        if max_idle_ms < 0:
+            return
+        tick = min(1.0, max(0.01, max_idle_ms / 10_000))
+        while True:
+            await trio.sleep(tick)
+            now = trio.current_time()
+            for conn in self.connections:
+                conn.expire_if_idle(now)
 
     async def _on_signals(self, signals: AsyncIterator[int]) -> None:
         """The first signal stops the broker: at once while it starts, after a controlled shutdown

@@ -9,8 +9,7 @@ worker thread) then still wakes the waiter.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 import trio
 
@@ -50,14 +49,23 @@ class Waiter:
             await self._event.wait()
 
 
-@contextmanager
-def parked_on(watchers: Iterable[Watchers]) -> Iterator[Waiter]:
-    event = trio.Event()
-    parked = list(watchers)
-    for w in parked:
-        w.add(event)
-    try:
-        yield Waiter(event)
-    finally:
-        for w in parked:
+class parked_on:  # noqa: N801 - used as a function: ``with parked_on(watchers) as waiter``
+    """One event parked on each of ``watchers`` for the block's duration, as a Waiter.  A class,
+    not a generator: it is entered on every long-poll pass and acks=all produce."""
+
+    __slots__ = ("_parked", "_event")
+
+    def __init__(self, watchers: Iterable[Watchers]) -> None:
+        self._parked = list(watchers)
+        self._event = trio.Event()
+
+    def __enter__(self) -> Waiter:
+        event = self._event
+        for w in self._parked:
+            w.add(event)
+        return Waiter(event)
+
+    def __exit__(self, *exc: object) -> None:
+        event = self._event
+        for w in self._parked:
             w.discard(event)
