@@ -183,18 +183,26 @@ class Connection:
 
     async def _receive_some(self, max_bytes: int) -> bytes:
         """Up to ``max_bytes`` from the client (b"" at EOF).  A plain socket is read directly: the
-        task yields only when it has to wait for the client, and its idle expiry is the server's
+        task yields once per read (trio's receive_some yields twice), and its idle expiry is the server's
         sweep (``expire_if_idle``), not a cancel scope per request (together about a tenth of a
         small request's CPU)."""
         if self._fd < 0:
             return await self.stream.receive_some(max_bytes)
+        waited = False
         while True:
             try:
-                return os.read(self._fd, max_bytes)
+                data = os.read(self._fd, max_bytes)
             except BlockingIOError:
                 await self._wait_readable()
+                waited = True
+                continue
             except OSError as e:
                 raise trio.BrokenResourceError(str(e)) from e
+            if not waited:
+                # A client whose requests are always there already (pipelined) must not keep the
+                # event loop from the other connections.
+                await trio.lowlevel.checkpoint()
+            return data
 
     async def _wait_readable(self) -> None:
         """Wait for the client's next bytes on the plain socket.  ``expire_if_idle`` and
@@ -282,9 +290,12 @@ class Connection:
             return await sock.recv_into(view, len(view))
         while True:
             try:
-                return os.readv(self._fd, [view])
+                got = os.readv(self._fd, [view])
             except BlockingIOError:
                 await self._wait_readable()
+                continue
+            await trio.lowlevel.checkpoint()
+            return got
 
     async def _next_frame(self) -> bytearray | None:
         if not await self._fill(4):
