@@ -1,7 +1,8 @@
 """Compiling schemas into decoders and encoders.
 
 :func:`compile_decoder` and :func:`compile_encoder` turn one :class:`~wire.schema.Struct` at one version
-into a chain of closures, once; the per-message work is then only running the chain.  Runs of adjacent
+into one Python function, once: its source is written from the schema (a line per field, calling the
+field's reader or writer) and compiled, so the per-message work is one call per field.  Runs of adjacent
 fixed-width fields are merged into a single ``struct.Struct`` so they are read or written in one call.
 
 Decoded structs are dicts holding *every* field of the struct: fields absent from the version (and tagged
@@ -118,51 +119,6 @@ def _array_reader(ftype: ArrayOf, version: int, flexible: bool, compact: bool, n
     return read_array
 
 
-def _fixed_run_decoder(names: list[str], formats: list[str]) -> _DecodeStep:
-    layout = struct.Struct(">" + "".join(formats))
-    unpack_from = layout.unpack_from
-    size = layout.size
-    if len(names) == 1:
-        (name,) = names
-
-        def read_one(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-            d[name] = unpack_from(buf, pos)[0]
-            return pos + size
-
-        return read_one
-    if len(names) == 2:
-        first, second = names
-
-        def read_two(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-            d[first], d[second] = unpack_from(buf, pos)
-            return pos + size
-
-        return read_two
-    if len(names) == 3:
-        first, second, third = names
-
-        def read_three(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-            d[first], d[second], d[third] = unpack_from(buf, pos)
-            return pos + size
-
-        return read_three
-    keys = tuple(names)
-
-    def read_run(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-        d.update(zip(keys, unpack_from(buf, pos)))  # noqa: B905 - lengths equal by construction
-        return pos + size
-
-    return read_run
-
-
-def _field_decoder(name: str, reader: Reader) -> _DecodeStep:
-    def read_field(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-        d[name], pos = reader(buf, pos)
-        return pos
-
-    return read_field
-
-
 def _tagged_section_decoder(known: dict[int, tuple[str, Reader]]) -> _DecodeStep:
     def read_tagged(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
         count, pos = read_uvarint(buf, pos)
@@ -186,20 +142,29 @@ def _tagged_section_decoder(known: dict[int, tuple[str, Reader]]) -> _DecodeStep
 
 
 def compile_decoder(struct_schema: Struct, version: int, flexible: bool) -> StructDecoder:
-    """Build the decoder of ``struct_schema`` at ``version`` (``flexible``: is it a flexible version)."""
+    """Build the decoder of ``struct_schema`` at ``version`` (``flexible``: is it a flexible version).
+
+    The decoder is one function written for this struct and version (see ``_compiled``): a line
+    per field or run of fixed-width fields calling that field's reader, so a message costs one call
+    per field, not a loop over steps that each call a reader."""
     template: dict[str, Any] = {}
     fresh: list[tuple[str, Callable[[], Any]]] = []
-    steps: list[_DecodeStep] = []
-    run_names: list[str] = []
-    run_formats: list[str] = []
     tagged: dict[int, tuple[str, Reader]] = {}
+    names: dict[str, Any] = {"copy": None}
+    lines: list[str] = []
 
     def flush_run() -> None:
         if run_names:
-            steps.append(_fixed_run_decoder(run_names[:], run_formats[:]))
+            layout = struct.Struct(">" + "".join(run_formats))
+            unpack = _bind(names, "unpack", layout.unpack_from)
+            targets = ", ".join(f"d[{n!r}]" for n in run_names)
+            lines.append(f"    {targets}{',' if len(run_names) == 1 else ''} = {unpack}(buf, pos)")
+            lines.append(f"    pos += {layout.size}")
             run_names.clear()
             run_formats.clear()
 
+    run_names: list[str] = []
+    run_formats: list[str] = []
     for f in struct_schema.fields:
         form = _FieldForm(f, version, flexible)
         if not form.present or form.tagged:
@@ -222,36 +187,36 @@ def compile_decoder(struct_schema: Struct, version: int, flexible: bool) -> Stru
             run_formats.append(FIXED_FORMATS[f.type])
             continue
         flush_run()
-        steps.append(
-            _field_decoder(f.name, _value_reader(f.type, version, flexible, form.compact, form.nullable))
-        )
+        reader = _bind(names, "read", _value_reader(f.type, version, flexible, form.compact, form.nullable))
+        lines.append(f"    d[{f.name!r}], pos = {reader}(buf, pos)")
     flush_run()
     if flexible:
-        steps.append(_tagged_section_decoder(tagged))
+        # Most messages carry no tagged fields: one byte, checked here without a call.
+        read_tagged = _bind(names, "tagged", _tagged_section_decoder(tagged))
+        lines.append(f"    pos = pos + 1 if buf[pos] == 0 else {read_tagged}(buf, pos, d)")
+    names["copy"] = template.copy
+    for name, make in fresh:
+        lines.insert(0, f"    d[{name!r}] = {_bind(names, 'make', make)}()")
+    lines.insert(0, "    d = copy()")
+    lines.append("    return d, pos")
+    return _compiled("decode_" + struct_schema.name, "buf, pos", lines, names)
 
-    copy = template.copy
-    steps_t = tuple(steps)
-    fresh_t = tuple(fresh)
 
-    if fresh_t:
+def _bind(names: dict[str, Any], prefix: str, value: Any) -> str:
+    """Put ``value`` in a generated function's globals under a new name, and return the name."""
+    name = f"{prefix}_{len(names)}"
+    names[name] = value
+    return name
 
-        def decode_struct(buf: memoryview, pos: int) -> tuple[dict[str, Any], int]:
-            d = copy()
-            for name, make in fresh_t:
-                d[name] = make()
-            for step in steps_t:
-                pos = step(buf, pos, d)
-            return d, pos
 
-        return decode_struct
-
-    def decode_plain_struct(buf: memoryview, pos: int) -> tuple[dict[str, Any], int]:
-        d = copy()
-        for step in steps_t:
-            pos = step(buf, pos, d)
-        return d, pos
-
-    return decode_plain_struct
+def _compiled(name: str, params: str, body: list[str], names: dict[str, Any]) -> Callable[..., Any]:
+    """The function ``name(params)`` with ``body``, its free names looked up in ``names``: the
+    schemas' field names only ever appear in it as string literals (repr)."""
+    identifier = "".join(c if c.isalnum() else "_" for c in name)
+    source = f"def {identifier}({params}):\n" + "\n".join(body) + "\n"
+    namespace = dict(names)
+    exec(compile(source, f"<wire codec {identifier}>", "exec"), namespace)  # noqa: S102 - our own generated code
+    return namespace[identifier]
 
 
 # ---------------------------------------------------------------------------------------------- encoding
@@ -314,31 +279,6 @@ def _array_writer(ftype: ArrayOf, version: int, flexible: bool, compact: bool, n
     return write_array
 
 
-def _fixed_run_encoder(names: list[str], formats: list[str], defaults: list[Any]) -> _EncodeStep:
-    pack = struct.Struct(">" + "".join(formats)).pack
-    if len(names) == 1:
-        name, default = names[0], defaults[0]
-
-        def write_one(out: bytearray, d: dict[str, Any]) -> None:
-            out += pack(d.get(name, default))
-
-        return write_one
-    pairs = tuple(zip(names, defaults, strict=True))
-
-    def write_run(out: bytearray, d: dict[str, Any]) -> None:
-        get = d.get
-        out += pack(*[get(name, default) for name, default in pairs])
-
-    return write_run
-
-
-def _field_encoder(name: str, default: Any, writer: Writer) -> _EncodeStep:
-    def write_field(out: bytearray, d: dict[str, Any]) -> None:
-        writer(out, d.get(name, default))
-
-    return write_field
-
-
 def _tagged_section_encoder(tagged: list[tuple[int, str, Any, Writer]]) -> _EncodeStep:
     entries = tuple(sorted(tagged, key=lambda t: t[0]))
 
@@ -367,8 +307,10 @@ def _tagged_section_encoder(tagged: list[tuple[int, str, Any, Writer]]) -> _Enco
 
 
 def compile_encoder(struct_schema: Struct, version: int, flexible: bool) -> StructEncoder:
-    """Build the encoder of ``struct_schema`` at ``version`` (``flexible``: is it a flexible version)."""
-    steps: list[_EncodeStep] = []
+    """Build the encoder of ``struct_schema`` at ``version`` (``flexible``: is it a flexible version):
+    one function written for this struct and version, as the decoder is."""
+    names: dict[str, Any] = {}
+    lines = ["    get = d.get"]
     run_names: list[str] = []
     run_formats: list[str] = []
     run_defaults: list[Any] = []
@@ -376,7 +318,10 @@ def compile_encoder(struct_schema: Struct, version: int, flexible: bool) -> Stru
 
     def flush_run() -> None:
         if run_names:
-            steps.append(_fixed_run_encoder(run_names[:], run_formats[:], run_defaults[:]))
+            pack = _bind(names, "pack", struct.Struct(">" + "".join(run_formats)).pack)
+            values = ", ".join(f"get({n!r}, {_bind(names, 'default', v)})" for n, v in zip(run_names, run_defaults,
+                                                                                          strict=True))
+            lines.append(f"    out += {pack}({values})")
             run_names.clear()
             run_formats.clear()
             run_defaults.clear()
@@ -396,17 +341,15 @@ def compile_encoder(struct_schema: Struct, version: int, flexible: bool) -> Stru
             run_defaults.append(f.default_value())
             continue
         flush_run()
-        steps.append(_field_encoder(f.name, f.default_value(), _value_writer(*writer_args)))
+        writer = _bind(names, "write", _value_writer(*writer_args))
+        lines.append(f"    {writer}(out, get({f.name!r}, {_bind(names, 'default', f.default_value())}))")
     flush_run()
     if flexible:
-        steps.append(_tagged_section_encoder(tagged))
-    steps_t = tuple(steps)
-
-    def encode_struct(out: bytearray, d: dict[str, Any]) -> None:
-        for step in steps_t:
-            step(out, d)
-
-    return encode_struct
+        if tagged:
+            lines.append(f"    {_bind(names, 'tagged', _tagged_section_encoder(tagged))}(out, d)")
+        else:
+            lines.append("    out.append(0)")
+    return _compiled("encode_" + struct_schema.name, "out, d", lines, names)
 
 
 def message_decoder(schema: MessageSchema, version: int) -> StructDecoder:
