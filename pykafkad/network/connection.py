@@ -207,6 +207,8 @@ class Connection:
     async def _wait_readable(self) -> None:
         """Wait for the client's next bytes on the plain socket.  ``expire_if_idle`` and
         ``stop_waiting`` end the wait (with trio's notify_closing) while ``_parked`` says it runs."""
+        if self.broker.shutting_down.is_set():
+            raise _StopReading  # stop_waiting has run already: nothing would end this wait
         self._parked = True
         try:
             await trio.lowlevel.wait_readable(self._fd)
