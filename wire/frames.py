@@ -42,7 +42,14 @@ _response_header_decoders = {v: message_decoder(RESPONSE_HEADER, v) for v in (0,
 _response_header_encoders = {v: message_encoder(RESPONSE_HEADER, v) for v in (0, 1)}
 
 
+# The (api key, version) pairs already checked, each with its schema: every frame looks one up.
+_checked: dict[tuple[int, int], ApiSchema] = {}
+
+
 def _api(api_key: int, api_version: int) -> ApiSchema:
+    api = _checked.get((api_key, api_version))
+    if api is not None:
+        return api
     api = APIS.get(api_key)
     if api is None:
         raise UnsupportedVersion(f"unknown api key {api_key}")
@@ -50,6 +57,7 @@ def _api(api_key: int, api_version: int) -> ApiSchema:
         raise UnsupportedVersion(
             f"{api.name} version {api_version} is outside {api.valid.low}-{api.valid.high}"
         )
+    _checked[(api_key, api_version)] = api
     return api
 
 
@@ -76,17 +84,26 @@ def _view(frame: bytes | bytearray | memoryview) -> memoryview:
 
 
 def _decode_body(
-    decoder: StructDecoder, buf: memoryview, offset: int, what: str, allow_trailing: bool = False
+    decoder: StructDecoder, buf: memoryview, offset: int, what: str | tuple[ApiSchema, int, str],
+    allow_trailing: bool = False,
 ) -> dict[str, Any]:
     try:
         body, end = decoder(buf, offset)
     except DecodeError:
         raise
     except _DECODE_FAILURES as exc:
-        raise DecodeError(f"malformed {what}: {exc}") from exc
+        raise DecodeError(f"malformed {_described(what)}: {exc}") from exc
     if end != len(buf) and not allow_trailing:
-        raise DecodeError(f"{len(buf) - end} trailing bytes after {what}")
+        raise DecodeError(f"{len(buf) - end} trailing bytes after {_described(what)}")
     return body
+
+
+def _described(what: str | tuple[ApiSchema, int, str]) -> str:
+    """``what`` a message is, for an error: written only when one is raised."""
+    if isinstance(what, str):
+        return what
+    api, version, kind = what
+    return f"{api.name} v{version} {kind}"
 
 
 def _request_header_is_flexible(api_key: int, api_version: int) -> bool:
@@ -147,7 +164,7 @@ def decode_request(api_key: int, api_version: int, frame: bytes | memoryview, of
     """
     api = _api(api_key, api_version)
     return _decode_body(
-        _decoder(api, api_version, True), _view(frame), offset, f"{api.name} v{api_version} request",
+        _decoder(api, api_version, True), _view(frame), offset, (api, api_version, "request"),
         allow_trailing=True,
     )
 
@@ -162,7 +179,7 @@ def decode_response(api_key: int, api_version: int, frame: bytes | memoryview) -
         raise
     except _DECODE_FAILURES as exc:
         raise DecodeError(f"malformed response header: {exc}") from exc
-    body = _decode_body(_decoder(api, api_version, False), buf, offset, f"{api.name} v{api_version} response")
+    body = _decode_body(_decoder(api, api_version, False), buf, offset, (api, api_version, "response"))
     return header["correlation_id"], body
 
 
