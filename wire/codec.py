@@ -152,6 +152,8 @@ def compile_decoder(struct_schema: Struct, version: int, flexible: bool) -> Stru
     tagged: dict[int, tuple[str, Reader]] = {}
     names: dict[str, Any] = {"copy": None}
     lines: list[str] = []
+    run_names: list[str] = []
+    run_formats: list[str] = []
 
     def flush_run() -> None:
         if run_names:
@@ -163,8 +165,6 @@ def compile_decoder(struct_schema: Struct, version: int, flexible: bool) -> Stru
             run_names.clear()
             run_formats.clear()
 
-    run_names: list[str] = []
-    run_formats: list[str] = []
     for f in struct_schema.fields:
         form = _FieldForm(f, version, flexible)
         if not form.present or form.tagged:
@@ -297,12 +297,6 @@ def _tagged_section_encoder(tagged: list[tuple[int, str, Any, Writer]]) -> _Enco
             write_uvarint(out, len(body))
             out += body
 
-    if not entries:
-
-        def write_no_tags(out: bytearray, d: dict[str, Any]) -> None:
-            out.append(0)
-
-        return write_no_tags
     return write_tagged
 
 

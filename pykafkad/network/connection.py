@@ -24,7 +24,8 @@ import math
 import os
 import struct
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
@@ -51,6 +52,7 @@ SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY = 17, 36
 _SIZE_AND_KEY = struct.Struct(">ih")
 _IOV_MAX = 1024  # buffers per sendmsg (Linux's IOV_MAX)
 Buffer = bytes | bytearray | memoryview | LogSlice
+_Read = TypeVar("_Read", bytes, int)
 # A cold range of a log file (below the active segment: maybe not in the page cache) is sent in
 # pieces this large from a worker thread, so a disk read never stalls the event loop.
 _COLD_SENDFILE_CHUNK = 1024 * 1024
@@ -188,10 +190,15 @@ class Connection:
         small request's CPU)."""
         if self._fd < 0:
             return await self.stream.receive_some(max_bytes)
+        return await self._read_plain(lambda: os.read(self._fd, max_bytes))
+
+    async def _read_plain(self, read: Callable[[], _Read]) -> _Read:
+        """``read()`` (a non-blocking read of the plain socket) once the socket has bytes; the task
+        yields once either way."""
         waited = False
         while True:
             try:
-                data = os.read(self._fd, max_bytes)
+                got = read()
             except BlockingIOError:
                 await self._wait_readable()
                 waited = True
@@ -202,7 +209,7 @@ class Connection:
                 # A client whose requests are always there already (pipelined) must not keep the
                 # event loop from the other connections.
                 await trio.lowlevel.checkpoint()
-            return data
+            return got
 
     async def _wait_readable(self) -> None:
         """Wait for the client's next bytes on the plain socket.  ``expire_if_idle`` and
@@ -290,14 +297,7 @@ class Connection:
     async def _receive_into(self, sock: trio.socket.SocketType, view: memoryview) -> int:
         if self._fd < 0:
             return await sock.recv_into(view, len(view))
-        while True:
-            try:
-                got = os.readv(self._fd, [view])
-            except BlockingIOError:
-                await self._wait_readable()
-                continue
-            await trio.lowlevel.checkpoint()
-            return got
+        return await self._read_plain(lambda: os.readv(self._fd, [view]))
 
     async def _next_frame(self) -> bytearray | None:
         if not await self._fill(4):
