@@ -153,6 +153,8 @@ class Partition:
             self._track(replicas)
         self.pending_isr = None
         self._maybe_increment_high_watermark()
+        # Fetches parked in an older term (followers' too) answer in this one.
+        self.watchers.wake_all()
 
     def set_replicas(self, replicas: list[int], isr: list[int]) -> None:
         """The assignment or ISR changed within the leader's epoch (a reassignment adds or removes
@@ -162,6 +164,7 @@ class Partition:
         if self.is_leader:
             self._track(replicas)
             self._maybe_increment_high_watermark()
+            self.watchers.wake_all()  # a follower no longer a replica is answered so
 
     def _track(self, replicas: list[int]) -> None:
         """Follow the fetch state of exactly ``replicas``' followers, keeping what is known of each."""
@@ -329,8 +332,10 @@ class Partition:
         """Account for a log append (made here or on a worker thread): move the high watermark, wake
         whoever waits on this partition."""
         base, last, append_time, _duplicate = result
+        # Consumers and acks=all produces wait for the high watermark (woken here if it moved, as
+        # with a single replica); followers' fetches wait for the records.
         self._maybe_increment_high_watermark()
-        self.watchers.wake_all()
+        self.watchers.wake_replicas()
         return AppendInfo(base, last, append_time, self.log.log_start_offset)
 
     def _maybe_increment_high_watermark(self) -> None:
@@ -343,7 +348,7 @@ class Partition:
         new = min(candidates)
         if new > self.high_watermark:
             self.high_watermark = new
-            self.watchers.wake_all()
+            self.watchers.wake_for_high_watermark()
 
     async def wait_for_acks(self, required_offset: int, min_insync_replicas: int,
                             timeout_s: float) -> ErrorCode:

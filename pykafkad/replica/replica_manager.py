@@ -754,14 +754,29 @@ class ReplicaManager:
         watermark and may bring it back into the ISR.  ``zero_copy``: large record sets come back as
         LogSlices of the segment files, for a connection that sends them with sendfile."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
-        watched = [self._shutdown] + [p.watchers for e in entries
-                                      if (p := self._partitions.get((e.topic, e.index))) is not None]
+        watchers = [p.watchers if (p := self._partitions.get((e.topic, e.index))) is not None else None
+                    for e in entries]
+        watched = [self._shutdown] + [w for w in watchers if w is not None]
         follower = replica_id >= 0
-        if follower:
-            self._follower_fetched(replica_id, entries)
+        if follower and self._follower_fetched(replica_id, entries):
+            # This fetch moved a high watermark that woke someone (a consumer's fetch, an acks=all
+            # produce): they answer first, as after an append; this follower's fetch only parks.
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        # After a pass that read nothing: each partition's answer and the wake-up count it was made at.
+        quiet: list[FetchedData] | None = None
+        generations: list[int] = []
         while True:
-            with parked_on(watched) as waiter:
-                targets = [self._fetch_target(e, replica_id, read_committed) for e in entries]
+            with parked_on(watched, replica=follower) as waiter:
+                if quiet is None:
+                    targets = [self._fetch_target(e, replica_id, read_committed) for e in entries]
+                else:
+                    # Woken again: only a partition woken since has anything new (an append, a high
+                    # watermark, a log start, a leader change all wake it); the others answer as before.
+                    targets = [self._fetch_target(e, replica_id, read_committed)
+                               if w is None or w.generation != g else q
+                               for e, w, g, q in zip(entries, watchers, generations, quiet, strict=True)]
+                generations = [-1 if w is None else w.generation for w in watchers]
                 throttled = self._leader_throttled(targets, replica_id) if follower else []
                 if throttled and self.leader_quota.is_exceeded():
                     # Over the leader quota: replicas being moved get nothing this time (Kafka
@@ -779,6 +794,7 @@ class ReplicaManager:
                 errored = any(r.error != ErrorCode.NONE for r in results)
                 if total >= min_bytes or errored or left <= 0 or self.shutting_down:
                     return results
+                quiet = results if total == 0 else None
                 with waiting_remotely():
                     await waiter.wait(left)
 
@@ -822,8 +838,11 @@ class ReplicaManager:
         so that a follower keeping up on a quiet partition never looks lagging."""
         return max(10, min(1000, self.config["replica.lag.time.max.ms"] // 4))
 
-    def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> None:
+    def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> bool:
+        """Record a follower's positions (its ISR membership and the high watermarks they move);
+        whether a high watermark moved where someone was waiting."""
         now = int(time.time() * 1000)
+        woke = False
         for entry in entries:
             if not entry.position_changed:
                 continue
@@ -835,11 +854,14 @@ class ReplicaManager:
                     continue  # a diverging follower's offset says nothing about what it shares
             except LogError:
                 continue  # closed for a move between log dirs: its position is recorded at the next fetch
+            high_watermark, waiting = partition.high_watermark, partition.watchers.waiting_for_high_watermark()
             isr = partition.follower_fetched(replica_id, entry.fetch_offset, now, entry.log_start_offset)
+            woke = woke or (waiting and partition.high_watermark != high_watermark)
             # Only a registered broker joins the ISR: one in its controlled shutdown still fetches
             # until it stops, and would otherwise be added back after the controller took it out.
             if isr is not None and replica_id in self._brokers and self._nursery is not None:
                 self._nursery.start_soon(self._isr.propose, partition, isr, f"broker {replica_id} caught up")
+        return woke
 
     # -- which log work leaves the event loop -------------------------------------------------------
 
