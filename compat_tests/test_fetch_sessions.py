@@ -155,11 +155,15 @@ def _session_life(port: int, version: int) -> list[tuple[str, Any]]:
         _produce(conn, topic, 1, [b"d", b"e"])
         steps.append(("records on partition 1: it alone", summary(fetch(session, 2, {}))))
         steps.append(("the same epoch again", summary(fetch(session, 2, {}))))
-        steps.append(("partition 1 moved, partition 2 forgotten", summary(fetch(session, 3, {1: 2}, [2]))))
+        # Positions moved alone (no partition added or forgotten), as a follower's every fetch.
+        steps.append(("partition 1 moved to its end: nothing new", summary(fetch(session, 3, {1: 2}))))
+        _produce(conn, topic, 1, [b"g"])
+        steps.append(("a record more on partition 1: from where it moved", summary(fetch(session, 4, {}))))
+        steps.append(("partition 1 moved, partition 2 forgotten", summary(fetch(session, 5, {1: 3}, [2]))))
         _produce(conn, topic, 2, [b"f"])
-        steps.append(("records on the forgotten partition: nothing", summary(fetch(session, 4, {}))))
+        steps.append(("records on the forgotten partition: nothing", summary(fetch(session, 6, {}))))
         steps.append(("closed, full fetch without a session", summary(fetch(session, -1, {0: 3}))))
-        steps.append(("the closed session", summary(fetch(session, 5, {}))))
+        steps.append(("the closed session", summary(fetch(session, 7, {}))))
     return steps
 
 
@@ -172,5 +176,6 @@ def test_a_session_through_its_life_is_answered_as_kafka(broker: BrokerProcess, 
     assert not differences, "\n".join(differences)
     answered = dict(ours)
     assert answered["records on partition 1: it alone"][1] == [(1, 0, 2, 0, [(0, 2)])]
+    assert answered["a record more on partition 1: from where it moved"][1] == [(1, 0, 3, 0, [(2, 1)])]
     assert answered["the same epoch again"][0] == 71  # INVALID_FETCH_SESSION_EPOCH
     assert answered["the closed session"][0] == FETCH_SESSION_ID_NOT_FOUND

@@ -72,11 +72,13 @@ def _session_topics(session: FetchSession) -> list[dict[str, Any]]:
     if session.request_topics is not None:
         return session.request_topics
     topics: dict[TopicKey, list[dict[str, Any]]] = {}
+    parts = session.request_parts = {}
     for (key, index), p in session.partitions.items():
-        topics.setdefault(key, []).append({
+        part = parts[(key, index)] = {
             "partition": index, "fetch_offset": p.fetch_offset, "current_leader_epoch": p.current_leader_epoch,
             "last_fetched_epoch": p.last_fetched_epoch, "log_start_offset": p.log_start_offset,
-            "partition_max_bytes": p.max_bytes})
+            "partition_max_bytes": p.max_bytes}
+        topics.setdefault(key, []).append(part)
     field = "topic_id" if session.by_id else "topic"
     session.request_topics = [{field: key, "partitions": parts} for key, parts in topics.items()]
     return session.request_topics
@@ -102,12 +104,21 @@ def _update_session(session: FetchSession, body: dict[str, Any]) -> set[tuple[To
     """An incremental request's partitions (changed or added) and forgotten ones, into its session;
     returns the partitions it named."""
     named = _session_partitions(body, session.by_id, session.partitions)
+    kept = session.request_topics is not None and not body["forgotten_topics_data"] \
+        and all(key in session.partitions for key in named)
     session.partitions.update(named)
     for forgotten in body["forgotten_topics_data"]:
         key = _topic_key(forgotten, session.by_id)
         for index in forgotten["partitions"]:
             session.partitions.pop((key, index), None)
-    if named or body["forgotten_topics_data"]:
+    if kept:
+        # Only positions moved: the kept request's entries take them.
+        for key, p in named.items():
+            session.request_parts[key].update(
+                fetch_offset=p.fetch_offset, current_leader_epoch=p.current_leader_epoch,
+                last_fetched_epoch=p.last_fetched_epoch, log_start_offset=p.log_start_offset,
+                partition_max_bytes=p.max_bytes)
+    elif named or body["forgotten_topics_data"]:
         session.request_topics = None
     return set(named)
 

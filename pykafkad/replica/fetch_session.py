@@ -72,6 +72,9 @@ class FetchSession:
     # consumer's incremental fetches name nothing, and rebuilding thousands of them each time
     # was a tenth of what such a fetch cost.
     request_topics: list[dict[str, Any]] | None = None
+    # Each partition's entry in ``request_topics``: a request that only moves the positions of
+    # partitions already here (a follower's, on every fetch) updates these in place.
+    request_parts: dict[tuple[TopicKey, int], dict[str, Any]] = field(default_factory=dict)
     # A follower's session: when (epoch ms) its next fetch records every partition's position, the
     # ones its request leaves unchanged too (ReplicaManager.position_refresh_ms).
     positions_due_ms: int = 0
