@@ -329,11 +329,10 @@ class Partition:
         return offset
 
     def appended(self, result: tuple[int, int, int, bool]) -> AppendInfo:
-        """Account for a log append (made here or on a worker thread): move the high watermark, wake
-        whoever waits on this partition."""
+        """Account for a log append (made here or on a worker thread): move the high watermark, and
+        wake the followers' fetches (the rest wait for the high watermark, woken if it moved, as it
+        does with a single replica in sync)."""
         base, last, append_time, _duplicate = result
-        # Consumers and acks=all produces wait for the high watermark (woken here if it moved, as
-        # with a single replica); followers' fetches wait for the records.
         self._maybe_increment_high_watermark()
         self.watchers.wake_replicas()
         return AppendInfo(base, last, append_time, self.log.log_start_offset)
