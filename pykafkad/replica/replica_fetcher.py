@@ -164,24 +164,26 @@ class ReplicaFetcher:
                     del asked[key]
                 if not asked:
                     return True
-        epochs = {key: p.leader_epoch for key, p in asked.items()}
-        offsets = {key: p.log_end_offset for key, p in asked.items()}
-        positions = {key: (offsets[key], p.leader_epoch, p.last_fetched_epoch(), p.log_start_offset)
+        # (fetch offset, leader epoch, last fetched epoch, log start offset) of each partition asked for.
+        positions = {key: (p.log_end_offset, p.leader_epoch, p.last_fetched_epoch(), p.log_start_offset)
                      for key, p in asked.items()}
         # In the session (KIP-227), only what changed since the last request is named; the first
         # request of a session (epoch 0) names every partition.
         incremental = self._session_id != 0
         topics: dict[str, list[dict[str, Any]]] = {}
-        for key, (fetch_offset, leader_epoch, last_epoch, log_start) in positions.items():
-            if incremental and self._session_sent.get(key) == positions[key]:
+        sent = self._session_sent
+        max_bytes = self.config["replica.fetch.max.bytes"]
+        for key, position in positions.items():
+            if incremental and sent.get(key) == position:
                 continue
+            fetch_offset, leader_epoch, last_epoch, log_start = position
             topics.setdefault(key[0], []).append({
                 "partition": key[1],
                 "current_leader_epoch": leader_epoch,
                 "fetch_offset": fetch_offset,
                 "last_fetched_epoch": last_epoch,
                 "log_start_offset": log_start,
-                "partition_max_bytes": self.config["replica.fetch.max.bytes"],
+                "partition_max_bytes": max_bytes,
             })
         forgotten: dict[str, list[int]] = {}
         if incremental:
@@ -231,9 +233,9 @@ class ReplicaFetcher:
             for answer in topic_entry["partitions"]:
                 key = (topic_entry["topic"], answer["partition_index"])
                 partition = self.partitions.get(key)
-                if partition is None or partition is not asked.get(key) or partition.leader_epoch != epochs[key]:
+                if partition is None or partition is not asked.get(key) or partition.leader_epoch != positions[key][1]:
                     continue  # removed or moved to another term while the fetch was out
-                await self._apply(partition, offsets[key], answer)
+                await self._apply(partition, positions[key][0], answer)
         return True
 
     async def _apply(self, partition: Partition, fetch_offset: int, answer: dict[str, Any]) -> None:

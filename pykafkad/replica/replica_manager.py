@@ -758,9 +758,11 @@ class ReplicaManager:
                     for e in entries]
         watched = [self._shutdown] + [w for w in watchers if w is not None]
         follower = replica_id >= 0
-        if follower and self._follower_fetched(replica_id, entries):
-            # This fetch moved a high watermark that woke someone (a consumer's fetch, an acks=all
-            # produce): they answer first, as after an append; this follower's fetch only parks.
+        if follower:
+            self._follower_fetched(replica_id, entries)
+            # A follower's fetch only parks, and what it may have woken (the consumer's fetch and the
+            # acks=all produce a high-watermark move is for) or what is already in (the other
+            # follower's fetch, which moves it) goes first: twice, as after an append.
             await trio.lowlevel.cancel_shielded_checkpoint()
             await trio.lowlevel.cancel_shielded_checkpoint()
         # After a pass that read nothing: each partition's answer and the wake-up count it was made at.
@@ -838,11 +840,9 @@ class ReplicaManager:
         so that a follower keeping up on a quiet partition never looks lagging."""
         return max(10, min(1000, self.config["replica.lag.time.max.ms"] // 4))
 
-    def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> bool:
-        """Record a follower's positions (its ISR membership and the high watermarks they move);
-        whether a high watermark moved where someone was waiting."""
+    def _follower_fetched(self, replica_id: int, entries: Sequence[FetchEntry]) -> None:
+        """Record a follower's positions (its ISR membership and the high watermarks they move)."""
         now = int(time.time() * 1000)
-        woke = False
         for entry in entries:
             if not entry.position_changed:
                 continue
@@ -854,14 +854,11 @@ class ReplicaManager:
                     continue  # a diverging follower's offset says nothing about what it shares
             except LogError:
                 continue  # closed for a move between log dirs: its position is recorded at the next fetch
-            high_watermark, waiting = partition.high_watermark, partition.watchers.waiting_for_high_watermark()
             isr = partition.follower_fetched(replica_id, entry.fetch_offset, now, entry.log_start_offset)
-            woke = woke or (waiting and partition.high_watermark != high_watermark)
             # Only a registered broker joins the ISR: one in its controlled shutdown still fetches
             # until it stops, and would otherwise be added back after the controller took it out.
             if isr is not None and replica_id in self._brokers and self._nursery is not None:
                 self._nursery.start_soon(self._isr.propose, partition, isr, f"broker {replica_id} caught up")
-        return woke
 
     # -- which log work leaves the event loop -------------------------------------------------------
 

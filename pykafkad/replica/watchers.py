@@ -58,10 +58,6 @@ class Watchers:
         """Whether anyone is parked here."""
         return bool(self._events) or bool(self._replica_events)
 
-    def waiting_for_high_watermark(self) -> bool:
-        """Whether anyone a high-watermark move wakes is parked here."""
-        return bool(self._events)
-
     def add(self, event: trio.Event, replica: bool = False) -> None:
         (self._replica_events if replica else self._events).add(event)
 
