@@ -31,14 +31,8 @@ class Watchers:
         self.generation = 0
 
     def wake_all(self) -> None:
-        self.generation += 1
-        events, self._events = self._events, set()
-        for event in events:
-            event.set()
-        if self._replica_events:
-            events, self._replica_events = self._replica_events, set()
-            for event in events:
-                event.set()
+        self.wake_for_high_watermark()
+        self.wake_replicas()
 
     def wake_replicas(self) -> None:
         """An append that did not move the high watermark: wakes followers' fetches only."""
