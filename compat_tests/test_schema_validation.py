@@ -69,8 +69,12 @@ def _framed(schema_id: int, body: bytes) -> bytes:
 
 def _send(bootstrap: str, topic: str, values: list[bytes | None], keys: list[bytes | None] | None = None
           ) -> list[KafkaError | None]:
-    """Each value in one batch (linger) with confluent-kafka; each record's delivery error or None."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "retries": 0})
+    """Each value in one batch with confluent-kafka; each record's delivery error or None.
+
+    The linger is far longer than the test takes to queue the values, so a busy machine pausing the
+    test between two ``produce`` calls cannot split the batch; ``flush`` sends at once regardless.
+    """
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 10_000, "retries": 0})
     delivered = object()
     outcomes: list[Any] = [None] * len(values)
 
