@@ -754,9 +754,6 @@ class ReplicaManager:
         watermark and may bring it back into the ISR.  ``zero_copy``: large record sets come back as
         LogSlices of the segment files, for a connection that sends them with sendfile."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
-        watchers = [p.watchers if (p := self._partitions.get((e.topic, e.index))) is not None else None
-                    for e in entries]
-        watched = [self._shutdown] + [w for w in watchers if w is not None]
         follower = replica_id >= 0
         if follower:
             self._follower_fetched(replica_id, entries)
@@ -765,6 +762,12 @@ class ReplicaManager:
             # follower's fetch, which moves it) goes first: twice, as after an append.
             await trio.lowlevel.cancel_shielded_checkpoint()
             await trio.lowlevel.cancel_shielded_checkpoint()
+        # Taken after those yields, with no yield before the first look: a partition made meanwhile
+        # (a new topic's, on the broker that created it) is read there and must be watched too, or
+        # its first append would not wake this long poll.
+        watchers = [p.watchers if (p := self._partitions.get((e.topic, e.index))) is not None else None
+                    for e in entries]
+        watched = [self._shutdown] + [w for w in watchers if w is not None]
         # After a pass that read nothing: each partition's answer and the wake-up count it was made at.
         quiet: list[FetchedData] | None = None
         generations: list[int] = []
