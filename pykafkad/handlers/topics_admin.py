@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pykafkad.errors import KafkaError
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
 from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.metadata.store import StoreUnavailableError
 from pykafkad.quota.mutation_quota import THROTTLED_MESSAGE, MutationQuota
 from pykafkad.quota.throttling import quota_user
 from pykafkad.topic_config import effective_topic_configs
@@ -20,6 +21,15 @@ if TYPE_CHECKING:
 
 ZERO_UUID = uuid.UUID(int=0)
 DENIED = "Authorization failed."
+
+
+def _as_kafka_error(e: KafkaError | StoreUnavailableError) -> KafkaError:
+    """ZooKeeper unreachable for the connection timeout: retriable, and the change may or may not
+    have been made (a write kazoo still held may reach ZooKeeper when it is back)."""
+    if isinstance(e, KafkaError):
+        return e
+    return KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"The metadata store is unavailable ({e}); look whether "
+                                                   "the change happened before trying again.")
 
 
 def _topic_allowed(broker: Broker, ctx: RequestContext, operation: Operation, name: str) -> bool:
@@ -66,9 +76,10 @@ async def create_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
                 name, wanted["num_partitions"], wanted["replication_factor"], configs,
                 assignments or None, body["validate_only"],
             )
-        except KafkaError as e:
-            result["error_code"] = e.code
-            result["error_message"] = e.message
+        except (KafkaError, StoreUnavailableError) as e:
+            error = _as_kafka_error(e)
+            result["error_code"] = error.code
+            result["error_message"] = error.message
             continue
         if topic is not None:
             quota.record(len(topic.partitions))
@@ -128,9 +139,10 @@ async def delete_topics(broker: Broker, ctx: RequestContext, body: dict[str, Any
             continue
         try:
             deleted = await broker.controller.delete_topic(name, only_id)
-        except KafkaError as e:
-            result["error_code"] = e.code
-            result["error_message"] = e.message
+        except (KafkaError, StoreUnavailableError) as e:
+            error = _as_kafka_error(e)
+            result["error_code"] = error.code
+            result["error_message"] = error.message
             topic = broker.topic(name)
             if topic is not None:
                 result["topic_id"] = topic.topic_id
@@ -170,9 +182,10 @@ async def create_partitions(broker: Broker, ctx: RequestContext, body: dict[str,
                 [a["broker_ids"] for a in assignments] if assignments is not None else None,
                 body["validate_only"],
             )
-        except KafkaError as e:
-            result["error_code"] = e.code
-            result["error_message"] = e.message
+        except (KafkaError, StoreUnavailableError) as e:
+            error = _as_kafka_error(e)
+            result["error_code"] = error.code
+            result["error_message"] = error.message
             continue
         if not body["validate_only"]:
             quota.record(wanted["count"] - before)

@@ -14,13 +14,21 @@ What an engine gives:
 - **Watches.** A watch calls back, on the Trio thread, with a node's data or children now and
   after each change.  A callback always sees the latest state; changes in between may be merged,
   as ZooKeeper's watches merge them.
+- **Bounded waits for clients.** In a task answering a client (``ANSWERING_CLIENT``), a call gives
+  up with ``StoreUnavailableError`` once the store has been unreachable for its connection
+  timeout; elsewhere (the broker's own watches and elections) it waits for the store to return.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
+
+# True in a connection's task (and the tasks it starts): a client waits on the answer, and would
+# rather have REQUEST_TIMED_OUT than wait past its own timeout for an unreachable ZooKeeper.
+ANSWERING_CLIENT: ContextVar[bool] = ContextVar("answering_client", default=False)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The cluster metadata store on ZooKeeper, through kazoo.
 
-kazoo is a blocking client with its own threads: each call runs on a Trio worker thread, and each
+kazoo is a blocking client with its own threads: each call runs on a worker thread (one made for a
+client's request gives up once ZooKeeper has been unreachable for the connection timeout), and each
 watch notification is handed to the Trio thread with the run's ``TrioToken``, in the order kazoo
 delivered it.  A data watch is ``ZooKeeperDataWatch`` (kazoo's ``DataWatch`` recipe without a
 thread per read), a children watch kazoo's ``ChildrenWatch``; both re-arm after each event and
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +46,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import ChildrenWatch
 
 from pykafkad.metadata.store import (
+    ANSWERING_CLIENT,
     BadVersionError,
     Check,
     ChildrenCallback,
@@ -69,6 +72,8 @@ log = logging.getLogger(__name__)
 _READS_PER_REQUEST = 1000
 # After the connection dropped under a read, the wait before it is sent again.
 _READ_AGAIN_S = 0.1
+# How often a client's call checks whether ZooKeeper has been unreachable too long.
+_UNREACHABLE_CHECK_S = 0.25
 # ZooKeeper drops the connection that sends a request larger than its jute.maxbuffer (1 MB unless
 # raised on every server): a commit larger than this is cut into several requests.  Each op is
 # counted with its path (chroot included), its data and an allowance for its header and ACL.
@@ -115,6 +120,8 @@ class ZooKeeperMetadataStore:
         self._token: trio.lowlevel.TrioToken | None = None
         self._session_callbacks: list[Callable[[], None]] = []
         self._lost = False
+        # When the connection was lost (time.monotonic), None while connected.
+        self._down_since: float | None = None
         # Set by close: the session kazoo then reports lost is ours to end, not an expiry.
         self._closing = False
 
@@ -158,6 +165,10 @@ class ZooKeeperMetadataStore:
 
     def _state_changed(self, state: str) -> None:
         """kazoo's connection listener, on kazoo's thread: must not block."""
+        if state == KazooState.CONNECTED:
+            self._down_since = None
+        elif self._down_since is None:
+            self._down_since = time.monotonic()
         if self._closing:
             return
         if state == KazooState.LOST:
@@ -173,11 +184,47 @@ class ZooKeeperMetadataStore:
 
     # -- calls ------------------------------------------------------------------------------------
 
+    def _unreachable_for(self) -> float:
+        """Seconds since the connection was lost; 0 while connected."""
+        down_since = self._down_since
+        return 0.0 if down_since is None else time.monotonic() - down_since
+
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, a blocking kazoo call, on a worker thread.  kazoo queues a call
+        made while disconnected until it reconnects, however long that takes: the broker's own
+        calls wait for that, but one made for a client's request gives up once ZooKeeper has been
+        unreachable for the connection timeout (StoreUnavailableError), leaving its thread to
+        kazoo's answer or the session's end.  That thread is one of its own, not one of Trio's
+        limited worker threads, which the logs need."""
+        call = functools.partial(fn, *args, **kwargs)
         try:
-            return await trio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+            if not ANSWERING_CLIENT.get():
+                return await trio.to_thread.run_sync(call)
+            return (await self._bounded(call)).unwrap()
         except (KazooException, KazooTimeoutError) as e:
             raise _translated(e) from e
+
+    async def _bounded(self, call: Callable[[], Any]) -> Any:
+        """``call``'s outcome (Trio's ``outcome.Outcome``), or StoreUnavailableError."""
+        token = trio.lowlevel.current_trio_token()
+        done = trio.Event()
+        answers: list[Any] = []
+
+        def deliver(answer: Any) -> None:
+            answers.append(answer)
+            try:
+                token.run_sync_soon(done.set)
+            except trio.RunFinishedError:
+                pass  # the broker has stopped: nobody waits for it
+
+        trio.lowlevel.start_thread_soon(call, deliver)
+        while not done.is_set():
+            with trio.move_on_after(_UNREACHABLE_CHECK_S):
+                await done.wait()
+            if not done.is_set() and self._unreachable_for() >= self._connection_timeout_s:
+                raise StoreUnavailableError(f"ZooKeeper at {self.connect} has been unreachable for "
+                                            f"{self._unreachable_for():.1f}s")
+        return answers[0]
 
     async def get(self, path: str) -> Node | None:
         try:

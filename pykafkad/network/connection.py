@@ -34,6 +34,7 @@ from pykafkad._rust_log import LogSlice
 from pykafkad.handlers import APIS
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
+from pykafkad.metadata.store import ANSWERING_CLIENT, StoreUnavailableError
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability import request_timing
 from pykafkad.observability.request_timing import RequestTiming
@@ -419,6 +420,8 @@ class Connection:
         # behind a long poll or for the client.
         pending: list[Buffer] = []
         pending_bytes = 0
+        # This task answers a client: a metadata store call made for it does not wait forever.
+        ANSWERING_CLIENT.set(True)
 
         async def flush() -> None:
             nonlocal pending_bytes
@@ -563,6 +566,9 @@ class Connection:
             result = await api.handle(self.broker, ctx, body)
         except trio.Cancelled:
             raise
+        except StoreUnavailableError as e:
+            # A handler with no error code of its own for it: the client retries on another connection.
+            raise ConnectionClosed(f"{api.name} needs the metadata store, which is unavailable: {e}") from None
         except Exception as e:  # noqa: BLE001 - a handler bug must cost one connection, not the broker
             log.exception("%s v%d from %s failed", api.name, version, self.peer)
             raise ConnectionClosed(f"internal error handling {api.name}: {e!r}") from None
