@@ -588,7 +588,9 @@ KEYS: dict[str, ConfigKey] = {
                   doc="The ZooKeeper session timeout."),
         ConfigKey("zookeeper.connection.timeout.ms", "int", None,
                   by="broker.py",
-                  doc="How long to wait to connect to ZooKeeper; the session timeout if unset."),
+                  doc="How long to wait to connect to ZooKeeper, and how long a client's request waits for "
+                      "an unreachable ZooKeeper before it is answered REQUEST_TIMED_OUT; the session "
+                      "timeout if unset."),
         ConfigKey("broker.rack", "string", None,
                   by="broker.py",
                   doc="This broker's rack, for rack-aware replica placement."),
