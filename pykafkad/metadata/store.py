@@ -14,9 +14,10 @@ What an engine gives:
 - **Watches.** A watch calls back, on the Trio thread, with a node's data or children now and
   after each change.  A callback always sees the latest state; changes in between may be merged,
   as ZooKeeper's watches merge them.
-- **Bounded waits for clients.** In a task answering a client (``ANSWERING_CLIENT``), a call gives
-  up with ``StoreUnavailableError`` once the store has been unreachable for its connection
-  timeout; elsewhere (the broker's own watches and elections) it waits for the store to return.
+- **Bounded waits for clients.** In a task answering a client (``ANSWERING_CLIENT``), a read,
+  write or commit gives up with ``StoreUnavailableError`` once the store has been unreachable for
+  its connection timeout (at once when it already has been); elsewhere (the broker's own watches,
+  elections, multi-reads) it waits for the store to return.
 """
 
 from __future__ import annotations

@@ -205,7 +205,11 @@ class ZooKeeperMetadataStore:
             raise _translated(e) from e
 
     async def _bounded(self, call: Callable[[], Any]) -> Any:
-        """``call``'s outcome (Trio's ``outcome.Outcome``), or StoreUnavailableError."""
+        """``call``'s outcome (Trio's ``outcome.Outcome``), or StoreUnavailableError.  A call made once
+        ZooKeeper has been unreachable that long fails at once, leaving no thread behind: a caller
+        that retries (an ISR expansion proposed again on the next fetch) would otherwise leave one
+        per try until ZooKeeper returns."""
+        self._check_reachable()
         token = trio.lowlevel.current_trio_token()
         done = trio.Event()
         answers: list[Any] = []
@@ -221,10 +225,14 @@ class ZooKeeperMetadataStore:
         while not done.is_set():
             with trio.move_on_after(_UNREACHABLE_CHECK_S):
                 await done.wait()
-            if not done.is_set() and self._unreachable_for() >= self._connection_timeout_s:
-                raise StoreUnavailableError(f"ZooKeeper at {self.connect} has been unreachable for "
-                                            f"{self._unreachable_for():.1f}s")
+            if not done.is_set():
+                self._check_reachable()
         return answers[0]
+
+    def _check_reachable(self) -> None:
+        down_for = self._unreachable_for()
+        if down_for >= self._connection_timeout_s:
+            raise StoreUnavailableError(f"ZooKeeper at {self.connect} has been unreachable for {down_for:.1f}s")
 
     async def get(self, path: str) -> Node | None:
         try:
