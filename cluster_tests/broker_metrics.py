@@ -1,8 +1,9 @@
-"""Three brokers each with a metrics listener, and reading their /metrics until a gauge says what a
-test waits for (the broker's state has caught up with the event)."""
+"""Three brokers each with a metrics listener, and reading their /metrics (or their console's API) until
+a gauge says what a test waits for (the broker's state has caught up with the event)."""
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 
@@ -27,6 +28,14 @@ def scrape(port: int) -> dict[str, float]:
     return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
 
 
+def sample(port: int, name: str, **labels: str) -> float:
+    """One labelled sample of a broker's /metrics (0 when absent)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    return next((s.value for f in text_string_to_metric_families(text) for s in f.samples
+                 if s.name == name and s.labels == labels), 0.0)
+
+
 def scrape_until(port: int, name: str, wanted: float, timeout: float = 60) -> dict[str, float]:
     """Scrape until ``name`` reads ``wanted``; the last scrape."""
     deadline = time.monotonic() + timeout
@@ -34,3 +43,21 @@ def scrape_until(port: int, name: str, wanted: float, timeout: float = 60) -> di
         assert time.monotonic() < deadline, f"{name} is {seen.get(name)}, not {wanted}"
         time.sleep(0.1)
     return seen
+
+
+def until_replicas_agree(ports: dict[int, int], topic: str, partitions: int, timeout: float = 60) -> None:
+    """Every broker's replica of each partition at the same log start offset and high watermark, which
+    is its log end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = {}
+        for node_id, port in ports.items():
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/topics/{topic}", timeout=10) as answer:
+                for p in json.load(answer)["partitions"]:
+                    seen[(node_id, p["partition"])] = (p["log_start_offset"], p["high_watermark"],
+                                                       p["log_end_offset"])
+        if all(len({seen[(n, i)] for n in ports}) == 1 and seen[(1, i)][1] == seen[(1, i)][2]
+               for i in range(partitions)):
+            return
+        assert time.monotonic() < deadline, f"replicas' (log start, high watermark, log end): {seen}"
+        time.sleep(0.1)

@@ -12,14 +12,11 @@ start, as Kafka's do on each fetch), and the failover that follows does not brin
 
 from __future__ import annotations
 
-import json
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from cluster_tests.broker_metrics import scrape_until, start_with_metrics
+from cluster_tests.broker_metrics import scrape_until, start_with_metrics, until_replicas_agree
 from cluster_tests.clients import create_topic, produce, read_everything
 from cluster_tests.conftest import Cluster
 from cluster_tests.znode_watch import ZooKeeperView
@@ -27,24 +24,6 @@ from compat_tests.java_tools import run_tool
 
 SESSIONS = "kafka_server_fetchsessioncache_numincrementalfetchsessions"
 CACHED = "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached"
-
-
-def _until_replicas_agree(ports: dict[int, int], topic: str, partitions: int, timeout: float = 60) -> None:
-    """Every broker's replica of each partition at the same log start offset and high watermark, which
-    is its log end."""
-    deadline = time.monotonic() + timeout
-    while True:
-        seen = {}
-        for node_id, port in ports.items():
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/topics/{topic}", timeout=10) as answer:
-                for p in json.load(answer)["partitions"]:
-                    seen[(node_id, p["partition"])] = (p["log_start_offset"], p["high_watermark"],
-                                                       p["log_end_offset"])
-        if all(len({seen[(n, i)] for n in ports}) == 1 and seen[(1, i)][1] == seen[(1, i)][2]
-               for i in range(partitions)):
-            return
-        assert time.monotonic() < deadline, f"replicas' (log start, high watermark, log end): {seen}"
-        time.sleep(0.1)
 
 
 @pytest.mark.cluster_timeout(240)
@@ -64,11 +43,11 @@ def test_followers_replicate_through_sessions_and_open_new_ones_after_a_leader_r
             assert seen[CACHED] >= 2 * led
         # The followers learn each high watermark and log start offset through their sessions, though
         # their requests no longer name a partition they are caught up on.
-        _until_replicas_agree(ports, "sessions", 3)
+        until_replicas_agree(ports, "sessions", 3)
         offsets = tmp_path / "delete.json"
         offsets.write_text('{"partitions": [{"topic": "sessions", "partition": 0, "offset": 10}], "version": 1}')
         run_tool("kafka-delete-records", ["--bootstrap-server", cluster.bootstrap, "--offset-json-file", str(offsets)])
-        _until_replicas_agree(ports, "sessions", 3)
+        until_replicas_agree(ports, "sessions", 3)
         # The followers deleted them too: after the failover below they stay deleted.
         acked = {v: (p, o) for v, (p, o) in acked.items() if p != 0 or o >= 10}
 

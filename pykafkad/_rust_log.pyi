@@ -22,6 +22,19 @@ class LogSlice:
     def read(self) -> bytes: ...
 
 
+class DelayedFetch:
+    """A fetch waiting on a plain socket (``fd``), that the log may answer itself: a follower's by the
+    leader's next append (``PartitionLog.answer_on_append``), a consumer's by the next high-watermark
+    move (``PartitionLog.answer_on_high_watermark``)."""
+
+    def __init__(self, fd: int) -> None: ...
+    def close(self) -> tuple[int, int, bytes, int, int] | None:
+        """Ends the wait: None when the log did not answer (the broker answers the fetch), else (tag,
+        the records' length, the frame's bytes the socket did not take, for the broker to send, and
+        the high watermark and last stable offset written into a consumer's answer, else -1).
+        Nothing more is written to the socket from here once it returns."""
+
+
 class LogError(Exception):
     """A log failure carrying a Kafka protocol error code.
 
@@ -144,6 +157,23 @@ class PartitionLog:
         The bytes are in the OS page cache when this returns (no fsync).
         Raises ``LogError`` (see its codes); nothing is written on error.
         """
+
+    def answer_on_append(self, fetch: DelayedFetch, tag: int, head: bytes, tail: bytes,
+                         fetch_offset: int, leader_epoch: int, max_bytes: int) -> None:
+        """Let the next ``append`` at ``fetch_offset`` in ``leader_epoch`` answer ``fetch``: it writes the
+        frame's size, ``head``, the records' length, up to ``max_bytes`` of whole batches from there and
+        ``tail`` to the fetch's socket, without waiting, then returns.  An append elsewhere leaves it
+        waiting; ``fetch.close()`` ends it."""
+
+    def answer_on_high_watermark(self, fetch: DelayedFetch, tag: int, head: bytes, tail: bytes,
+                                 fetch_offset: int, max_bytes: int, watermarks_at: int) -> None:
+        """Let the next ``high_watermark_moved`` above ``fetch_offset`` answer ``fetch``: it writes the
+        frame's size, ``head`` with the new high watermark and last stable offset at ``watermarks_at``
+        (8 bytes each), the records' length, up to ``max_bytes`` of whole batches below the high
+        watermark from ``fetch_offset`` and ``tail`` to the fetch's socket, without waiting."""
+
+    def high_watermark_moved(self, high_watermark: int) -> None:
+        """The leader's high watermark moved: consumers' fetches waiting below it are answered now."""
 
     def read_slice(self, offset: int, max_bytes: int, min_one: bool = True, allow_zstd: bool = True,
                    max_offset: int | None = None, min_slice: int = 0, cold: bool = False) -> bytes | LogSlice:

@@ -38,6 +38,9 @@ class RequestContext:
     client_software: tuple[str, str] | None = None
     # Which connection of this broker's the request came on (share sessions end with it).
     connection_id: int = 0
+    # A plain socket's file descriptor (-1 on TLS): where a follower's fetch may be answered from
+    # the append it waits for (``replica/delayed_follower_fetch.py``).
+    socket_fd: int = -1
 
     @property
     def principal(self) -> str:
@@ -58,7 +61,15 @@ class RequestContext:
         return host
 
 
-Handler = Callable[["Broker", RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+@dataclass(frozen=True)
+class SentAlready:
+    """A handler's answer that is on the socket already (a follower's fetch answered by the append it
+    waited for), but for ``unsent``: the bytes the socket did not take at once."""
+
+    unsent: bytes
+
+
+Handler = Callable[["Broker", RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | SentAlready | None]]
 
 
 @dataclass(frozen=True)

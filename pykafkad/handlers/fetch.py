@@ -17,14 +17,18 @@ a consumer's request cannot use a follower's, nor a follower another's.
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import wire
 from pykafkad.clock import now_ms
 from pykafkad.handlers.access import Operation, ResourceType, allowed, cluster_allowed
-from pykafkad.handlers.api import Api, RequestContext
+from pykafkad.handlers.api import Api, RequestContext, SentAlready
 from pykafkad.handlers.leader_hints import FETCH_HINTED, LeaderHints
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import count_partition_error
+from pykafkad.replica.delayed_fetch import DelayedFetch, Template
 from pykafkad.replica.fetch_session import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
@@ -44,6 +48,16 @@ TOPIC_IDS_FROM = 13
 REPLICA_STATE_FROM = 15
 ZSTD_FROM = 10  # older fetchers get UNSUPPORTED_COMPRESSION_TYPE for zstd batches, as from Kafka
 SESSIONS_FROM = 7
+FETCH_KEY = 1
+# Flexible versions, whose one-partition answer ends with its records and three empty tagged fields.
+DELAYED_ANSWER_FROM = 12
+_NO_RECORDS_END = b"\x01\x00\x00\x00"
+# A consumer's answer ends its partition's fields with the high watermark and last stable offset,
+# the log start offset, no aborted transactions (null, or an empty list reading committed) and no
+# preferred read replica (-1).
+_WATERMARKS = struct.Struct(">qq")
+_NO_PREFERRED_REPLICA = b"\xff\xff\xff\xff"
+_WATERMARKS_FROM_END = 16 + 8 + 1 + len(_NO_PREFERRED_REPLICA)
 
 
 def _partition_entry(index: int, data: FetchedData) -> dict[str, Any]:
@@ -143,7 +157,59 @@ def _news_only(session: FetchSession, responses: list[dict[str, Any]]) -> list[d
     return kept
 
 
-async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+def _one_partition_answer(ctx: RequestContext, session: FetchSession | None, by_id: bool,
+                          names: list[tuple[TopicKey, int]], follower: bool, read_committed: bool = False
+                          ) -> Callable[[int, FetchedData], Template | None]:
+    """Entry ``i``'s answer alone, with ``data``'s watermarks, encoded around the place of its records
+    (the last field of the frame, but for the empty tagged fields of the partition, the topic and the
+    response), for the log to complete (``replica/delayed_fetch.py``).  A consumer's answer gets the
+    high watermark it is answered at: where the head holds it, and the last stable offset after it,
+    comes with the template (the partition's log start offset, no aborted transactions, an empty list
+    of them reading committed, and no preferred read replica follow them)."""
+    field = "topic_id" if by_id else "topic"
+    after_log_start = (b"\x01" if read_committed else b"\x00") + _NO_PREFERRED_REPLICA
+    session_id = session.session_id if session is not None else 0
+
+    def template(i: int, data: FetchedData) -> Template | None:
+        key, index = names[i]
+        frame = wire.encode_response(FETCH_KEY, ctx.api_version, ctx.correlation_id, {
+            "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": session_id,
+            "responses": [{field: key, "partitions": [_partition_entry(index, data)]}]})
+        if not frame.endswith(_NO_RECORDS_END):
+            return None
+        head = bytes(frame[4:-len(_NO_RECORDS_END)])
+        if follower:
+            return head, _NO_RECORDS_END[1:], -1
+        at = len(head) - _WATERMARKS_FROM_END
+        if (head[at:at + 16] != _WATERMARKS.pack(data.high_watermark, data.last_stable_offset)
+                or not head.endswith(after_log_start)):
+            return None
+        return head, _NO_RECORDS_END[1:], at
+
+    return template
+
+
+def _sent_by_log(session: FetchSession | None, delayed: DelayedFetch, entries: list[FetchEntry],
+                 names: list[tuple[TopicKey, int]], follower: bool) -> SentAlready:
+    """A fetch that the log answered: counted, and its session records what it was told."""
+    assert delayed.sent is not None
+    i, records, unsent, high_watermark, last_stable_offset = delayed.sent
+    metrics.FETCHES_ANSWERED_BY_LOG.labels("follower" if follower else "consumer").inc()
+    if records:
+        counter = metrics.REPLICATION_BYTES_OUT if follower else metrics.BYTES_OUT
+        metrics.for_topic(counter, entries[i].topic).inc(records)
+    if session is not None:
+        told = delayed.told[i]
+        part = session.partitions.get(names[i])
+        if part is not None:
+            part.sent = (told.high_watermark if high_watermark < 0 else high_watermark,
+                         told.last_stable_offset if last_stable_offset < 0 else last_stable_offset,
+                         told.log_start_offset)
+        session.epoch = next_epoch(session.epoch)
+    return SentAlready(unsent)
+
+
+async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | SentAlready:
     version = ctx.api_version
     by_id = version >= TOPIC_IDS_FROM
     # A broker's replica fetcher names itself (Kafka 4's consumers send -1).
@@ -180,6 +246,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
     # Per requested topic: its response entry and, per partition, (index, its answer or its entry's place).
     layout: list[tuple[dict[str, Any], list[tuple[int, FetchedData | int]]]] = []
     entries: list[FetchEntry] = []
+    # How the response names each entry's partition: (topic key, partition).
+    names: list[tuple[TopicKey, int]] = []
     unknown_topic = False
     for wanted in body["topics"]:
         topic = (broker.metadata.topics_by_id.get(wanted["topic_id"]) if by_id
@@ -204,17 +272,31 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
             if session is not None and (key := (_topic_key(wanted, by_id), part["partition"])) not in changed:
                 told = session.partitions[key].sent
                 position_changed = all_positions
+            names.append((_topic_key(wanted, by_id), part["partition"]))
             entries.append(FetchEntry(topic.name, part["partition"], part["fetch_offset"],
                                       part["current_leader_epoch"], part["partition_max_bytes"],
                                       part.get("last_fetched_epoch", -1), told, part.get("log_start_offset", -1),
                                       position_changed))
         entry: dict[str, Any] = {"topic_id": wanted["topic_id"]} if by_id else {"topic": wanted["topic"]}
         layout.append((entry, slots))
+    # Where the log may answer a parked fetch itself: when one partition's answer is the whole answer.
+    delayed = None
+    if (ctx.socket_fd >= 0 and version >= DELAYED_ANSWER_FROM and body["min_bytes"] <= 1
+            and not broker.client_quotas.enabled and not follower_denied):
+        follower = replica_id >= 0
+        # A consumer's full fetch answers every partition it names: one partition at most, then.
+        alone = session is not None if follower else session is not None or (not opening and len(entries) == 1)
+        if alone:
+            read_committed = body["isolation_level"] == 1
+            delayed = DelayedFetch(ctx.socket_fd, _one_partition_answer(ctx, session, by_id, names, follower,
+                                                                        read_committed), follower, read_committed)
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.
     results = await broker.replicas.fetch_messages(
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],
         0 if unknown_topic else body["max_wait_ms"], allow_zstd=version >= ZSTD_FROM, replica_id=replica_id,
-        read_committed=body["isolation_level"] == 1, zero_copy=ctx.zero_copy)
+        read_committed=body["isolation_level"] == 1, zero_copy=ctx.zero_copy, delayed=delayed)
+    if delayed is not None and delayed.sent is not None:
+        return _sent_by_log(session, delayed, entries, names, replica_id >= 0)
     responses = []
     hints = LeaderHints(broker, FETCH_HINTED, ctx.listener)
     for (entry, slots), wanted in zip(layout, body["topics"], strict=True):

@@ -32,7 +32,7 @@ import trio
 import wire
 from pykafkad._rust_log import LogSlice
 from pykafkad.handlers import APIS
-from pykafkad.handlers.api import RequestContext
+from pykafkad.handlers.api import RequestContext, SentAlready
 from pykafkad.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
 from pykafkad.metadata.store import ANSWERING_CLIENT, StoreUnavailableError
 from pykafkad.observability import kafka_metrics as metrics
@@ -552,7 +552,7 @@ class Connection:
             self.client_software = (body["client_software_name"], body["client_software_version"])
         ctx = RequestContext(header.api_key, version, header.correlation_id, header.client_id, self.peer,
                              self.listener, self.sasl, self.tls_principal, self.zero_copy, self.client_software,
-                             self.id)
+                             self.id, self._fd)
         quotas = self.quotas
         timer = quotas.task_timer if quotas.enabled and quotas.times_requests() else None
         timed = timer.start() if timer is not None else None
@@ -574,6 +574,13 @@ class Connection:
             raise ConnectionClosed(f"internal error handling {api.name}: {e!r}") from None
         finally:
             handler_seconds = timer.stop(timed) if timer is not None and timed is not None else None
+        if isinstance(result, SentAlready):
+            # A follower's fetch, answered on this socket by the append it waited for.
+            self._touch()
+            if timing is not None:
+                timing.handled = time.perf_counter()
+                timing.observe(timing.handled, timing.handled)
+            return [result.unsent] if result.unsent else None
         if timing is not None:
             timing.handled = time.perf_counter()
             if result is None:

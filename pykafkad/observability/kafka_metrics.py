@@ -65,12 +65,18 @@ SCHEMA_REFUSED = Counter("pykafkad_schema_validation_refused_records",
                          ["topic"])
 OFF_LOOP_SECONDS = Counter("pykafkad_rust_off_loop_seconds",
                            "Seconds the Rust log spent in worker threads, off the event loop", ["call"])
+FETCHES_ANSWERED_BY_LOG = Counter("pykafkad_fetches_answered_by_log",
+                                  "Parked fetches the log answered itself, before the event loop woke them: "
+                                  "followers' by the append they waited for, consumers' by the high-watermark move",
+                                  ["fetcher"])
 SENDFILE_BYTES = Counter("pykafkad_network_sendfile_bytes",
                          "Record bytes sent from log segment files straight to sockets (zero-copy fetch)")
 
 # Series that exist from the start (at 0), so dashboards and alerts see them before the first event.
 for _call in ("append", "read"):
     OFF_LOOP_SECONDS.labels(_call)
+for _fetcher in ("follower", "consumer"):
+    FETCHES_ANSWERED_BY_LOG.labels(_fetcher)
 
 
 _TOPIC_COUNTERS = (MESSAGES_IN, BYTES_IN, BYTES_OUT, BYTES_REJECTED, REPLICATION_BYTES_OUT, FAILED_PRODUCE,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import trio
 
-from pykafkad._rust_log import LogError, LogSlice, PartitionLog
+from pykafkad._rust_log import DelayedFetch, LogError, LogSlice, PartitionLog
 from pykafkad.errors import KafkaError
 from pykafkad.metadata.model import NO_LEADER
 from pykafkad.replica.watchers import Watchers, parked_on
@@ -347,6 +347,8 @@ class Partition:
         new = min(candidates)
         if new > self.high_watermark:
             self.high_watermark = new
+            # Consumers' fetches parked below it are answered by the log first (delayed_fetch.py).
+            self.log.high_watermark_moved(new)
             self.watchers.wake_for_high_watermark()
 
     async def wait_for_acks(self, required_offset: int, min_insync_replicas: int,
@@ -397,6 +399,20 @@ class Partition:
         return low
 
     # -- reads -------------------------------------------------------------------------------
+
+    def answer_on_append(self, fetch: DelayedFetch, tag: int, template: tuple[bytes, bytes, int],
+                         fetch_offset: int, max_bytes: int) -> None:
+        """A follower's fetch waiting at ``fetch_offset`` is answered by the next append there in this
+        leader epoch, from the log itself (``replica/delayed_fetch.py``)."""
+        self.log.answer_on_append(fetch, tag, template[0], template[1], fetch_offset, self.leader_epoch, max_bytes)
+
+    def answer_on_high_watermark(self, fetch: DelayedFetch, tag: int, template: tuple[bytes, bytes, int],
+                                 fetch_offset: int, max_bytes: int, read_committed: bool) -> None:
+        """A consumer's fetch waiting at ``fetch_offset`` is answered by the next high-watermark move
+        past it (``read_committed``: that moves the last stable offset past it), from the log itself
+        (``replica/delayed_fetch.py``)."""
+        self.log.answer_on_high_watermark(fetch, tag, template[0], template[1], fetch_offset, max_bytes,
+                                          template[2], read_committed)
 
     def read_may_block(self, fetch_offset: int) -> bool:
         """Whether a read from ``fetch_offset`` reaches below the active segment, where the page cache

@@ -51,6 +51,7 @@ from pykafkad.log.manager import LogManager
 from pykafkad.metadata.cluster_metadata import ClusterMetadata, PartitionInfo, TopicInfo
 from pykafkad.observability import kafka_metrics as metrics
 from pykafkad.observability.request_timing import off_loop, waiting_remotely
+from pykafkad.replica.delayed_fetch import DelayedFetch
 from pykafkad.replica.fetch_session import FetchSessions
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
@@ -745,14 +746,17 @@ class ReplicaManager:
 
     async def fetch_messages(self, entries: Sequence[FetchEntry], max_bytes: int, min_bytes: int,
                              max_wait_ms: int, allow_zstd: bool, replica_id: int = -1,
-                             read_committed: bool = False, zero_copy: bool = False) -> list[FetchedData]:
+                             read_committed: bool = False, zero_copy: bool = False,
+                             delayed: DelayedFetch | None = None) -> list[FetchedData]:
         """A fetch: read every entry, and long-poll until ``min_bytes`` are there, a partition errors,
         or ``max_wait_ms`` passes; woken by the appends and high-watermark moves of the partitions
         asked for only.  A consumer reads below the high watermark (``read_committed``: below the
         last stable offset, with the aborted transactions of the range); a follower (``replica_id``)
         reads up to the log end, and its fetch offsets are its log end offsets, which move the high
         watermark and may bring it back into the ISR.  ``zero_copy``: large record sets come back as
-        LogSlices of the segment files, for a connection that sends them with sendfile."""
+        LogSlices of the segment files, for a connection that sends them with sendfile.  ``delayed``:
+        a parked fetch may be answered by the log itself (``replica/delayed_fetch.py``); when it was,
+        this returns nothing and ``delayed.sent`` says what went."""
         deadline = trio.current_time() + max(0, max_wait_ms) / 1000
         follower = replica_id >= 0
         if follower:
@@ -771,37 +775,48 @@ class ReplicaManager:
         # After a pass that read nothing: each partition's answer and the wake-up count it was made at.
         quiet: list[FetchedData] | None = None
         generations: list[int] = []
-        while True:
-            with parked_on(watched, replica=follower) as waiter:
-                if quiet is None:
-                    targets = [self._fetch_target(e, replica_id, read_committed) for e in entries]
-                else:
-                    # Woken again: only a partition woken since has anything new (an append, a high
-                    # watermark, a log start, a leader change all wake it); the others answer as before.
-                    targets = [self._fetch_target(e, replica_id, read_committed)
-                               if w is None or w.generation != g else q
-                               for e, w, g, q in zip(entries, watchers, generations, quiet, strict=True)]
-                generations = [-1 if w is None else w.generation for w in watchers]
-                throttled = self._leader_throttled(targets, replica_id) if follower else []
-                if throttled and self.leader_quota.is_exceeded():
-                    # Over the leader quota: replicas being moved get nothing this time (Kafka
-                    # leaves their bytes out of the response).
-                    targets = [_nothing_read(t) if i in throttled else t for i, t in enumerate(targets)]
-                if _read_may_block(targets):
-                    with off_loop("read"):
-                        results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
-                                                                       follower, read_committed, zero_copy, True)
-                else:
-                    results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed, zero_copy)
-                for i in throttled:
-                    self.leader_quota.record(len(results[i].records))
-                left = deadline - trio.current_time()
-                errored = any(r.error != ErrorCode.NONE for r in results)
-                if total >= min_bytes or errored or left <= 0 or self.shutting_down:
-                    return results
-                quiet = results if total == 0 else None
-                with waiting_remotely():
-                    await waiter.wait(left)
+        waiting_answer = False
+        try:
+            while True:
+                with parked_on(watched, replica=follower) as waiter:
+                    if waiting_answer:
+                        waiting_answer = False
+                        if delayed is not None and delayed.close():
+                            return []
+                    if quiet is None:
+                        targets = [self._fetch_target(e, replica_id, read_committed) for e in entries]
+                    else:
+                        # Woken again: only a partition woken since has anything new (an append, a high
+                        # watermark, a log start, a leader change all wake it); the others answer as before.
+                        targets = [self._fetch_target(e, replica_id, read_committed)
+                                   if w is None or w.generation != g else q
+                                   for e, w, g, q in zip(entries, watchers, generations, quiet, strict=True)]
+                    generations = [-1 if w is None else w.generation for w in watchers]
+                    throttled = self._leader_throttled(targets, replica_id) if follower else []
+                    if throttled and self.leader_quota.is_exceeded():
+                        # Over the leader quota: replicas being moved get nothing this time (Kafka
+                        # leaves their bytes out of the response).
+                        targets = [_nothing_read(t) if i in throttled else t for i, t in enumerate(targets)]
+                    if _read_may_block(targets):
+                        with off_loop("read"):
+                            results, total = await trio.to_thread.run_sync(_read_all, targets, max_bytes, allow_zstd,
+                                                                           follower, read_committed, zero_copy, True)
+                    else:
+                        results, total = _read_all(targets, max_bytes, allow_zstd, follower, read_committed, zero_copy)
+                    for i in throttled:
+                        self.leader_quota.record(len(results[i].records))
+                    left = deadline - trio.current_time()
+                    errored = any(r.error != ErrorCode.NONE for r in results)
+                    if total >= min_bytes or errored or left <= 0 or self.shutting_down:
+                        return results
+                    quiet = results if total == 0 else None
+                    if delayed is not None and not throttled:
+                        waiting_answer = delayed.wait_on(targets, results, max_bytes)
+                    with waiting_remotely():
+                        await waiter.wait(left)
+        finally:
+            if waiting_answer and delayed is not None:
+                delayed.close()
 
     def _leader_throttled(self, targets: list[tuple[Partition, FetchEntry] | FetchedData],
                           replica_id: int) -> list[int]:

@@ -39,6 +39,8 @@ mod python;
 #[cfg(feature = "python")]
 mod python_config;
 #[cfg(feature = "python")]
+mod python_delayed_fetch;
+#[cfg(feature = "python")]
 mod python_log_slice;
 
 pub use error::{LogError, Result};

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyType};
@@ -17,6 +17,7 @@ use crate::file_cache;
 use crate::partition_log::{LogConfig, PartitionLog as CoreLog, ReadPlan};
 use crate::producer_state::ProducerSummary;
 use crate::python_config;
+use crate::python_delayed_fetch::{PyDelayedFetch, Waiting};
 use crate::python_log_slice::PyLogSlice;
 use crate::txn_marker::Marker;
 
@@ -74,6 +75,13 @@ pub struct PyPartitionLog {
     /// Serialises cleaning passes (held without `inner` during the heavy
     /// part of a pass).
     clean_lock: Mutex<()>,
+    /// Followers' fetches waiting for this log's next records, answered by
+    /// the append that brings them (`python_delayed_fetch`). Taken after
+    /// `inner` when both are held.
+    waiting: Mutex<Vec<Waiting>>,
+    /// Consumers' fetches waiting for the high watermark to pass their
+    /// offset, answered by the move that does. Taken after `inner` too.
+    waiting_for_hw: Mutex<Vec<Waiting>>,
 }
 
 impl PyPartitionLog {
@@ -81,6 +89,37 @@ impl PyPartitionLog {
         self.inner
             .lock()
             .map_err(|_| LogError::storage("partition log lock poisoned by an earlier panic"))
+    }
+
+    /// The waiting fetches an append at `base_offset` answers, each with the
+    /// records it gets (read back from the log, as written); the others stay.
+    fn answers_due(
+        &self,
+        log: &CoreLog,
+        base_offset: i64,
+        leader_epoch: i32,
+    ) -> Vec<(Waiting, Vec<u8>)> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if waiting.is_empty() {
+            return Vec::new();
+        }
+        let mut due = Vec::new();
+        let mut kept = Vec::new();
+        for entry in waiting.drain(..) {
+            if !entry.still_waiting() {
+                continue;
+            }
+            if entry.fetch_offset != base_offset || entry.leader_epoch != leader_epoch {
+                kept.push(entry);
+                continue;
+            }
+            match read_whole(log, base_offset, entry.max_bytes, None) {
+                Ok(records) if !records.is_empty() => due.push((entry, records)),
+                _ => {} // the broker's own pass answers it (and meets any error there)
+            }
+        }
+        *waiting = kept;
+        due
     }
 
     /// Runs `f` on the log with the GIL released.
@@ -115,6 +154,8 @@ impl PyPartitionLog {
         Ok(PyPartitionLog {
             inner: Mutex::new(log),
             clean_lock: Mutex::new(()),
+            waiting: Mutex::new(Vec::new()),
+            waiting_for_hw: Mutex::new(Vec::new()),
         })
     }
 
@@ -139,6 +180,8 @@ impl PyPartitionLog {
             .map(|log| PyPartitionLog {
                 inner: Mutex::new(log),
                 clean_lock: Mutex::new(()),
+                waiting: Mutex::new(Vec::new()),
+                waiting_for_hw: Mutex::new(Vec::new()),
             })
             .collect())
     }
@@ -183,19 +226,159 @@ impl PyPartitionLog {
         let buf: PyBuffer<u8> = PyBuffer::get(records)?;
         let owned = buf.to_vec(py)?;
         drop(buf);
-        let info = self.with_log(py, move |l| {
-            if from_coordinator {
-                l.append_from_coordinator(owned, leader_epoch, now_ms)
-            } else {
-                l.append(owned, leader_epoch, now_ms)
-            }
-        })?;
+        let info = py
+            .detach(|| {
+                let mut log = self.lock()?;
+                let info = if from_coordinator {
+                    log.append_from_coordinator(owned, leader_epoch, now_ms)?
+                } else {
+                    log.append(owned, leader_epoch, now_ms)?
+                };
+                let due = if info.duplicate {
+                    Vec::new()
+                } else {
+                    self.answers_due(&log, info.base_offset, leader_epoch)
+                };
+                drop(log);
+                for (waiting, records) in &due {
+                    waiting.answer(records);
+                }
+                Ok(info)
+            })
+            .map_err(|e| to_py_err(py, e))?;
         Ok((
             info.base_offset,
             info.last_offset,
             info.log_append_time,
             info.duplicate,
         ))
+    }
+
+    /// Lets the next append answer a follower's fetch waiting on this log:
+    /// an append at `fetch_offset` in `leader_epoch` writes `head`, the
+    /// records' length, up to `max_bytes` of whole batches from there, and
+    /// `tail` to the fetch's socket (see `python_delayed_fetch`).
+    #[allow(clippy::too_many_arguments)]
+    fn answer_on_append(
+        &self,
+        py: Python<'_>,
+        fetch: &PyDelayedFetch,
+        tag: usize,
+        head: &[u8],
+        tail: &[u8],
+        fetch_offset: i64,
+        leader_epoch: i32,
+        max_bytes: usize,
+    ) -> PyResult<()> {
+        let entry = fetch.waiting_entry(
+            tag,
+            head.to_vec(),
+            tail.to_vec(),
+            fetch_offset,
+            leader_epoch,
+            max_bytes,
+            None,
+            false,
+        );
+        py.detach(|| push_waiting(&self.waiting, entry));
+        Ok(())
+    }
+
+    /// Lets the next move of the high watermark above `fetch_offset` answer
+    /// a consumer's fetch waiting on this log: it writes `head` (with the new
+    /// high watermark and last stable offset at `watermarks_at`), the records'
+    /// length, up to `max_bytes` of whole batches below the high watermark
+    /// (`read_committed`: below the last stable offset, and only when no
+    /// aborted transaction lies there) from `fetch_offset`, and `tail` to the
+    /// fetch's socket.
+    #[allow(clippy::too_many_arguments)]
+    fn answer_on_high_watermark(
+        &self,
+        py: Python<'_>,
+        fetch: &PyDelayedFetch,
+        tag: usize,
+        head: &[u8],
+        tail: &[u8],
+        fetch_offset: i64,
+        max_bytes: usize,
+        watermarks_at: usize,
+        read_committed: bool,
+    ) -> PyResult<()> {
+        if watermarks_at + 16 > head.len() {
+            return Err(PyValueError::new_err(
+                "the watermarks lie outside the answer's head",
+            ));
+        }
+        let entry = fetch.waiting_entry(
+            tag,
+            head.to_vec(),
+            tail.to_vec(),
+            fetch_offset,
+            -1,
+            max_bytes,
+            Some(watermarks_at),
+            read_committed,
+        );
+        py.detach(|| push_waiting(&self.waiting_for_hw, entry));
+        Ok(())
+    }
+
+    /// The leader's high watermark moved to `high_watermark`: the consumers'
+    /// fetches waiting below it are answered now (with the GIL released).
+    fn high_watermark_moved(&self, py: Python<'_>, high_watermark: i64) -> PyResult<()> {
+        py.detach(|| {
+            if self.waiting_for_hw.lock().map_or(true, |w| w.is_empty()) {
+                return Ok(());
+            }
+            let due = {
+                let mut log = self.lock()?;
+                let mut waiting = self
+                    .waiting_for_hw
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let lso = log.last_stable_offset(high_watermark);
+                let mut due = Vec::new();
+                let mut kept = Vec::new();
+                for entry in waiting.drain(..) {
+                    if !entry.still_waiting() {
+                        continue;
+                    }
+                    // A read_committed consumer reads below the last stable offset.
+                    let bound = if entry.read_committed {
+                        lso
+                    } else {
+                        high_watermark
+                    };
+                    if entry.fetch_offset >= bound {
+                        kept.push(entry);
+                        continue;
+                    }
+                    // Its answer would list the aborted transactions of the range: the
+                    // broker's own pass answers that.
+                    if entry.read_committed
+                        && !log
+                            .aborted_transactions(entry.fetch_offset, bound)
+                            .is_empty()
+                    {
+                        continue;
+                    }
+                    if let Ok(records) =
+                        read_whole(&log, entry.fetch_offset, entry.max_bytes, Some(bound))
+                        && !records.is_empty()
+                    {
+                        due.push((entry, records));
+                    }
+                }
+                *waiting = kept;
+                (due, lso)
+            };
+            let (due, lso) = due;
+            for (entry, records) in &due {
+                entry.answer_below(records, high_watermark, lso);
+            }
+            Ok(())
+        })
+        .map_err(|e: LogError| to_py_err(py, e))
     }
 
     /// Whole batches from the one containing `offset`; with `max_offset`
@@ -505,6 +688,29 @@ fn set_max_open_files(n: usize) {
 /// The `pykafkad._rust_log` extension module.
 /// The whole batches of an exact plan, copied once, straight from the file
 /// into the bytes object.
+/// Adds a waiting fetch to `list`, dropping the ones closed since (answered,
+/// woken, timed out).
+fn push_waiting(list: &Mutex<Vec<Waiting>>, entry: Waiting) {
+    let mut waiting = list.lock().unwrap_or_else(|e| e.into_inner());
+    waiting.retain(Waiting::still_waiting);
+    waiting.push(entry);
+}
+
+/// Whole batches from `offset`, up to `max_bytes` (the first whole whatever its
+/// size), below `max_offset` when given.
+fn read_whole(
+    log: &CoreLog,
+    offset: i64,
+    max_bytes: usize,
+    max_offset: Option<i64>,
+) -> Result<Vec<u8>, LogError> {
+    let plan = log.read_plan_whole(offset, max_bytes, true, true, max_offset)?;
+    let mut bytes = vec![0u8; plan.len];
+    let n = plan.read_into(&mut bytes)?;
+    bytes.truncate(n);
+    Ok(bytes)
+}
+
 fn exact_bytes<'py>(py: Python<'py>, plan: &ReadPlan) -> PyResult<Bound<'py, PyBytes>> {
     PyBytes::new_with(py, plan.len, |dst| {
         py.detach(|| plan.read_into(dst))
@@ -519,6 +725,7 @@ fn _rust_log(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LogError", log_error_type(py)?)?;
     m.add_class::<PyPartitionLog>()?;
     m.add_class::<PyLogSlice>()?;
+    m.add_class::<PyDelayedFetch>()?;
     m.add_function(wrap_pyfunction!(set_max_open_files, m)?)?;
     m.add_function(wrap_pyfunction!(crate::batch_codec::py::encode_batch, m)?)?;
     m.add_function(wrap_pyfunction!(crate::batch_codec::py::decode_batches, m)?)?;
