@@ -162,15 +162,18 @@ class PartitionLog:
                          fetch_offset: int, leader_epoch: int, max_bytes: int) -> None:
         """Let the next ``append`` at ``fetch_offset`` in ``leader_epoch`` answer ``fetch``: it writes the
         frame's size, ``head``, the records' length, up to ``max_bytes`` of whole batches from there and
-        ``tail`` to the fetch's socket, without waiting, then returns.  An append elsewhere leaves it
-        waiting; ``fetch.close()`` ends it."""
+        ``tail`` to the fetch's socket, without waiting, then returns (more than 256 KiB: left to the
+        broker).  An append elsewhere leaves it waiting; ``fetch.close()`` ends it."""
 
     def answer_on_high_watermark(self, fetch: DelayedFetch, tag: int, head: bytes, tail: bytes,
-                                 fetch_offset: int, max_bytes: int, watermarks_at: int) -> None:
+                                 fetch_offset: int, max_bytes: int, watermarks_at: int,
+                                 read_committed: bool) -> None:
         """Let the next ``high_watermark_moved`` above ``fetch_offset`` answer ``fetch``: it writes the
         frame's size, ``head`` with the new high watermark and last stable offset at ``watermarks_at``
         (8 bytes each), the records' length, up to ``max_bytes`` of whole batches below the high
-        watermark from ``fetch_offset`` and ``tail`` to the fetch's socket, without waiting."""
+        watermark (``read_committed``: below the last stable offset, and never over an aborted
+        transaction) from ``fetch_offset`` and ``tail`` to the fetch's socket, without waiting.  A
+        range of more than 256 KiB is left to the broker."""
 
     def high_watermark_moved(self, high_watermark: int) -> None:
         """The leader's high watermark moved: consumers' fetches waiting below it are answered now."""

@@ -38,8 +38,8 @@ class RequestContext:
     client_software: tuple[str, str] | None = None
     # Which connection of this broker's the request came on (share sessions end with it).
     connection_id: int = 0
-    # A plain socket's file descriptor (-1 on TLS): where a follower's fetch may be answered from
-    # the append it waits for (``replica/delayed_follower_fetch.py``).
+    # A plain socket's file descriptor (-1 on TLS): where a parked fetch may be answered by the log
+    # itself (``replica/delayed_fetch.py``).
     socket_fd: int = -1
 
     @property
@@ -63,8 +63,8 @@ class RequestContext:
 
 @dataclass(frozen=True)
 class SentAlready:
-    """A handler's answer that is on the socket already (a follower's fetch answered by the append it
-    waited for), but for ``unsent``: the bytes the socket did not take at once."""
+    """A handler's answer that is on the socket already (a parked fetch the log answered itself), but
+    for ``unsent``: the bytes the socket did not take at once."""
 
     unsent: bytes
 

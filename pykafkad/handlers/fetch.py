@@ -189,6 +189,17 @@ def _one_partition_answer(ctx: RequestContext, session: FetchSession | None, by_
     return template
 
 
+def _news_for(session: FetchSession | None, names: list[tuple[TopicKey, int]]
+              ) -> Callable[[int, FetchedData], bool]:
+    """Whether entry ``i``'s answer with ``data``'s watermarks tells the session's fetcher something it
+    was not told (as ``_news_only`` keeps it); always, without a session (one partition)."""
+    def news(i: int, data: FetchedData) -> bool:
+        part = session.partitions.get(names[i]) if session is not None else None
+        return part is None or part.sent != (data.high_watermark, data.last_stable_offset, data.log_start_offset)
+
+    return news
+
+
 def _sent_by_log(session: FetchSession | None, delayed: DelayedFetch, entries: list[FetchEntry],
                  names: list[tuple[TopicKey, int]], follower: bool) -> SentAlready:
     """A fetch that the log answered: counted, and its session records what it was told."""
@@ -289,7 +300,8 @@ async def handle(broker: Broker, ctx: RequestContext, body: dict[str, Any]) -> d
         if alone:
             read_committed = body["isolation_level"] == 1
             delayed = DelayedFetch(ctx.socket_fd, _one_partition_answer(ctx, session, by_id, names, follower,
-                                                                        read_committed), follower, read_committed)
+                                                                        read_committed),
+                                   _news_for(session, names), follower, read_committed)
     # A partition that errors answers at once, as Kafka does: no long-poll with an unknown topic.
     results = await broker.replicas.fetch_messages(
         entries, body["max_bytes"] if version >= 3 else INT32_MAX, body["min_bytes"],

@@ -575,7 +575,7 @@ class Connection:
         finally:
             handler_seconds = timer.stop(timed) if timer is not None and timed is not None else None
         if isinstance(result, SentAlready):
-            # A follower's fetch, answered on this socket by the append it waited for.
+            # A parked fetch, answered on this socket by the log itself (replica/delayed_fetch.py).
             self._touch()
             if timing is not None:
                 timing.handled = time.perf_counter()

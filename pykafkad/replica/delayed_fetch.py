@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pykafkad._rust_log import DelayedFetch as _WaitingAnswer
-from pykafkad.replica.partition import FetchedData
+from pykafkad.replica.partition import QUIET, FetchedData
 from wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -46,14 +46,17 @@ Template = tuple[bytes, bytes, int]
 
 class DelayedFetch:
     """One fetch's answers left with the logs; ``template(i, data)`` encodes entry ``i``'s one-partition
-    answer with ``data``'s watermarks around the place of its records (None: not possible for it)."""
+    answer with ``data``'s watermarks around the place of its records (None: not possible for it), and
+    ``news(i, data)`` says whether that answer would tell the fetcher something it was not told yet
+    (its watermarks: a fetch of one partition always has news)."""
 
-    __slots__ = ("_fd", "_template", "_follower", "_read_committed", "_waiting", "told", "sent")
+    __slots__ = ("_fd", "_template", "_news", "_follower", "_read_committed", "_waiting", "told", "sent")
 
-    def __init__(self, fd: int, template: Callable[[int, FetchedData], Template | None], follower: bool,
-                 read_committed: bool = False) -> None:
+    def __init__(self, fd: int, template: Callable[[int, FetchedData], Template | None],
+                 news: Callable[[int, FetchedData], bool], follower: bool, read_committed: bool = False) -> None:
         self._fd = fd
         self._template = template
+        self._news = news
         self._follower = follower
         self._read_committed = read_committed
         self._waiting: _WaitingAnswer | None = None
@@ -66,30 +69,41 @@ class DelayedFetch:
     def wait_on(self, targets: Sequence[tuple[Partition, FetchEntry] | FetchedData],
                 results: Sequence[FetchedData], max_bytes: int) -> bool:
         """Leave answers on the partitions this pass read nothing from and found caught up; whether
-        any was left (``close`` must then end the wait)."""
-        waiting = None
+        any was left (``close`` must then end the wait, also when this raises).
+
+        The log answers with one partition, so a pass where another partition has news (new
+        watermarks, which the broker's answer would carry along with the records that end the wait)
+        leaves an answer only on the partition with the news, and only when it is the one."""
         self.told = {}
+        candidates = []
+        with_news = []
         for i, (target, data) in enumerate(zip(targets, results, strict=True)):
-            if (isinstance(target, FetchedData) or data.error != ErrorCode.NONE or data.records
-                    or data.diverging_epoch is not None):
+            if data is QUIET:
                 continue
+            if isinstance(target, FetchedData) or data.error != ErrorCode.NONE or data.records \
+                    or data.diverging_epoch is not None:
+                return False
+            candidates.append(i)
+            if self._news(i, data):
+                with_news.append(i)
+        if len(with_news) > 1:
+            return False
+        for i in with_news or candidates[:MAX_WAITING_PARTITIONS]:
+            data = results[i]
             template = self._template(i, data)
             if template is None:
                 break
-            if waiting is None:
-                waiting = _WaitingAnswer(self._fd)
-            partition, entry = target
-            limit = min(entry.max_bytes, max_bytes)
+            if self._waiting is None:
+                self._waiting = _WaitingAnswer(self._fd)
+            partition, entry = targets[i]  # type: ignore[misc]
+            limit = max(0, min(entry.max_bytes, max_bytes))
             if self._follower:
-                partition.answer_on_append(waiting, i, template, entry.fetch_offset, limit)
+                partition.answer_on_append(self._waiting, i, template, entry.fetch_offset, limit)
             else:
-                partition.answer_on_high_watermark(waiting, i, template, entry.fetch_offset, limit,
+                partition.answer_on_high_watermark(self._waiting, i, template, entry.fetch_offset, limit,
                                                    self._read_committed)
             self.told[i] = data
-            if len(self.told) == MAX_WAITING_PARTITIONS:
-                break
-        self._waiting = waiting
-        return waiting is not None
+        return self._waiting is not None
 
     def close(self) -> bool:
         """End the wait; True when the log answered the fetch (``sent`` says with what)."""

@@ -64,6 +64,10 @@ class FetchedData:
     aborted_transactions: list[tuple[int, int]] | None = None
 
 
+# The answer for a session partition with nothing new for its fetcher: left out of the response.
+QUIET = FetchedData(ErrorCode.NONE)
+
+
 @dataclass(frozen=True)
 class AppendInfo:
     """Where the log put an appended batch."""
@@ -347,9 +351,11 @@ class Partition:
         new = min(candidates)
         if new > self.high_watermark:
             self.high_watermark = new
-            # Consumers' fetches parked below it are answered by the log first (delayed_fetch.py).
-            self.log.high_watermark_moved(new)
-            self.watchers.wake_for_high_watermark()
+            try:
+                # Consumers' fetches parked below it are answered by the log first (delayed_fetch.py).
+                self.log.high_watermark_moved(new)
+            finally:
+                self.watchers.wake_for_high_watermark()
 
     async def wait_for_acks(self, required_offset: int, min_insync_replicas: int,
                             timeout_s: float) -> ErrorCode:

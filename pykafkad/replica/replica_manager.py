@@ -56,7 +56,14 @@ from pykafkad.replica.fetch_session import FetchSessions
 from pykafkad.replica.high_watermark_checkpoint import HighWatermarks, read_checkpoint, write_checkpoint
 from pykafkad.replica.isr_changes import IsrWriter
 from pykafkad.replica.offline_replicas import OfflineReplicasReport
-from pykafkad.replica.partition import INLINE_APPEND_BYTES, AppendInfo, FetchedData, Partition, check_leader_epoch
+from pykafkad.replica.partition import (
+    INLINE_APPEND_BYTES,
+    QUIET,
+    AppendInfo,
+    FetchedData,
+    Partition,
+    check_leader_epoch,
+)
 from pykafkad.replica.replica_fetcher import ReplicaFetcher
 from pykafkad.replica.replication_quota import ReplicationQuota
 from pykafkad.replica.watchers import Watchers, parked_on
@@ -100,8 +107,6 @@ class FetchEntry(NamedTuple):
     position_changed: bool = True
 
 
-# The answer for a session partition with nothing new for its fetcher: left out of the response.
-QUIET = FetchedData(ErrorCode.NONE)
 
 
 AppendOutcome = AppendInfo | KafkaError | LogError
@@ -811,6 +816,7 @@ class ReplicaManager:
                         return results
                     quiet = results if total == 0 else None
                     if delayed is not None and not throttled:
+                        waiting_answer = True  # whatever wait_on left must be closed, even if it raises
                         waiting_answer = delayed.wait_on(targets, results, max_bytes)
                     with waiting_remotely():
                         await waiter.wait(left)

@@ -23,8 +23,10 @@ import wire
 from pykafkad._rust_log import DelayedFetch, PartitionLog, encode_batch
 from pykafkad.handlers.api import RequestContext
 from pykafkad.handlers.fetch import _one_partition_answer, _partition_entry
+from pykafkad.replica import delayed_fetch
 from pykafkad.replica.fetch_session import FetchSession
 from pykafkad.replica.partition import FetchedData
+from pykafkad.replica.replica_manager import FetchEntry
 from rust_log.tests_py.test_smoke import batch
 from wire.error_codes import ErrorCode
 
@@ -240,3 +242,55 @@ def test_a_range_with_an_aborted_transaction_is_left_to_the_broker(tmp_path: Pat
     consumer.settimeout(0.2)
     with pytest.raises(TimeoutError):
         consumer.recv(1)
+
+
+class _Partition:
+    """Where ``DelayedFetch.wait_on`` leaves answers: each one noted (entry, fetch offset, limit)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.left: list[tuple[int, int, int]] = []
+        self.fail = fail
+
+    def answer_on_append(self, fetch, tag, template, fetch_offset, max_bytes) -> None:  # noqa: ANN001
+        if self.fail:
+            raise OverflowError("can't convert negative int to unsigned")
+        self.left.append((tag, fetch_offset, max_bytes))
+
+
+def _pass(news: set[int], fail: int | None = None, count: int = 3):
+    partitions = [_Partition(fail=i == fail) for i in range(count)]
+    entries = [FetchEntry("t", i, 10, EPOCH, -5 if i == 0 else 1000) for i in range(count)]
+    targets = list(zip(partitions, entries, strict=True))
+    results = [WATERMARKS] * count
+    delayed = delayed_fetch.DelayedFetch(-1, lambda i, data: (b"h", b"t", -1), lambda i, data: i in news, follower=True)
+    return delayed, partitions, targets, results
+
+
+def test_answers_are_left_on_every_caught_up_partition_when_none_has_news() -> None:
+    delayed, partitions, targets, results = _pass(news=set())
+    assert delayed.wait_on(targets, results, 1 << 20)
+    assert [p.left for p in partitions] == [[(0, 10, 0)], [(1, 10, 1000)], [(2, 10, 1000)]]
+    assert delayed.close() is False
+
+
+def test_news_of_one_partition_leaves_an_answer_on_it_alone() -> None:
+    delayed, partitions, targets, results = _pass(news={2})
+    assert delayed.wait_on(targets, results, 1 << 20)
+    assert [p.left for p in partitions] == [[], [], [(2, 10, 1000)]]
+    delayed.close()
+
+
+def test_news_of_two_partitions_leaves_the_answer_to_the_broker() -> None:
+    # The log would answer with one of them, and the other's watermarks would wait for a later answer.
+    delayed, partitions, targets, results = _pass(news={0, 2})
+    assert not delayed.wait_on(targets, results, 1 << 20)
+    assert all(not p.left for p in partitions)
+
+
+def test_what_was_left_before_a_failure_can_be_closed() -> None:
+    delayed, partitions, targets, results = _pass(news=set(), fail=1)
+    with pytest.raises(OverflowError):
+        delayed.wait_on(targets, results, 1 << 20)
+    assert partitions[0].left
+    assert delayed._waiting is not None  # what fetch_messages' finally closes
+    assert delayed.close() is False

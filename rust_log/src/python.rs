@@ -696,8 +696,14 @@ fn push_waiting(list: &Mutex<Vec<Waiting>>, entry: Waiting) {
     waiting.push(entry);
 }
 
+/// The most a waiting fetch is answered with from the log itself: a larger range
+/// (a consumer's after a stalled high watermark, say) may have left the page
+/// cache, and is read by the broker's own pass, off the event loop.
+const MAX_ANSWER_BYTES: usize = 256 << 10;
+
 /// Whole batches from `offset`, up to `max_bytes` (the first whole whatever its
-/// size), below `max_offset` when given.
+/// size), below `max_offset` when given; nothing for a range over
+/// `MAX_ANSWER_BYTES`.
 fn read_whole(
     log: &CoreLog,
     offset: i64,
@@ -705,6 +711,9 @@ fn read_whole(
     max_offset: Option<i64>,
 ) -> Result<Vec<u8>, LogError> {
     let plan = log.read_plan_whole(offset, max_bytes, true, true, max_offset)?;
+    if plan.len > MAX_ANSWER_BYTES {
+        return Ok(Vec::new());
+    }
     let mut bytes = vec![0u8; plan.len];
     let n = plan.read_into(&mut bytes)?;
     bytes.truncate(n);
